@@ -1,0 +1,173 @@
+//! `mcp-verdict`: judge MCP Streamable-HTTP exchanges.
+//!
+//! Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input.
+
+mod output;
+
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mcp_verdict::Limits;
+use mcp_verdict::replay::{self, Item};
+use mcp_verdict::rules::Rule;
+
+use output::{Format, Printer};
+
+#[derive(Parser)]
+#[command(
+    name = "mcp-verdict",
+    version,
+    about = "Tells, for every MCP Streamable-HTTP exchange, which layer failed and whether the reply is complete.",
+    after_help = "Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Judge every MCP exchange in HAR 1.2 captures, in order.
+    Replay(ReplayArgs),
+    /// List the spec rules that are checked, with their ids and levels.
+    Rules,
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// HAR files (browser devtools, mitmproxy, proxy exports). `-` reads standard input.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    out: OutputArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(clap::Args)]
+struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+    /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
+}
+
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// Largest SSE event, in bytes.
+    #[arg(long, default_value_t = Limits::default().max_event_bytes)]
+    max_event_bytes: usize,
+    /// Largest JSON body, in bytes.
+    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
+    max_body_bytes: u64,
+    /// Most SSE events on one stream.
+    #[arg(long, default_value_t = Limits::default().max_events)]
+    max_events: u64,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> Limits {
+        Limits {
+            max_event_bytes: self.max_event_bytes,
+            max_body_bytes: self.max_body_bytes,
+            max_events: self.max_events,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// A readable table.
+    Human,
+    /// One JSON document: an array of per-file results.
+    Json,
+    /// One verdict per line.
+    Jsonl,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Replay(args) => run_replay(args),
+        Command::Rules => {
+            let mut out = io::stdout().lock();
+            for rule in Rule::ALL {
+                let level = format!("{:?}", rule.level()).to_lowercase();
+                if writeln!(out, "{:<40} {:<6} {}", rule.id(), level, rule.summary()).is_err() {
+                    break;
+                }
+            }
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn run_replay(args: ReplayArgs) -> ExitCode {
+    let stdout = io::stdout();
+    let color = match args.out.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let format = match args.out.format {
+        FormatArg::Human => Format::Human,
+        FormatArg::Json => Format::Json,
+        FormatArg::Jsonl => Format::Jsonl,
+    };
+    let mut printer = Printer::new(stdout.lock(), format, color);
+    let limits = args.limits.limits();
+    let mut all_complete = true;
+    let mut unusable = false;
+    for path in &args.files {
+        let name = path.display().to_string();
+        let reader: Box<dyn io::Read> = if name == "-" {
+            Box::new(io::stdin().lock())
+        } else {
+            match File::open(path) {
+                Ok(f) => Box::new(f),
+                Err(e) => {
+                    eprintln!("mcp-verdict: {name}: {e}");
+                    unusable = true;
+                    continue;
+                }
+            }
+        };
+        printer.begin_file(&name);
+        let result = replay::replay_har(reader, limits, &mut |item| {
+            if let Item::Verdict(v) = &item {
+                all_complete &= v.complete;
+            }
+            printer.item(&name, &item);
+        });
+        printer.end_file(&name);
+        if let Err(e) = result {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
+        }
+    }
+    printer.finish();
+    if printer.broken_pipe() {
+        return ExitCode::SUCCESS;
+    }
+    if unusable {
+        ExitCode::from(2)
+    } else if all_complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

@@ -1,0 +1,254 @@
+//! Rendering verdicts: a readable table, one JSON document, or JSON lines.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use mcp_verdict::replay::{Item, Skipped};
+use mcp_verdict::{Level, Outcome, Verdict};
+use serde::Serialize;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+    Jsonl,
+}
+
+/// Writes verdicts as they come. Remembers a broken pipe and stops writing (not an error).
+pub struct Printer<W: Write> {
+    out: W,
+    format: Format,
+    color: bool,
+    broken: bool,
+    files: usize,
+    in_file: usize,
+    skipped: Vec<Skipped>,
+    tally: BTreeMap<Outcome, u64>,
+    incomplete: u64,
+    total: u64,
+}
+
+const RESET: &str = "\x1b[0m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const DIM: &str = "\x1b[2m";
+const BOLD: &str = "\x1b[1m";
+
+#[derive(Serialize)]
+struct Line<'a> {
+    file: &'a str,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+}
+
+impl<W: Write> Printer<W> {
+    pub fn new(out: W, format: Format, color: bool) -> Self {
+        Printer {
+            out,
+            format,
+            color,
+            broken: false,
+            files: 0,
+            in_file: 0,
+            skipped: Vec::new(),
+            tally: BTreeMap::new(),
+            incomplete: 0,
+            total: 0,
+        }
+    }
+
+    pub fn broken_pipe(&self) -> bool {
+        self.broken
+    }
+
+    fn emit(&mut self, text: &str) {
+        if self.broken {
+            return;
+        }
+        if let Err(e) = self.out.write_all(text.as_bytes()) {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                self.broken = true;
+            } else {
+                eprintln!("mcp-verdict: cannot write output: {e}");
+                self.broken = true;
+            }
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("{code}{text}{RESET}")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    pub fn begin_file(&mut self, name: &str) {
+        self.in_file = 0;
+        self.skipped.clear();
+        match self.format {
+            Format::Human => {
+                let title = self.paint(BOLD, name);
+                self.emit(&format!(
+                    "{title}\n{:>4}  {:<28} {:>6}  {:<24} {:<12} {:<5} {:>6}  {}\n",
+                    "#", "method", "status", "outcome", "layer", "done", "events", "retry"
+                ));
+            }
+            Format::Json => {
+                let sep = if self.files == 0 { "[\n" } else { ",\n" };
+                let file = serde_json::to_string(name).unwrap_or_default();
+                self.emit(&format!("{sep}{{\"file\":{file},\"verdicts\":["));
+            }
+            Format::Jsonl => {}
+        }
+        self.files += 1;
+    }
+
+    pub fn item(&mut self, file: &str, item: &Item) {
+        match item {
+            Item::Skipped(s) => {
+                if self.format == Format::Human {
+                    let line = self.paint(DIM, &format!("{:>4}  skipped: {}", s.index, s.reason));
+                    self.emit(&format!("{line}\n"));
+                }
+                self.skipped.push(s.clone());
+            }
+            Item::Verdict(v) => {
+                self.total += 1;
+                *self.tally.entry(v.outcome).or_default() += 1;
+                if !v.complete {
+                    self.incomplete += 1;
+                }
+                match self.format {
+                    Format::Human => self.human(v),
+                    Format::Json => {
+                        let sep = if self.in_file == 0 { "\n" } else { ",\n" };
+                        let text = serde_json::to_string(&**v).unwrap_or_default();
+                        self.emit(&format!("{sep}{text}"));
+                    }
+                    Format::Jsonl => {
+                        let text =
+                            serde_json::to_string(&Line { file, verdict: v }).unwrap_or_default();
+                        self.emit(&format!("{text}\n"));
+                    }
+                }
+                self.in_file += 1;
+            }
+        }
+    }
+
+    fn human(&mut self, v: &Verdict) {
+        let mut method = v.method.clone().unwrap_or_else(|| "(response)".into());
+        if let Some(tool) = &v.tool {
+            method = format!("{method} {tool}");
+        }
+        if method.chars().count() > 28 {
+            method = method.chars().take(27).collect::<String>() + "…";
+        }
+        let status = v
+            .status
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "-".into());
+        let events = v
+            .event_count
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| "-".into());
+        let outcome = format!("{:<24}", v.outcome.as_str());
+        let outcome = self.paint(if v.complete { GREEN } else { RED }, &outcome);
+        let done = if v.complete { "yes" } else { "no" };
+        let mut retry = v.retry.advice.as_str().to_owned();
+        if let Some(ms) = v.retry.after_ms {
+            retry = format!("{retry} after {ms} ms");
+        }
+        self.emit(&format!(
+            "{:>4}  {:<28} {:>6}  {} {:<12} {:<5} {:>6}  {}\n",
+            v.index,
+            method,
+            status,
+            outcome,
+            v.layer.as_str(),
+            done,
+            events,
+            retry
+        ));
+        let mut notes = Vec::new();
+        if let Some(code) = v.error_code {
+            notes.push(format!(
+                "error {code}: {}",
+                v.error_message.as_deref().unwrap_or("")
+            ));
+        }
+        if let Some(u) = &v.unterminated {
+            notes.push(format!(
+                "cut-off event: {} bytes{}",
+                u.bytes,
+                if u.looked_final {
+                    ", and it was the final response"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if let Some(limit) = &v.limit {
+            notes.push(format!("limit hit: {limit}"));
+        }
+        if v.resumable {
+            notes.push(format!(
+                "resumable from Last-Event-ID {}",
+                v.last_event_id.as_deref().unwrap_or("")
+            ));
+        }
+        for n in notes {
+            let line = self.paint(DIM, &format!("      {n}"));
+            self.emit(&format!("{line}\n"));
+        }
+        for violation in &v.violations {
+            let level = match violation.level {
+                Level::Must => "MUST",
+                Level::Should => "SHOULD",
+            };
+            let tag = self.paint(YELLOW, &format!("{level:<6} {}", violation.rule));
+            self.emit(&format!("      {tag}: {}\n", violation.detail));
+        }
+        if !v.complete {
+            let why = self.paint(DIM, &format!("      why: {}", v.retry.reason));
+            self.emit(&format!("{why}\n"));
+        }
+    }
+
+    pub fn end_file(&mut self, _name: &str) {
+        if self.format == Format::Json {
+            let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
+            self.emit(&format!("\n],\"skipped\":{skipped}}}"));
+        }
+        if self.format == Format::Human {
+            self.emit("\n");
+        }
+    }
+
+    pub fn finish(&mut self) {
+        match self.format {
+            Format::Json => {
+                if self.files == 0 {
+                    self.emit("[");
+                }
+                self.emit("\n]\n");
+            }
+            Format::Human => {
+                let tally: Vec<String> =
+                    self.tally.iter().map(|(o, n)| format!("{n} {o}")).collect();
+                let head = format!(
+                    "{} exchanges, {} complete, {} incomplete",
+                    self.total,
+                    self.total - self.incomplete,
+                    self.incomplete
+                );
+                let head = self.paint(if self.incomplete == 0 { GREEN } else { RED }, &head);
+                self.emit(&format!("{head}: {}\n", tally.join(", ")));
+            }
+            Format::Jsonl => {}
+        }
+        let _ = self.out.flush();
+    }
+}

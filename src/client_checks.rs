@@ -1,0 +1,114 @@
+//! Request-side rules: what the client had to send (headers, `_meta`), checked before the
+//! response is looked at. Only applied when the capture recorded request headers.
+
+use crate::findings::Findings;
+use crate::request::{BodyKind, Request};
+use crate::rules::Rule;
+use crate::version::ProtocolVersion;
+
+const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
+const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
+
+/// Checks the request against `version`'s rules. `after_initialize`: an `initialize` exchange
+/// was seen earlier, so 2025-06-18+ requests must carry the version header.
+pub(crate) fn check_request(
+    req: &Request,
+    version: ProtocolVersion,
+    after_initialize: bool,
+    findings: &mut Findings,
+) {
+    if req.kind == BodyKind::Batch && !version.allows_batches() {
+        findings.add(
+            Rule::RequestBatch,
+            format!("a JSON array was POSTed under {version}"),
+            None,
+        );
+    }
+    if req.headers.is_empty() || req.http_method != "POST" {
+        return;
+    }
+    let accept = req.headers.get("accept").unwrap_or("").to_ascii_lowercase();
+    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+        findings.add(
+            Rule::RequestAccept,
+            format!(
+                "Accept is {:?}",
+                req.headers.get("accept").unwrap_or("absent")
+            ),
+            None,
+        );
+    }
+    let header = req.headers.get("mcp-protocol-version");
+    let is_initialize = req.method.as_deref() == Some("initialize");
+    let header_required = version.is_stateless()
+        || (version >= ProtocolVersion::V2025_06_18 && after_initialize && !is_initialize);
+    if header.is_none() && header_required {
+        findings.add(
+            Rule::RequestProtocolVersionHeader,
+            format!("no MCP-Protocol-Version header under {version}"),
+            None,
+        );
+    }
+    if !version.is_stateless() || req.kind != BodyKind::Request {
+        return;
+    }
+    let meta_version = req.meta(VERSION_META).and_then(|v| v.as_str());
+    if meta_version.is_none() || req.meta(CAPS_META).is_none() {
+        findings.add(
+            Rule::RequestMetaMissing,
+            "params._meta lacks protocolVersion or clientCapabilities",
+            None,
+        );
+    }
+    if let (Some(h), Some(m)) = (header, meta_version) {
+        if h.trim() != m {
+            findings.add(
+                Rule::RequestProtocolVersionMismatch,
+                format!("header {h:?} but _meta {m:?}"),
+                None,
+            );
+        }
+    }
+    let method = req.method.as_deref().unwrap_or("");
+    match req.headers.get("mcp-method") {
+        Some(h) if h == method => {}
+        other => findings.add(
+            Rule::RequestMcpMethodHeader,
+            format!(
+                "Mcp-Method is {:?}, method is {method:?}",
+                other.unwrap_or("absent")
+            ),
+            None,
+        ),
+    }
+    let name_key = match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(key) = name_key {
+        let expected = req.param_str(key).unwrap_or("");
+        let sent = req.headers.get("mcp-name").map(decode_header_value);
+        if sent.as_deref() != Some(expected) {
+            findings.add(
+                Rule::RequestMcpNameHeader,
+                format!(
+                    "Mcp-Name is {:?}, params.{key} is {expected:?}",
+                    sent.as_deref().unwrap_or("absent")
+                ),
+                None,
+            );
+        }
+    }
+}
+
+/// Decodes the `=?base64?…?=` form used for header values that are not safe ASCII.
+fn decode_header_value(v: &str) -> String {
+    use base64::Engine;
+    let v = v.trim();
+    v.strip_prefix("=?base64?")
+        .and_then(|rest| rest.strip_suffix("?="))
+        .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .unwrap_or_else(|| v.to_owned())
+}

@@ -1,0 +1,990 @@
+//! The per-exchange state machine: request facts in, response head, body bytes in any chunking,
+//! an end reason, and out comes a [`Verdict`]. No I/O, no clocks, no async.
+//!
+//! ```text
+//!   new ──on_head──▶ (Buffer | Stream | Discard) ──feed*──▶ finish(end) ──▶ Verdict
+//! ```
+//!
+//! The order of judgement is fixed: HTTP status and content type first (decided from the head,
+//! whatever the body says), then stream completeness, then the JSON-RPC envelope, then the result.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::findings::Findings;
+use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Kind, Payload};
+use crate::limits::{LimitKind, Limits};
+use crate::request::{Headers, Request};
+use crate::retry::{self, RetryFacts};
+use crate::rules::Rule;
+use crate::sse::{SseEvent, SseFramer, SseSink};
+use crate::tool_result;
+use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
+use crate::version::{ProtocolVersion, VersionSource};
+
+/// The response status line and headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// HTTP status.
+    pub status: u16,
+    /// Response headers.
+    pub headers: Headers,
+}
+
+/// A JSON-RPC message from the server, as soon as it is framed. Borrowed: valid during the call.
+#[derive(Debug, Clone, Copy)]
+pub struct Message<'a> {
+    /// The message text (one JSON object).
+    pub raw: &'a str,
+    /// Request, notification or response.
+    pub kind: Kind,
+    /// The method, for requests and notifications.
+    pub method: Option<&'a str>,
+    /// This is the response to our request.
+    pub terminal: bool,
+    /// SSE dispatch index, when it came in an event.
+    pub event: Option<u64>,
+}
+
+/// Receives what the exchange sees while it is fed. Every method defaults to doing nothing, so
+/// an adapter implements only what it forwards.
+pub trait Observer {
+    /// An SSE event was dispatched.
+    fn on_event(&mut self, _event: &SseEvent<'_>) {}
+    /// A JSON-RPC message was framed and parsed.
+    fn on_message(&mut self, _message: &Message<'_>) {}
+}
+
+/// An observer that ignores everything.
+impl Observer for () {}
+
+/// What an exchange taught about the session, for later exchanges in the same capture.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Learned {
+    /// `initialize` result's `protocolVersion`.
+    pub negotiated: Option<ProtocolVersion>,
+    /// `tools/list` result: tool name and whether its annotations make a repeat harmless.
+    pub tools: Vec<(String, bool)>,
+    /// The request id got `input_required`.
+    pub input_required: bool,
+}
+
+/// How the exchange was set up: everything decided before the response.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// Position in the capture, or a live counter.
+    pub index: u64,
+    /// The version whose rules apply.
+    pub version: ProtocolVersion,
+    /// Why that version.
+    pub version_source: VersionSource,
+    /// Repeating the request is harmless.
+    pub safe_to_repeat: bool,
+    /// Limits.
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Media {
+    Json,
+    Sse,
+    Other,
+}
+
+#[derive(Debug)]
+enum Body {
+    AwaitHead,
+    /// JSON, or a body kept only for an error code: buffered up to `cap`.
+    Buffer {
+        buf: Vec<u8>,
+        cap: u64,
+        over: bool,
+    },
+    Stream(Box<Stream>),
+}
+
+/// One exchange being judged.
+#[derive(Debug)]
+pub struct Exchange {
+    req: Request,
+    setup: Setup,
+    findings: Findings,
+    head: Option<Head>,
+    body: Body,
+    body_bytes: u64,
+    limit_hit: Option<LimitKind>,
+}
+
+#[derive(Debug)]
+struct Head {
+    status: u16,
+    content_type: Option<String>,
+    media: Media,
+    retry_after_ms: Option<u64>,
+}
+
+/// What the terminal response said.
+#[derive(Debug, Clone, Default)]
+struct Terminal {
+    outcome: Option<Outcome>,
+    error_code: Option<i64>,
+    error_message: Option<String>,
+    result_type: Option<String>,
+    learned: Learned,
+}
+
+/// An SSE body: the framer and what the events told so far.
+#[derive(Debug)]
+struct Stream {
+    framer: SseFramer,
+    track: Track,
+}
+
+/// SSE bookkeeping, updated by the sink the framer calls.
+#[derive(Debug)]
+struct Track {
+    expected: Vec<Value>,
+    event_count: u64,
+    terminal: Option<Terminal>,
+    parse_failed: bool,
+    foreign_seen: bool,
+    retry_ms: Option<u64>,
+    last_progress: Option<f64>,
+    max_events: u64,
+    too_many: bool,
+}
+
+/// Largest error body kept when the status already decided the outcome.
+const ERROR_BODY_CAP: u64 = 1 << 20;
+
+impl Exchange {
+    /// Starts judging `req` under `setup`. Request-side rules are checked here.
+    pub fn new(req: Request, setup: Setup) -> Self {
+        Exchange::with_findings(req, setup, Findings::default())
+    }
+
+    pub(crate) fn with_findings(req: Request, setup: Setup, findings: Findings) -> Self {
+        Exchange {
+            req,
+            setup,
+            findings,
+            head: None,
+            body: Body::AwaitHead,
+            body_bytes: 0,
+            limit_hit: None,
+        }
+    }
+
+    /// The request being judged.
+    pub fn request(&self) -> &Request {
+        &self.req
+    }
+
+    /// The protocol version applied.
+    pub fn version(&self) -> ProtocolVersion {
+        self.setup.version
+    }
+
+    /// Feeds the response head. Decides how the body will be read.
+    pub fn on_head(&mut self, head: ResponseHead) {
+        let content_type = head.headers.get("content-type").map(media_type);
+        let media = match content_type.as_deref() {
+            Some("application/json") => Media::Json,
+            Some(t) if t.ends_with("+json") => Media::Json,
+            Some("text/event-stream") => Media::Sse,
+            _ => Media::Other,
+        };
+        let retry_after_ms = head
+            .headers
+            .get("retry-after")
+            .and_then(|v| retry::parse_retry_after(v, head.headers.get("date")));
+        if self.setup.version.is_stateless() && head.headers.get("mcp-session-id").is_some() {
+            self.findings.add(
+                Rule::HttpSessionIdOnStateless,
+                "response carries Mcp-Session-Id under 2026-07-28",
+                None,
+            );
+        }
+        let ok = (200..300).contains(&head.status);
+        self.body = if ok && media == Media::Sse && self.req.expects_response() {
+            Body::Stream(Box::new(Stream {
+                framer: SseFramer::new(self.setup.limits.max_event_bytes),
+                track: Track {
+                    expected: self.req.ids.clone(),
+                    event_count: 0,
+                    terminal: None,
+                    parse_failed: false,
+                    foreign_seen: false,
+                    retry_ms: None,
+                    last_progress: None,
+                    max_events: self.setup.limits.max_events,
+                    too_many: false,
+                },
+            }))
+        } else {
+            let cap = if ok && self.req.expects_response() {
+                self.setup.limits.max_body_bytes
+            } else {
+                ERROR_BODY_CAP.min(self.setup.limits.max_body_bytes)
+            };
+            Body::Buffer {
+                buf: Vec::new(),
+                cap,
+                over: false,
+            }
+        };
+        self.head = Some(Head {
+            status: head.status,
+            content_type,
+            media,
+            retry_after_ms,
+        });
+    }
+
+    /// Feeds body bytes. Any chunking gives the same verdict.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.feed_with(chunk, &mut ());
+    }
+
+    /// Feeds body bytes, telling `observer` about each event and message as it is framed.
+    pub fn feed_with(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
+        self.body_bytes += chunk.len() as u64;
+        match &mut self.body {
+            Body::AwaitHead => {}
+            Body::Buffer { buf, cap, over } => {
+                if *over {
+                    return;
+                }
+                if buf.len() as u64 + chunk.len() as u64 > *cap {
+                    *over = true;
+                    buf.clear();
+                    buf.shrink_to_fit();
+                    return;
+                }
+                buf.extend_from_slice(chunk);
+            }
+            Body::Stream(stream) => {
+                if self.limit_hit.is_some() {
+                    return;
+                }
+                let Stream { framer, track } = &mut **stream;
+                let mut sink = StreamSink {
+                    stream: track,
+                    req: &self.req,
+                    version: self.setup.version,
+                    findings: &mut self.findings,
+                    observer,
+                };
+                if framer.feed(chunk, &mut sink).is_err() {
+                    self.limit_hit = Some(LimitKind::EventBytes);
+                } else if sink.stream.too_many {
+                    self.limit_hit = Some(LimitKind::Events);
+                }
+            }
+        }
+    }
+
+    /// The answer is known: a live reader may stop reading (a proxy keeps reading, to report
+    /// anything that trails the final response).
+    pub fn is_settled(&self) -> bool {
+        match &self.body {
+            Body::Stream(s) => s.track.terminal.is_some() || self.limit_hit.is_some(),
+            _ => false,
+        }
+    }
+
+    /// Ends the exchange and gives the verdict. `end` says how the body ended.
+    pub fn finish(&mut self, end: End) -> Verdict {
+        self.finish_with(end, &mut ()).0
+    }
+
+    /// Like [`finish`](Self::finish), also reporting a JSON body's message to `observer` and
+    /// returning what the session learned.
+    pub fn finish_with(&mut self, end: End, observer: &mut dyn Observer) -> (Verdict, Learned) {
+        let mut v = self.base_verdict(end);
+        let mut terminal = Terminal::default();
+        let mut resumable = false;
+        let mut sse_retry = None;
+        let head = self.head.take();
+        let outcome = match &head {
+            None => Outcome::ConnectionFailed,
+            Some(h) => {
+                v.status = Some(h.status);
+                v.content_type = h.content_type.clone();
+                self.judge_body(
+                    h,
+                    end,
+                    &mut v,
+                    &mut terminal,
+                    &mut resumable,
+                    &mut sse_retry,
+                    observer,
+                )
+            }
+        };
+        v.outcome = outcome;
+        v.layer = outcome.layer();
+        v.complete = outcome.is_complete();
+        v.error_code = terminal.error_code;
+        v.error_message = terminal.error_message.take();
+        v.result_type = terminal.result_type.take();
+        v.resumable = resumable;
+        v.limit = self.limit_hit.map(|l| l.name().to_owned());
+        v.retry = retry::advise(&RetryFacts {
+            outcome,
+            status: v.status,
+            error_code: v.error_code,
+            safe_to_repeat: self.setup.safe_to_repeat,
+            resumable,
+            had_session: self.req.session_id().is_some(),
+            version: self.setup.version,
+            retry_after_ms: head.as_ref().and_then(|h| h.retry_after_ms),
+            sse_retry_ms: sse_retry,
+        });
+        v.violations = std::mem::take(&mut self.findings).into_vec();
+        (v, terminal.learned)
+    }
+
+    fn base_verdict(&self, end: End) -> Verdict {
+        Verdict {
+            index: self.setup.index,
+            method: self.req.method.clone(),
+            id: self.req.id.clone(),
+            tool: self.req.tool().map(str::to_owned),
+            protocol_version: self.setup.version,
+            protocol_version_source: self.setup.version_source,
+            outcome: Outcome::Success,
+            layer: Outcome::Success.layer(),
+            complete: false,
+            status: None,
+            content_type: None,
+            error_code: None,
+            error_message: None,
+            result_type: None,
+            event_count: None,
+            last_event_id: None,
+            resumable: false,
+            end,
+            retry: retry::advise(&RetryFacts {
+                outcome: Outcome::Success,
+                status: None,
+                error_code: None,
+                safe_to_repeat: false,
+                resumable: false,
+                had_session: false,
+                version: self.setup.version,
+                retry_after_ms: None,
+                sse_retry_ms: None,
+            }),
+            violations: Vec::new(),
+            unterminated: None,
+            limit: None,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn judge_body(
+        &mut self,
+        head: &Head,
+        end: End,
+        v: &mut Verdict,
+        terminal: &mut Terminal,
+        resumable: &mut bool,
+        sse_retry: &mut Option<u64>,
+        observer: &mut dyn Observer,
+    ) -> Outcome {
+        let body = std::mem::replace(&mut self.body, Body::AwaitHead);
+        let status = head.status;
+        // Transport first: the status decides, whatever the body looks like.
+        if !(200..300).contains(&status) {
+            if let Body::Buffer { buf, .. } = &body {
+                if let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf)) {
+                    terminal.error_code = Some(code);
+                    terminal.error_message = Some(message);
+                }
+            }
+            return Outcome::HttpError;
+        }
+        if !self.req.expects_response() {
+            // Notification or response POST: 202 and no body.
+            if self.body_bytes > 0 {
+                self.findings.add(
+                    Rule::HttpAcceptedWithBody,
+                    format!("{status} with a {}-byte body", self.body_bytes),
+                    None,
+                );
+            }
+            return Outcome::NotificationAccepted;
+        }
+        if status == 202 || status == 204 {
+            self.findings.add(
+                Rule::HttpAcceptedForRequest,
+                format!("request answered with {status}"),
+                None,
+            );
+            return Outcome::UnexpectedAccepted;
+        }
+        match body {
+            Body::Stream(mut stream) => {
+                let outcome = self.judge_stream(&mut stream, end, v, resumable, sse_retry);
+                if let Some(t) = stream.track.terminal.take() {
+                    *terminal = t;
+                }
+                outcome
+            }
+            Body::Buffer { buf, over, .. } if head.media == Media::Json => {
+                if over {
+                    self.limit_hit = Some(LimitKind::BodyBytes);
+                    return Outcome::LimitExceeded;
+                }
+                self.judge_json(&buf, end, terminal, observer)
+            }
+            _ => {
+                self.findings.add(
+                    Rule::HttpContentType,
+                    format!(
+                        "{status} with Content-Type {}",
+                        head.content_type.as_deref().unwrap_or("absent")
+                    ),
+                    None,
+                );
+                Outcome::UnexpectedContentType
+            }
+        }
+    }
+
+    fn judge_json(
+        &mut self,
+        buf: &[u8],
+        end: End,
+        terminal: &mut Terminal,
+        observer: &mut dyn Observer,
+    ) -> Outcome {
+        let text = match std::str::from_utf8(buf) {
+            Ok(t) => t,
+            Err(e) => {
+                return self.malformed(end, format!("body is not UTF-8: {e}"));
+            }
+        };
+        let payload = match jsonrpc::parse_payload(text) {
+            Ok(p) => p,
+            Err(m) => return self.malformed(end, m.0),
+        };
+        let at = Some(Location {
+            offset: 0,
+            event: None,
+        });
+        let version = self.setup.version;
+        let env = match payload {
+            Payload::Single(env) => env,
+            Payload::NotAMessage => {
+                self.findings.add(
+                    Rule::JsonrpcResultAndError,
+                    "body is JSON but not a JSON-RPC object",
+                    at,
+                );
+                return Outcome::InvalidEnvelope;
+            }
+            Payload::Batch(items) => {
+                if !version.allows_batches() {
+                    self.findings.add(
+                        Rule::JsonrpcBatchResponse,
+                        format!("a JSON array of {} under {version}", items.len()),
+                        at,
+                    );
+                    return Outcome::InvalidEnvelope;
+                }
+                let expected = self.req.id.clone().unwrap_or(Value::Null);
+                let mut found = None;
+                for env in items.into_iter().flatten() {
+                    let mine = env.id_matches(&expected);
+                    report(observer, &env, mine, None);
+                    if mine && found.is_none() {
+                        found = Some(env);
+                    }
+                }
+                match found {
+                    Some(env) => env,
+                    None => {
+                        self.findings.add(
+                            Rule::JsonrpcIdMismatch,
+                            format!("no response with id {expected} in the batch"),
+                            at,
+                        );
+                        return Outcome::InvalidEnvelope;
+                    }
+                }
+            }
+        };
+        let expected = self.req.id.clone().unwrap_or(Value::Null);
+        let mine = env.id_matches(&expected);
+        report(observer, &env, mine, None);
+        if env.kind() != Kind::Response {
+            self.findings.add(
+                Rule::JsonrpcResultAndError,
+                format!(
+                    "the reply is a {}, not a response",
+                    if env.kind() == Kind::Request {
+                        "request"
+                    } else {
+                        "notification"
+                    }
+                ),
+                at,
+            );
+            return Outcome::InvalidEnvelope;
+        }
+        let mut id_ok = mine;
+        if !mine {
+            let id_less_error = env.error.is_some() && env.id.is_none_or(|i| i.get() == "null");
+            self.findings.add(
+                Rule::JsonrpcIdMismatch,
+                format!(
+                    "response id is {}, request id is {expected}",
+                    env.id.map(|i| i.get()).unwrap_or("absent")
+                ),
+                at,
+            );
+            // An id-less error still answers us (the server could not read the id).
+            id_ok = id_less_error;
+        }
+        let outcome = judge_terminal(&env, &self.req, version, &mut self.findings, at, terminal);
+        if id_ok {
+            outcome
+        } else {
+            Outcome::InvalidEnvelope
+        }
+    }
+
+    fn malformed(&mut self, end: End, detail: String) -> Outcome {
+        match end {
+            // A body cut short is a transfer problem, not bad JSON.
+            End::Reset | End::Timeout | End::Cancelled => Outcome::StreamAborted,
+            End::Open => Outcome::StreamOpen,
+            End::Eof => {
+                self.findings.add(
+                    Rule::JsonrpcMalformed,
+                    detail,
+                    Some(Location {
+                        offset: 0,
+                        event: None,
+                    }),
+                );
+                Outcome::MalformedJson
+            }
+        }
+    }
+
+    fn judge_stream(
+        &mut self,
+        stream: &mut Stream,
+        end: End,
+        v: &mut Verdict,
+        resumable: &mut bool,
+        sse_retry: &mut Option<u64>,
+    ) -> Outcome {
+        let version = self.setup.version;
+        v.event_count = Some(stream.track.event_count);
+        let last_id = stream
+            .framer
+            .last_event_id()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        if version.has_resumption() {
+            *resumable = last_id.is_some();
+            v.last_event_id = last_id.clone();
+            *sse_retry = stream.track.retry_ms;
+        }
+        if self.limit_hit.is_none() {
+            if let Some(p) = stream.framer.pending() {
+                let looked_final = looks_like_response(&p.data, &stream.track.expected);
+                self.findings.add(
+                    Rule::SseUnterminatedEvent,
+                    format!("{} bytes after the last complete event", p.bytes),
+                    Some(Location {
+                        offset: p.offset,
+                        event: None,
+                    }),
+                );
+                v.unterminated = Some(Unterminated {
+                    bytes: p.bytes,
+                    looked_final,
+                });
+            }
+        }
+        if stream
+            .track
+            .terminal
+            .as_ref()
+            .is_some_and(|t| t.outcome.is_some())
+        {
+            return stream
+                .track
+                .terminal
+                .as_ref()
+                .and_then(|t| t.outcome)
+                .unwrap_or(Outcome::Success);
+        }
+        if self.limit_hit.is_some() {
+            return Outcome::LimitExceeded;
+        }
+        match end {
+            End::Open => return Outcome::StreamOpen,
+            End::Timeout | End::Cancelled => return Outcome::TimedOut,
+            End::Eof | End::Reset => {}
+        }
+        if stream.track.parse_failed {
+            return Outcome::MalformedJson;
+        }
+        if stream.track.foreign_seen {
+            return Outcome::InvalidEnvelope;
+        }
+        let at = Some(Location {
+            offset: stream.framer.offset(),
+            event: None,
+        });
+        let polling = version == ProtocolVersion::V2025_11_25 && last_id.is_some();
+        if polling {
+            if stream.track.retry_ms.is_none() {
+                self.findings.add(
+                    Rule::SseRetryMissing,
+                    "closed after an event id without a retry field",
+                    at,
+                );
+            }
+        } else if end == End::Eof {
+            self.findings.add(
+                Rule::SseClosedBeforeResponse,
+                format!(
+                    "stream closed after {} events without the response",
+                    stream.track.event_count
+                ),
+                at,
+            );
+        }
+        Outcome::StreamAborted
+    }
+}
+
+/// Judges a response that is ours: envelope, then result.
+fn judge_terminal(
+    env: &Envelope<'_>,
+    req: &Request,
+    version: ProtocolVersion,
+    findings: &mut Findings,
+    at: Option<Location>,
+    terminal: &mut Terminal,
+) -> Outcome {
+    let method = req.method.as_deref();
+    let outcome = match jsonrpc::check_response(env) {
+        EnvelopeCheck::Invalid(rule, detail) => {
+            findings.add(rule, detail, at);
+            Outcome::InvalidEnvelope
+        }
+        EnvelopeCheck::Error { code, message } => {
+            terminal.error_code = Some(code);
+            terminal.error_message = Some(message);
+            Outcome::JsonrpcError
+        }
+        EnvelopeCheck::Result(result) => {
+            let j = tool_result::judge_result(method, version, result);
+            for (rule, detail) in j.violations {
+                findings.add(rule, detail, at);
+            }
+            terminal.result_type = j.result_type;
+            if j.outcome == Outcome::InputRequired {
+                terminal.learned.input_required = true;
+            }
+            learn(method, result.get(), &mut terminal.learned);
+            j.outcome
+        }
+    };
+    terminal.outcome = Some(outcome);
+    outcome
+}
+
+/// Picks up what later exchanges need: the negotiated version and tool annotations.
+fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
+    match method {
+        Some("initialize") => {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Init {
+                protocol_version: Option<String>,
+            }
+            if let Ok(init) = serde_json::from_str::<Init>(result) {
+                learned.negotiated = init
+                    .protocol_version
+                    .as_deref()
+                    .and_then(ProtocolVersion::parse);
+            }
+        }
+        Some("tools/list") => {
+            #[derive(serde::Deserialize)]
+            struct List {
+                tools: Vec<Value>,
+            }
+            if let Ok(list) = serde_json::from_str::<List>(result) {
+                for tool in list.tools {
+                    let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let hint = |k: &str| {
+                        tool.get("annotations")
+                            .and_then(|a| a.get(k))
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false)
+                    };
+                    let safe = hint("readOnlyHint") || hint("idempotentHint");
+                    learned.tools.push((name.to_owned(), safe));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn report(observer: &mut dyn Observer, env: &Envelope<'_>, terminal: bool, event: Option<u64>) {
+    observer.on_message(&Message {
+        raw: env.raw,
+        kind: env.kind(),
+        method: env.method,
+        terminal,
+        event,
+    });
+}
+
+/// Whether an unterminated event's data is a response to one of `expected`.
+fn looks_like_response(data: &[u8], expected: &[Value]) -> bool {
+    let text = String::from_utf8_lossy(data);
+    match jsonrpc::parse_payload(&text) {
+        Ok(Payload::Single(env)) => {
+            env.kind() == Kind::Response && expected.iter().any(|id| env.id_matches(id))
+        }
+        _ => false,
+    }
+}
+
+/// The media type without parameters, lowercased.
+fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+struct StreamSink<'a> {
+    stream: &'a mut Track,
+    req: &'a Request,
+    version: ProtocolVersion,
+    findings: &'a mut Findings,
+    observer: &'a mut dyn Observer,
+}
+
+impl SseSink for StreamSink<'_> {
+    fn on_event(&mut self, ev: &SseEvent<'_>) {
+        if ev.data.is_empty() {
+            return; // priming or keep-alive: never JSON, never counted
+        }
+        self.stream.event_count += 1;
+        if self.stream.event_count > self.stream.max_events {
+            self.stream.too_many = true;
+            return;
+        }
+        self.observer.on_event(ev);
+        let at = Some(Location {
+            offset: ev.offset,
+            event: Some(ev.index),
+        });
+        if !ev.is_message() {
+            self.findings.add(
+                Rule::SseNonMessageEvent,
+                format!(
+                    "event type {:?}: SDK clients ignore it",
+                    String::from_utf8_lossy(ev.event_type)
+                ),
+                at,
+            );
+            return;
+        }
+        if let Some(t) = &self.stream.terminal {
+            let level = if t.outcome == Some(Outcome::InputRequired) {
+                Level::Must
+            } else {
+                Level::Should
+            };
+            self.findings.add_at_level(
+                Rule::SseAfterFinal,
+                level,
+                "event after the final response",
+                at,
+            );
+            return;
+        }
+        let text: Cow<'_, str> = String::from_utf8_lossy(ev.data);
+        match jsonrpc::parse_payload(&text) {
+            Err(m) => self.not_json(m.0, at),
+            Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
+            Ok(Payload::Single(env)) => self.message(&env, ev.index, at),
+            Ok(Payload::Batch(items)) => {
+                if !self.version.allows_batches() {
+                    self.findings.add(
+                        Rule::JsonrpcBatchResponse,
+                        format!("an event holds a JSON array under {}", self.version),
+                        at,
+                    );
+                }
+                for item in items {
+                    match item {
+                        Ok(env) => self.message(&env, ev.index, at),
+                        Err(m) => self.not_json(m.0, at),
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_retry(&mut self, ms: u64, offset: u64) {
+        self.stream.retry_ms = Some(ms);
+        self.legacy("retry", offset);
+    }
+
+    fn on_id_field(&mut self, offset: u64) {
+        self.legacy("id", offset);
+    }
+}
+
+impl StreamSink<'_> {
+    fn legacy(&mut self, field: &str, offset: u64) {
+        if self.version.is_stateless() {
+            self.findings.add(
+                Rule::SseLegacyField,
+                format!("`{field}:` field on a 2026-07-28 stream (ignored)"),
+                Some(Location {
+                    offset,
+                    event: None,
+                }),
+            );
+        }
+    }
+
+    fn not_json(&mut self, detail: String, at: Option<Location>) {
+        self.stream.parse_failed = true;
+        self.findings.add(Rule::SseEventNotJson, detail, at);
+    }
+
+    fn message(&mut self, env: &Envelope<'_>, event: u64, at: Option<Location>) {
+        let mine = env.kind() == Kind::Response
+            && self.stream.expected.iter().any(|id| env.id_matches(id));
+        report(self.observer, env, mine, Some(event));
+        if self.stream.terminal.is_some() {
+            self.findings
+                .add(Rule::SseAfterFinal, "message after the final response", at);
+            return;
+        }
+        match env.kind() {
+            Kind::Request => {
+                if self.version.is_stateless() {
+                    self.findings.add(
+                        Rule::SseServerRequest,
+                        format!(
+                            "server request {:?} on the POST stream",
+                            env.method.unwrap_or("?")
+                        ),
+                        at,
+                    );
+                }
+            }
+            Kind::Notification => self.notification(env, at),
+            Kind::Response if mine => {
+                let mut terminal = Terminal::default();
+                judge_terminal(
+                    env,
+                    self.req,
+                    self.version,
+                    self.findings,
+                    at,
+                    &mut terminal,
+                );
+                self.stream.terminal = Some(terminal);
+            }
+            Kind::Response => {
+                self.stream.foreign_seen = true;
+                self.findings.add(
+                    Rule::SseForeignIdResponse,
+                    format!(
+                        "response with id {} on the stream of request {}",
+                        env.id.map(|i| i.get()).unwrap_or("absent"),
+                        self.req
+                            .id
+                            .as_ref()
+                            .map(Value::to_string)
+                            .unwrap_or_default()
+                    ),
+                    at,
+                );
+            }
+        }
+    }
+
+    fn notification(&mut self, env: &Envelope<'_>, at: Option<Location>) {
+        match env.method {
+            Some("notifications/progress") => {
+                #[derive(serde::Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct Progress {
+                    progress_token: Option<Value>,
+                    progress: Option<f64>,
+                }
+                let Some(p) = env
+                    .params
+                    .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
+                else {
+                    return;
+                };
+                if p.progress_token.as_ref() != self.req.progress_token() {
+                    self.findings.add(
+                        Rule::ProgressTokenMismatch,
+                        format!(
+                            "progressToken {} but the request's is {}",
+                            p.progress_token
+                                .map(|t| t.to_string())
+                                .unwrap_or("absent".into()),
+                            self.req
+                                .progress_token()
+                                .map(Value::to_string)
+                                .unwrap_or("absent".into())
+                        ),
+                        at,
+                    );
+                }
+                if let Some(value) = p.progress {
+                    if self.stream.last_progress.is_some_and(|last| value <= last) {
+                        self.findings.add(
+                            Rule::ProgressNotIncreasing,
+                            format!(
+                                "progress {value} after {}",
+                                self.stream.last_progress.unwrap_or(0.0)
+                            ),
+                            at,
+                        );
+                    }
+                    self.stream.last_progress = Some(value);
+                }
+            }
+            Some("notifications/message")
+                if self.version.is_stateless()
+                    && self.req.meta("io.modelcontextprotocol/logLevel").is_none() =>
+            {
+                self.findings.add(
+                    Rule::NotificationMessageWithoutLogLevel,
+                    "notifications/message without a logLevel in the request _meta",
+                    at,
+                );
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! HAR 1.2 reader: browser devtools, mitmproxy and proxy exports.
+//!
+//! Entries are read one at a time from any `io::Read` (serde's sequence visitor), so a capture of
+//! any size is replayed with memory bounded by its largest entry, never the whole file.
+//!
+//! Accepted: `request.postData.text`, `response.content.text` plain or base64
+//! (`encoding: "base64"`), an entry-level `_error` (the transfer failed: with status 0 there was
+//! no response head, otherwise the body was cut), and this tool's own `_mcp_end`
+//! (`eof`/`reset`/`open`), which `probe --record` writes for streams still open.
+
+use std::fmt;
+use std::io::Read;
+
+use base64::Engine;
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::exchange::ResponseHead;
+use crate::request::Headers;
+use crate::verdict::End;
+
+/// One HAR entry, decoded.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// 0-based position in `log.entries`.
+    pub index: u64,
+    /// HTTP method.
+    pub method: String,
+    /// Request URL.
+    pub url: String,
+    /// Request headers.
+    pub request_headers: Headers,
+    /// Request body bytes.
+    pub request_body: Vec<u8>,
+    /// Response head, if one arrived.
+    pub response: Option<ResponseHead>,
+    /// Response body bytes.
+    pub response_body: Vec<u8>,
+    /// How the body ended.
+    pub end: End,
+}
+
+/// A capture that cannot be used.
+#[derive(Debug)]
+pub struct HarError(pub String);
+
+impl fmt::Display for HarError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for HarError {}
+
+#[derive(Deserialize)]
+struct RawHeader {
+    name: String,
+    value: String,
+}
+
+#[derive(Deserialize)]
+struct RawPostData {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRequest {
+    method: String,
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    headers: Vec<RawHeader>,
+    #[serde(default)]
+    post_data: Option<RawPostData>,
+}
+
+#[derive(Deserialize)]
+struct RawContent {
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawResponse {
+    #[serde(default)]
+    status: i64,
+    #[serde(default)]
+    headers: Vec<RawHeader>,
+    #[serde(default)]
+    content: Option<RawContent>,
+}
+
+#[derive(Deserialize)]
+struct RawEntry {
+    request: RawRequest,
+    #[serde(default)]
+    response: Option<RawResponse>,
+    #[serde(default, rename = "_error")]
+    error: Option<serde_json::Value>,
+    #[serde(default, rename = "_mcp_end")]
+    mcp_end: Option<String>,
+}
+
+fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, String> {
+    let text = text.unwrap_or_default();
+    match encoding {
+        Some(e) if e.eq_ignore_ascii_case("base64") => base64::engine::general_purpose::STANDARD
+            .decode(text.trim())
+            .map_err(|err| format!("base64 body: {err}")),
+        _ => Ok(text.into_bytes()),
+    }
+}
+
+fn headers(raw: Vec<RawHeader>) -> Headers {
+    raw.into_iter().map(|h| (h.name, h.value)).collect()
+}
+
+impl RawEntry {
+    fn decode(self, index: u64) -> Result<Entry, String> {
+        let request_body = match self.request.post_data {
+            Some(p) => decode_text(p.text, p.encoding.as_deref())?,
+            None => Vec::new(),
+        };
+        let failed = self.error.as_ref().is_some_and(|e| !e.is_null());
+        let (response, response_body) = match self.response {
+            Some(r) if r.status > 0 => {
+                let status = u16::try_from(r.status)
+                    .ok()
+                    .filter(|s| *s <= 999)
+                    .ok_or_else(|| format!("response status {} is not an HTTP status", r.status))?;
+                let body = match r.content {
+                    Some(c) => decode_text(c.text, c.encoding.as_deref())?,
+                    None => Vec::new(),
+                };
+                let head = ResponseHead {
+                    status,
+                    headers: headers(r.headers),
+                };
+                (Some(head), body)
+            }
+            _ => (None, Vec::new()),
+        };
+        let end = match self.mcp_end.as_deref() {
+            Some("open") => End::Open,
+            Some("reset") => End::Reset,
+            Some("timeout") => End::Timeout,
+            Some("cancelled") => End::Cancelled,
+            Some("eof") => End::Eof,
+            Some(other) => return Err(format!("_mcp_end {other:?} is not eof, reset or open")),
+            None if failed => End::Reset,
+            None => End::Eof,
+        };
+        Ok(Entry {
+            index,
+            method: self.request.method,
+            url: self.request.url,
+            request_headers: headers(self.request.headers),
+            request_body,
+            response,
+            response_body,
+            end,
+        })
+    }
+}
+
+/// Reads every entry of a HAR document from `reader`, calling `each` in order.
+///
+/// # Errors
+/// A [`HarError`] with a one-line reason when the input is not JSON, not HAR 1.x, or an entry
+/// is unusable (bad base64, impossible status). Entries before the error have been delivered.
+pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(), HarError> {
+    let mut de =
+        serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
+    let mut count = 0u64;
+    let found = Root {
+        each,
+        count: &mut count,
+    }
+    .deserialize(&mut de)
+    .map_err(|e| HarError(format!("not a usable HAR file: {e}")))?;
+    de.end()
+        .map_err(|e| HarError(format!("trailing data after the HAR document: {e}")))?;
+    if !found {
+        return Err(HarError("no log.entries array: not a HAR file".into()));
+    }
+    Ok(())
+}
+
+/// Reads a HAR document held in memory.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Entry>, HarError> {
+    let mut out = Vec::new();
+    read_entries(bytes, &mut |e| out.push(e))?;
+    Ok(out)
+}
+
+struct Root<'a> {
+    each: &'a mut dyn FnMut(Entry),
+    count: &'a mut u64,
+}
+
+impl<'de> DeserializeSeed<'de> for Root<'_> {
+    type Value = bool;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(RootVisitor(self))
+    }
+}
+
+struct RootVisitor<'a>(Root<'a>);
+
+impl<'de> Visitor<'de> for RootVisitor<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a HAR object with a `log` member")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut found = false;
+        let Root { each, count } = self.0;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "log" && !found {
+                found = map.next_value_seed(Log {
+                    each: &mut *each,
+                    count: &mut *count,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+struct Log<'a> {
+    each: &'a mut dyn FnMut(Entry),
+    count: &'a mut u64,
+}
+
+impl<'de> DeserializeSeed<'de> for Log<'_> {
+    type Value = bool;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_map(LogVisitor(self))
+    }
+}
+
+struct LogVisitor<'a>(Log<'a>);
+
+impl<'de> Visitor<'de> for LogVisitor<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a HAR `log` object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+        let mut found = false;
+        let Log { each, count } = self.0;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "entries" && !found {
+                map.next_value_seed(Entries {
+                    each: &mut *each,
+                    count: &mut *count,
+                })?;
+                found = true;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+struct Entries<'a> {
+    each: &'a mut dyn FnMut(Entry),
+    count: &'a mut u64,
+}
+
+impl<'de> DeserializeSeed<'de> for Entries<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entries<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of HAR entries")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(raw) = seq.next_element::<RawEntry>()? {
+            let index = *self.count;
+            *self.count += 1;
+            let entry = raw
+                .decode(index)
+                .map_err(|e| de::Error::custom(format!("entry {index}: {e}")))?;
+            (self.each)(entry);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_entries_and_errors() {
+        let har = br#"{"log":{"version":"1.2","entries":[
+            {"request":{"method":"POST","url":"http://x/mcp","headers":[{"name":"A","value":"b"}],
+              "postData":{"mimeType":"application/json","text":"{}"}},
+             "response":{"status":200,"headers":[],"content":{"text":"aGk=","encoding":"base64"}}},
+            {"request":{"method":"POST","url":"http://x/mcp","headers":[]},
+             "response":{"status":0,"headers":[],"content":{}},"_error":"net::ERR_CONNECTION_REFUSED"}
+        ]}}"#;
+        let entries = parse(har).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].response_body, b"hi");
+        assert_eq!(entries[0].request_headers.get("a"), Some("b"));
+        assert!(entries[1].response.is_none());
+        assert_eq!(entries[1].end, End::Reset);
+        assert!(parse(b"{\"log\":{}}").is_err());
+        assert!(parse(b"[]").is_err());
+        assert!(parse(b"{\"log\":{\"entries\":[]}} x").is_err());
+        let bad =
+            br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
+        assert!(parse(bad).unwrap_err().0.contains("entry 0"));
+    }
+}

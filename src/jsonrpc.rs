@@ -1,0 +1,285 @@
+//! The JSON-RPC envelope: what kind of message a payload is, and whether a response is a valid
+//! answer to our request.
+//!
+//! Parsing borrows from the payload (`serde_json::value::RawValue`): the envelope is read without
+//! building a tree, and `result` is only looked into by [`crate::tool_result`] for the few fields
+//! that decide the verdict. Syntax is still validated in full, including trailing bytes.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::rules::Rule;
+
+/// Deserializes a field that is present (even as `null`) into `Some`.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct RawEnvelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// One JSON-RPC message, borrowed from its payload.
+#[derive(Debug, Clone, Copy)]
+pub struct Envelope<'a> {
+    /// The raw `jsonrpc` member.
+    pub jsonrpc: Option<&'a RawValue>,
+    /// The raw `id` member (`Some("null")` when present as null).
+    pub id: Option<&'a RawValue>,
+    /// The method, when it is a string.
+    pub method: Option<&'a str>,
+    /// The raw `method` member was present.
+    pub has_method: bool,
+    /// The raw `params` member.
+    pub params: Option<&'a RawValue>,
+    /// The raw `result` member.
+    pub result: Option<&'a RawValue>,
+    /// The raw `error` member.
+    pub error: Option<&'a RawValue>,
+    /// The whole message text.
+    pub raw: &'a str,
+}
+
+/// What a message is, by the JSON-RPC rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `method` and `id`.
+    Request,
+    /// `method`, no `id`.
+    Notification,
+    /// No `method`: a result or error response (valid or not).
+    Response,
+}
+
+impl<'a> Envelope<'a> {
+    /// The message kind.
+    pub fn kind(&self) -> Kind {
+        match (self.has_method, self.id.is_some()) {
+            (true, true) => Kind::Request,
+            (true, false) => Kind::Notification,
+            (false, _) => Kind::Response,
+        }
+    }
+
+    /// The id as a JSON value (`None` when absent).
+    pub fn id_value(&self) -> Option<Value> {
+        self.id.and_then(|r| serde_json::from_str(r.get()).ok())
+    }
+
+    /// Whether `id` equals `expected` in value and type.
+    pub fn id_matches(&self, expected: &Value) -> bool {
+        self.id_value().as_ref() == Some(expected)
+    }
+}
+
+/// Why a payload is not usable JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub String);
+
+/// A payload: one message, or a batch array (2025-03-26).
+#[derive(Debug)]
+pub enum Payload<'a> {
+    /// A JSON object.
+    Single(Envelope<'a>),
+    /// A JSON array; each element is parsed separately (an element that is not an object is
+    /// `Err`).
+    Batch(Vec<Result<Envelope<'a>, Malformed>>),
+    /// Valid JSON that is neither an object nor an array.
+    NotAMessage,
+}
+
+/// Parses a payload. Validates the whole text (trailing bytes are an error).
+pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
+    let first = text.trim_start().as_bytes().first().copied();
+    match first {
+        None => Err(Malformed("empty body".into())),
+        Some(b'{') => parse_object(text).map(Payload::Single),
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(describe)?;
+            Ok(Payload::Batch(
+                items.into_iter().map(|r| parse_object(r.get())).collect(),
+            ))
+        }
+        Some(_) => {
+            serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(describe)?;
+            Ok(Payload::NotAMessage)
+        }
+    }
+}
+
+fn parse_object(text: &str) -> Result<Envelope<'_>, Malformed> {
+    let raw: RawEnvelope<'_> = serde_json::from_str(text).map_err(describe)?;
+    let method = raw.method.and_then(|m| as_str(m));
+    Ok(Envelope {
+        jsonrpc: raw.jsonrpc,
+        id: raw.id,
+        method,
+        has_method: raw.method.is_some(),
+        params: raw.params,
+        result: raw.result,
+        error: raw.error,
+        raw: text,
+    })
+}
+
+fn describe(e: serde_json::Error) -> Malformed {
+    Malformed(e.to_string())
+}
+
+/// A raw JSON string's value, if it is a string without escapes (the common case) or with them.
+pub(crate) fn as_str(raw: &RawValue) -> Option<&str> {
+    let s = raw.get();
+    let inner = s.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        None
+    } else {
+        Some(inner)
+    }
+}
+
+/// A raw value as an owned string (handles escapes).
+pub(crate) fn to_string(raw: &RawValue) -> Option<String> {
+    serde_json::from_str::<String>(raw.get()).ok()
+}
+
+/// The envelope checks on a response that is our terminal answer.
+#[derive(Debug, Clone)]
+pub enum EnvelopeCheck<'a> {
+    /// Broken envelope: the outcome is `INVALID_ENVELOPE` with this rule and detail.
+    Invalid(Rule, String),
+    /// A valid error response.
+    Error {
+        /// The error code.
+        code: i64,
+        /// The error message.
+        message: String,
+    },
+    /// A valid result response; the result still needs judging.
+    Result(&'a RawValue),
+}
+
+/// Checks `jsonrpc`, result/error exclusivity and the error object. The id is checked by the
+/// caller, which knows whether a mismatch means "invalid" (JSON body) or "foreign" (SSE).
+pub fn check_response<'a>(env: &Envelope<'a>) -> EnvelopeCheck<'a> {
+    let version_ok = env.jsonrpc.map(|v| v.get() == "\"2.0\"").unwrap_or(false);
+    if !version_ok {
+        let seen = env.jsonrpc.map(|v| v.get()).unwrap_or("absent");
+        return EnvelopeCheck::Invalid(Rule::JsonrpcVersion, format!("jsonrpc is {seen}"));
+    }
+    match (env.result, env.error) {
+        (Some(_), Some(_)) => EnvelopeCheck::Invalid(
+            Rule::JsonrpcResultAndError,
+            "response has both result and error".into(),
+        ),
+        (None, None) => EnvelopeCheck::Invalid(
+            Rule::JsonrpcResultAndError,
+            "response has neither result nor error".into(),
+        ),
+        (Some(result), None) => EnvelopeCheck::Result(result),
+        (None, Some(error)) => check_error(error),
+    }
+}
+
+#[derive(Deserialize)]
+struct RawError<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    code: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    message: Option<&'a RawValue>,
+}
+
+fn check_error(error: &RawValue) -> EnvelopeCheck<'_> {
+    let invalid = |d: &str| EnvelopeCheck::Invalid(Rule::JsonrpcErrorObject, d.to_owned());
+    if !error.get().starts_with('{') {
+        return invalid("error is not an object");
+    }
+    let Ok(raw) = serde_json::from_str::<RawError<'_>>(error.get()) else {
+        return invalid("error object could not be read (duplicate keys?)");
+    };
+    let Some(code) = raw.code.and_then(|c| c.get().parse::<i64>().ok()) else {
+        return invalid("error.code is missing or not an integer");
+    };
+    let Some(message) = raw.message.and_then(to_string) else {
+        return invalid("error.message is missing or not a string");
+    };
+    EnvelopeCheck::Error { code, message }
+}
+
+/// Reads `code` and `message` from any body that looks like a JSON-RPC error response, whatever
+/// its id: HTTP error bodies and id-less errors carry them this way.
+pub fn error_of(body: &str) -> Option<(i64, String)> {
+    let Ok(Payload::Single(env)) = parse_payload(body) else {
+        return None;
+    };
+    match check_error(env.error?) {
+        EnvelopeCheck::Error { code, message } => Some((code, message)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(text: &str) -> Envelope<'_> {
+        match parse_payload(text).unwrap() {
+            Payload::Single(e) => e,
+            other => panic!("not single: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn null_members_are_present() {
+        let e = single(r#"{"jsonrpc":"2.0","id":null,"result":null}"#);
+        assert!(e.id.is_some());
+        assert!(matches!(check_response(&e), EnvelopeCheck::Result(_)));
+    }
+
+    #[test]
+    fn trailing_bytes_and_empty_are_malformed() {
+        assert!(parse_payload(r#"{"a":1} x"#).is_err());
+        assert!(parse_payload("  ").is_err());
+        assert!(parse_payload("{} \n").is_ok());
+    }
+
+    #[test]
+    fn id_type_matters() {
+        let e = single(r#"{"jsonrpc":"2.0","id":"1","result":{}}"#);
+        assert!(!e.id_matches(&Value::from(1)));
+        assert!(e.id_matches(&Value::from("1")));
+    }
+
+    #[test]
+    fn error_object_is_checked() {
+        let e = single(r#"{"jsonrpc":"2.0","id":1,"error":{"code":"x","message":"m"}}"#);
+        assert!(matches!(
+            check_response(&e),
+            EnvelopeCheck::Invalid(Rule::JsonrpcErrorObject, _)
+        ));
+        let e = single(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#);
+        assert!(matches!(
+            check_response(&e),
+            EnvelopeCheck::Error { code: -32602, ref message } if message == "bad"
+        ));
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(single(r#"{"method":"x","id":1}"#).kind(), Kind::Request);
+        assert_eq!(single(r#"{"method":"x"}"#).kind(), Kind::Notification);
+        assert_eq!(single(r#"{"id":1,"result":{}}"#).kind(), Kind::Response);
+    }
+}

@@ -1,0 +1,100 @@
+//! Replays captured exchanges through the core, in order, with one [`Session`] per capture so
+//! that each exchange is judged with what the earlier ones established.
+
+use std::io::Read;
+
+use serde::Serialize;
+
+use crate::har::{self, Entry, HarError};
+use crate::limits::Limits;
+use crate::request::{BodyKind, Request};
+use crate::session::Session;
+use crate::verdict::Verdict;
+
+/// An entry that was not judged, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// Position in the capture.
+    pub index: u64,
+    /// Why it was not judged.
+    pub reason: String,
+}
+
+/// What replaying one entry gave.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// An MCP exchange and its verdict.
+    Verdict(Box<Verdict>),
+    /// Not an MCP exchange.
+    Skipped(Skipped),
+}
+
+/// Why an entry is not an MCP exchange, or `None` if it is one.
+pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
+    let has_mcp_header = req.headers.get("mcp-protocol-version").is_some()
+        || req.headers.get("mcp-session-id").is_some();
+    match (req.http_method.as_str(), req.kind) {
+        ("POST", BodyKind::Unreadable) if has_mcp_header => None,
+        ("POST", BodyKind::None) if has_mcp_header => None,
+        ("POST", BodyKind::Unreadable | BodyKind::None) => {
+            Some(format!("POST {} without a JSON-RPC body", entry.url))
+        }
+        ("POST", _) => None,
+        (m, _) if has_mcp_header => Some(format!(
+            "{m} {}: standalone stream or session request, not a request/response exchange",
+            entry.url
+        )),
+        (m, _) => Some(format!("{m} {}: not MCP", entry.url)),
+    }
+}
+
+/// Judges one entry, feeding its body in chunks whose sizes come from `chunks` (cycled by the
+/// caller as it likes; a size of 0 is treated as 1). Returns `Skipped` for non-MCP entries.
+pub fn judge_entry(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+) -> Item {
+    let req = Request::new(
+        &entry.method,
+        entry.request_headers.clone(),
+        &entry.request_body,
+    );
+    if let Some(reason) = not_mcp(entry, &req) {
+        return Item::Skipped(Skipped {
+            index: entry.index,
+            reason,
+        });
+    }
+    let mut exchange = session.begin_at(entry.index, req);
+    if let Some(head) = &entry.response {
+        exchange.on_head(head.clone());
+        let mut rest = &entry.response_body[..];
+        while !rest.is_empty() {
+            let n = chunks.next().unwrap_or(rest.len()).clamp(1, rest.len());
+            exchange.feed(&rest[..n]);
+            rest = &rest[n..];
+        }
+    }
+    Item::Verdict(Box::new(session.finish(&mut exchange, entry.end)))
+}
+
+/// Replays a HAR document from `reader`, calling `each` for every entry in order.
+///
+/// # Errors
+/// When the capture is unusable; entries before the problem have been delivered.
+pub fn replay_har<R: Read>(
+    reader: R,
+    limits: Limits,
+    each: &mut dyn FnMut(Item),
+) -> Result<(), HarError> {
+    let mut session = Session::new(limits);
+    har::read_entries(reader, &mut |entry| {
+        each(judge_entry(&mut session, &entry, &mut std::iter::empty()));
+    })
+}
+
+/// Whether a set of verdicts passes: every exchange complete and none invalid.
+pub fn all_complete<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> bool {
+    verdicts.into_iter().all(|v| v.complete)
+}

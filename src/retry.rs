@@ -1,0 +1,234 @@
+//! Retry advice: a pure function of what the exchange came to and whether the call is safe to
+//! repeat. Kept apart from the outcome on purpose: "it failed" and "send it again" are different
+//! decisions, and replaying a non-idempotent `tools/call` is the costliest mistake clients make.
+
+use crate::verdict::{Advice, Outcome, RetryAdvice};
+use crate::version::ProtocolVersion;
+
+/// Everything the advice depends on.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryFacts {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// HTTP status, if a head arrived.
+    pub status: Option<u16>,
+    /// JSON-RPC error code, if any.
+    pub error_code: Option<i64>,
+    /// Sending the same request again is harmless (not a `tools/call`, or a tool annotated
+    /// read-only or idempotent earlier in the capture).
+    pub safe_to_repeat: bool,
+    /// The SSE stream can be resumed (2025-x with an event id).
+    pub resumable: bool,
+    /// The request carried a session id.
+    pub had_session: bool,
+    /// The protocol version.
+    pub version: ProtocolVersion,
+    /// `Retry-After`, in milliseconds.
+    pub retry_after_ms: Option<u64>,
+    /// The SSE `retry:` field, in milliseconds.
+    pub sse_retry_ms: Option<u64>,
+}
+
+/// Codes that mean "rejected before dispatch because of the request itself" (2026-07-28).
+fn is_pre_dispatch_code(code: Option<i64>) -> bool {
+    matches!(code, Some(-32022..=-32020))
+}
+
+/// Decides what to do next.
+pub fn advise(f: &RetryFacts) -> RetryAdvice {
+    use Outcome::*;
+    let advice = |advice, after_ms, reason: &str| RetryAdvice {
+        advice,
+        after_ms,
+        reason: reason.to_owned(),
+    };
+    let may_have_run = |what: &str| {
+        if f.safe_to_repeat {
+            advice(
+                Advice::Retry,
+                f.retry_after_ms,
+                &format!("{what}; the call is safe to repeat as a new request"),
+            )
+        } else {
+            advice(
+                Advice::DoNotRetry,
+                None,
+                &format!(
+                    "{what}; the call may already have taken effect and is not known to be idempotent"
+                ),
+            )
+        }
+    };
+    match f.outcome {
+        ToolSuccess | Success => advice(Advice::None, None, "complete answer"),
+        ToolError => advice(
+            Advice::None,
+            None,
+            "the tool ran and reported an error; show it to the model rather than resend",
+        ),
+        NotificationAccepted => advice(Advice::None, None, "accepted; nothing to wait for"),
+        Deferred => advice(
+            Advice::None,
+            None,
+            "a task was created; poll it for the result",
+        ),
+        StreamOpen => advice(
+            Advice::None,
+            None,
+            "the capture ended while the stream was open; the outcome is unknown",
+        ),
+        InputRequired => advice(
+            Advice::ResubmitWithInput,
+            None,
+            "send a new request (new id) with inputResponses and requestState",
+        ),
+        JsonrpcError if is_pre_dispatch_code(f.error_code) => advice(
+            Advice::FixRequest,
+            None,
+            "rejected before dispatch (header, capability or version); fix the request",
+        ),
+        JsonrpcError => advice(Advice::None, None, "complete answer: a JSON-RPC error"),
+        LimitExceeded => advice(
+            Advice::DoNotRetry,
+            None,
+            "the reply exceeded a configured limit and would again; raise the limit",
+        ),
+        HttpError => http_advice(f, &advice, &may_have_run),
+        StreamAborted | TimedOut if f.resumable && f.version.has_resumption() => advice(
+            Advice::Resume,
+            f.sse_retry_ms,
+            "the stream carried an event id: GET with Last-Event-ID to resume",
+        ),
+        StreamAborted => may_have_run("the stream ended before the response"),
+        TimedOut => may_have_run("no response before the deadline"),
+        ConnectionFailed => may_have_run("the connection failed"),
+        UnexpectedContentType => may_have_run("the reply was not JSON or SSE"),
+        UnexpectedAccepted => may_have_run("a request was answered 202 with no response"),
+        MalformedJson => may_have_run("the reply was not valid JSON"),
+        InvalidEnvelope => may_have_run("the reply was not a valid response to this request"),
+        InvalidToolResult => may_have_run("the tool result broke the schema"),
+    }
+}
+
+fn http_advice(
+    f: &RetryFacts,
+    advice: &dyn Fn(Advice, Option<u64>, &str) -> RetryAdvice,
+    may_have_run: &dyn Fn(&str) -> RetryAdvice,
+) -> RetryAdvice {
+    let status = f.status.unwrap_or(0);
+    if is_pre_dispatch_code(f.error_code) {
+        return advice(
+            Advice::FixRequest,
+            None,
+            "rejected before dispatch (header, capability or version); fix the request",
+        );
+    }
+    match status {
+        429 => advice(
+            Advice::Retry,
+            f.retry_after_ms,
+            "rate limited before dispatch; retry after the delay",
+        ),
+        404 if f.had_session && f.version.has_sessions() => advice(
+            Advice::Reinitialize,
+            None,
+            "the session is gone (404 with a session id): initialize again",
+        ),
+        408 => may_have_run("HTTP 408"),
+        500..=599 => may_have_run(&format!("HTTP {status}")),
+        400..=499 => advice(
+            Advice::FixRequest,
+            None,
+            &format!("HTTP {status}: rejected before dispatch; change the request"),
+        ),
+        _ => may_have_run(&format!("HTTP {status}")),
+    }
+}
+
+/// Parses `Retry-After`: delta seconds, or an HTTP date relative to the response's `Date`.
+pub fn parse_retry_after(value: &str, date: Option<&str>) -> Option<u64> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(secs.saturating_mul(1000));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    let now = httpdate::parse_http_date(date?.trim()).ok()?;
+    Some(
+        at.duration_since(now)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(outcome: Outcome) -> RetryFacts {
+        RetryFacts {
+            outcome,
+            status: Some(200),
+            error_code: None,
+            safe_to_repeat: false,
+            resumable: false,
+            had_session: false,
+            version: ProtocolVersion::V2026_07_28,
+            retry_after_ms: None,
+            sse_retry_ms: None,
+        }
+    }
+
+    #[test]
+    fn unsafe_failure_is_not_retried() {
+        let mut f = facts(Outcome::HttpError);
+        f.status = Some(503);
+        assert_eq!(advise(&f).advice, Advice::DoNotRetry);
+        f.safe_to_repeat = true;
+        f.retry_after_ms = Some(5000);
+        assert_eq!(advise(&f).advice, Advice::Retry);
+        assert_eq!(advise(&f).after_ms, Some(5000));
+    }
+
+    #[test]
+    fn http_rejections() {
+        let mut f = facts(Outcome::HttpError);
+        f.status = Some(429);
+        assert_eq!(advise(&f).advice, Advice::Retry);
+        f.status = Some(400);
+        f.error_code = Some(-32020);
+        assert_eq!(advise(&f).advice, Advice::FixRequest);
+        f.status = Some(404);
+        f.error_code = None;
+        f.had_session = true;
+        assert_eq!(
+            advise(&f).advice,
+            Advice::FixRequest,
+            "2026 has no sessions"
+        );
+        f.version = ProtocolVersion::V2025_11_25;
+        assert_eq!(advise(&f).advice, Advice::Reinitialize);
+    }
+
+    #[test]
+    fn resume_only_with_resumption() {
+        let mut f = facts(Outcome::StreamAborted);
+        f.resumable = true;
+        f.version = ProtocolVersion::V2025_11_25;
+        f.sse_retry_ms = Some(3000);
+        assert_eq!(advise(&f).advice, Advice::Resume);
+        assert_eq!(advise(&f).after_ms, Some(3000));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("5", None), Some(5000));
+        assert_eq!(
+            parse_retry_after(
+                "Wed, 02 Dec 2026 10:00:30 GMT",
+                Some("Wed, 02 Dec 2026 10:00:00 GMT")
+            ),
+            Some(30_000)
+        );
+        assert_eq!(parse_retry_after("soon", None), None);
+    }
+}

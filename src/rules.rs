@@ -1,0 +1,106 @@
+//! The catalogue of spec rules the analyzer checks, each with a stable id and a level.
+//!
+//! One table, so that the README, the CLI's rule listing and the checks cannot drift apart.
+
+use crate::verdict::Level;
+
+macro_rules! rules {
+    ($($variant:ident => $id:literal, $level:ident, $summary:literal;)*) => {
+        /// A checked rule. [`Rule::id`] is the stable name used in verdicts.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Rule { $(#[doc = $summary] $variant,)* }
+
+        impl Rule {
+            /// Every rule, in catalogue order.
+            pub const ALL: &'static [Rule] = &[$(Rule::$variant,)*];
+            /// Stable id, e.g. `sse.foreign_id_response`.
+            pub fn id(self) -> &'static str { match self { $(Rule::$variant => $id,)* } }
+            /// MUST or SHOULD.
+            pub fn level(self) -> Level { match self { $(Rule::$variant => Level::$level,)* } }
+            /// One line: what the rule says.
+            pub fn summary(self) -> &'static str { match self { $(Rule::$variant => $summary,)* } }
+        }
+    };
+}
+
+rules! {
+    RequestAccept => "request.accept", Must,
+        "The POST's Accept header must list application/json and text/event-stream.";
+    RequestProtocolVersionHeader => "request.protocol_version_header", Must,
+        "MCP-Protocol-Version must be sent (2026-07-28: every POST; 2025-06-18+: after initialize).";
+    RequestProtocolVersionMismatch => "request.protocol_version_mismatch", Must,
+        "2026-07-28: MCP-Protocol-Version must equal the request's _meta protocolVersion.";
+    RequestMetaMissing => "request.meta_missing", Must,
+        "2026-07-28: _meta must carry protocolVersion and clientCapabilities.";
+    RequestMcpMethodHeader => "request.mcp_method_header", Must,
+        "2026-07-28: Mcp-Method must be present and equal the JSON-RPC method.";
+    RequestMcpNameHeader => "request.mcp_name_header", Must,
+        "2026-07-28: Mcp-Name must equal params.name/uri on tools/call, resources/read, prompts/get.";
+    RequestBatch => "request.batch", Must,
+        "2025-06-18 and later: a POST body is one message, never a JSON array.";
+    RequestMrtrReusedId => "request.mrtr_reused_id", Must,
+        "An MRTR follow-up must use a new JSON-RPC id.";
+    HttpAcceptedForRequest => "http.accepted_for_request", Must,
+        "A request must be answered with application/json or text/event-stream, not 202/204.";
+    HttpAcceptedWithBody => "http.accepted_with_body", Must,
+        "202 Accepted to a notification or response carries no body.";
+    HttpContentType => "http.content_type", Must,
+        "A 2xx reply to a request is application/json or text/event-stream.";
+    HttpSessionIdOnStateless => "http.session_id_on_stateless", Should,
+        "2026-07-28 servers should not mint or echo Mcp-Session-Id.";
+    SseForeignIdResponse => "sse.foreign_id_response", Must,
+        "A POST stream carries responses only for its own request.";
+    SseAfterFinal => "sse.after_final", Should,
+        "The final response should end the stream (must, after input_required).";
+    SseServerRequest => "sse.server_request", Must,
+        "2026-07-28: the server must not send JSON-RPC requests on a POST stream.";
+    SseEventNotJson => "sse.event_not_json", Must,
+        "Each event's data is one JSON-RPC message.";
+    SseUnterminatedEvent => "sse.unterminated_event", Should,
+        "An event must end with a blank line; one cut off at the end is never dispatched.";
+    SseNonMessageEvent => "sse.non_message_event", Should,
+        "Events other than `message` are ignored by SDK clients.";
+    SseLegacyField => "sse.legacy_field", Should,
+        "2026-07-28 streams are not resumable: id and retry fields are legacy and ignored.";
+    SseRetryMissing => "sse.retry_missing", Should,
+        "2025-11-25: a server closing a stream before the response should send retry first.";
+    SseClosedBeforeResponse => "sse.closed_before_response", Should,
+        "The server should not close the stream before the response (except 2025-11-25 polling).";
+    JsonrpcMalformed => "jsonrpc.malformed", Must,
+        "The body is one JSON value with nothing after it.";
+    JsonrpcVersion => "jsonrpc.version", Must,
+        "jsonrpc must be \"2.0\".";
+    JsonrpcIdMismatch => "jsonrpc.id_mismatch", Must,
+        "The response id equals the request id in value and type.";
+    JsonrpcResultAndError => "jsonrpc.result_and_error", Must,
+        "A response has exactly one of result and error.";
+    JsonrpcErrorObject => "jsonrpc.error_object", Must,
+        "error is an object with an integer code and a string message.";
+    JsonrpcBatchResponse => "jsonrpc.batch_response", Must,
+        "2025-06-18 and later: a response body is one message, never a JSON array.";
+    ResultNotObject => "result.not_object", Must,
+        "A JSON-RPC result in MCP is an object.";
+    ResultTypeMissing => "result.type_missing", Must,
+        "2026-07-28 results must carry resultType (clients treat it as complete).";
+    ResultTypeUnknown => "result.type_unknown", Must,
+        "An unrecognised resultType must be considered invalid.";
+    ToolResultNotObject => "tool.result_not_object", Must,
+        "A tools/call result is an object.";
+    ToolContentNotArray => "tool.content_not_array", Must,
+        "CallToolResult.content is a required array.";
+    ToolIsErrorNotBool => "tool.is_error_not_bool", Must,
+        "CallToolResult.isError, if present, is a boolean.";
+    ToolStructuredContentNotObject => "tool.structured_content_not_object", Must,
+        "2025-06-18/2025-11-25: structuredContent is a JSON object.";
+    MrtrNotAllowed => "mrtr.not_allowed", Must,
+        "input_required only answers tools/call, resources/read and prompts/get.";
+    MrtrEmpty => "mrtr.empty", Must,
+        "An InputRequiredResult carries inputRequests or requestState.";
+    ProgressTokenMismatch => "progress.token_mismatch", Must,
+        "Progress notifications reference the request's progressToken.";
+    ProgressNotIncreasing => "progress.not_increasing", Must,
+        "Progress must increase with each notification.";
+    NotificationMessageWithoutLogLevel => "notification.message_without_log_level", Must,
+        "2026-07-28: no notifications/message unless the request _meta asked for a logLevel.";
+}

@@ -1,0 +1,163 @@
+//! What one exchange needs from the ones before it: the negotiated version, tool annotations
+//! (for retry safety) and MRTR ids. A capture, or a live client connection, is one `Session`.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::client_checks::check_request;
+use crate::exchange::{Exchange, Learned, Observer, Setup};
+use crate::findings::Findings;
+use crate::limits::Limits;
+use crate::request::Request;
+use crate::rules::Rule;
+use crate::verdict::{End, Verdict};
+use crate::version::{ProtocolVersion, VersionSource};
+
+/// How many `input_required` ids are remembered for the MRTR id-reuse check.
+const MRTR_MEMORY: usize = 256;
+
+/// Context shared by the exchanges of one capture or connection.
+#[derive(Debug, Clone, Default)]
+pub struct Session {
+    limits: Limits,
+    /// Version from an `initialize` exchange.
+    negotiated: Option<ProtocolVersion>,
+    /// Version last stated by a header or `_meta`.
+    stated: Option<ProtocolVersion>,
+    initialized: bool,
+    /// Tool name → repeat is harmless.
+    tools: HashMap<String, bool>,
+    input_required_ids: Vec<Value>,
+    next_index: u64,
+}
+
+impl Session {
+    /// A session with these limits.
+    pub fn new(limits: Limits) -> Self {
+        Session {
+            limits,
+            ..Session::default()
+        }
+    }
+
+    /// The limits given to each exchange.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Starts an exchange for `req`, numbered by a running counter.
+    pub fn begin(&mut self, req: Request) -> Exchange {
+        let index = self.next_index;
+        self.begin_at(index, req)
+    }
+
+    /// Starts an exchange for `req` at capture position `index`.
+    pub fn begin_at(&mut self, index: u64, req: Request) -> Exchange {
+        self.next_index = index + 1;
+        let (version, version_source) = self.decide_version(&req);
+        let safe_to_repeat = match req.tool() {
+            Some(tool) => self.tools.get(tool).copied().unwrap_or(false),
+            None => req.method.as_deref() != Some("tools/call"),
+        };
+        let mut findings = Findings::default();
+        check_request(&req, version, self.initialized, &mut findings);
+        if req.is_mrtr_follow_up()
+            && req
+                .id
+                .as_ref()
+                .is_some_and(|id| self.input_required_ids.contains(id))
+        {
+            findings.add(
+                Rule::RequestMrtrReusedId,
+                format!(
+                    "follow-up reuses id {} of the input_required request",
+                    req.id.as_ref().map(Value::to_string).unwrap_or_default()
+                ),
+                None,
+            );
+        }
+        let setup = Setup {
+            index,
+            version,
+            version_source,
+            safe_to_repeat,
+            limits: self.limits,
+        };
+        Exchange::with_findings(req, setup, findings)
+    }
+
+    /// Decides the version, in order: header, `_meta`, initialize, earlier exchange, default.
+    fn decide_version(&self, req: &Request) -> (ProtocolVersion, VersionSource) {
+        let header = req
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(ProtocolVersion::parse);
+        if let Some(v) = header {
+            return (v, VersionSource::Header);
+        }
+        let meta = req
+            .meta("io.modelcontextprotocol/protocolVersion")
+            .and_then(Value::as_str)
+            .and_then(ProtocolVersion::parse);
+        if let Some(v) = meta {
+            return (v, VersionSource::Meta);
+        }
+        if req.method.as_deref() == Some("initialize") {
+            if let Some(v) = req
+                .param_str("protocolVersion")
+                .and_then(ProtocolVersion::parse)
+            {
+                return (v, VersionSource::Initialize);
+            }
+        }
+        if let Some(v) = self.negotiated {
+            return (v, VersionSource::Initialize);
+        }
+        if let Some(v) = self.stated {
+            return (v, VersionSource::Earlier);
+        }
+        (ProtocolVersion::V2025_03_26, VersionSource::Default)
+    }
+
+    /// Finishes `exchange` and records what it taught.
+    pub fn finish(&mut self, exchange: &mut Exchange, end: End) -> Verdict {
+        self.finish_with(exchange, end, &mut ())
+    }
+
+    /// Like [`finish`](Self::finish), reporting a JSON body's message to `observer`.
+    pub fn finish_with(
+        &mut self,
+        exchange: &mut Exchange,
+        end: End,
+        observer: &mut dyn Observer,
+    ) -> Verdict {
+        let (verdict, learned) = exchange.finish_with(end, observer);
+        self.record(exchange.request(), &verdict, learned);
+        verdict
+    }
+
+    fn record(&mut self, req: &Request, verdict: &Verdict, learned: Learned) {
+        if matches!(
+            verdict.protocol_version_source,
+            VersionSource::Header | VersionSource::Meta
+        ) {
+            self.stated = Some(verdict.protocol_version);
+        }
+        if req.method.as_deref() == Some("initialize") {
+            self.initialized = true;
+            self.negotiated = learned.negotiated.or(Some(verdict.protocol_version));
+        }
+        for (name, safe) in learned.tools {
+            self.tools.insert(name, safe);
+        }
+        if learned.input_required {
+            if let Some(id) = &req.id {
+                if self.input_required_ids.len() == MRTR_MEMORY {
+                    self.input_required_ids.remove(0);
+                }
+                self.input_required_ids.push(id.clone());
+            }
+        }
+    }
+}

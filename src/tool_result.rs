@@ -1,0 +1,288 @@
+//! The result layer: `resultType` (complete, input_required, task) and, for `tools/call`, the
+//! `CallToolResult` shape (`content`, `isError`, `structuredContent`).
+//!
+//! Only the members that decide the verdict are looked at; `content` items are not parsed.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{present, to_string};
+use crate::rules::Rule;
+use crate::verdict::Outcome;
+use crate::version::ProtocolVersion;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawResult<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    result_type: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    is_error: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    structured_content: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    input_requests: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    request_state: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    task: Option<&'a RawValue>,
+}
+
+/// What the result layer decided.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultJudgement {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// `resultType` as sent, when it is a string.
+    pub result_type: Option<String>,
+    /// Broken rules, with details.
+    pub violations: Vec<(Rule, String)>,
+}
+
+/// Methods that may answer with `input_required` (MRTR).
+const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
+
+/// Judges a result for `method` under `version`.
+pub fn judge_result(
+    method: Option<&str>,
+    version: ProtocolVersion,
+    result: &RawValue,
+) -> ResultJudgement {
+    let is_tool = method == Some("tools/call");
+    let mut violations = Vec::new();
+    let invalid_outcome = if is_tool {
+        Outcome::InvalidToolResult
+    } else {
+        Outcome::InvalidEnvelope
+    };
+    let fail = |rule: Rule, detail: String, result_type: Option<String>| ResultJudgement {
+        outcome: invalid_outcome,
+        result_type,
+        violations: vec![(rule, detail)],
+    };
+    if !result.get().starts_with('{') {
+        let rule = if is_tool {
+            Rule::ToolResultNotObject
+        } else {
+            Rule::ResultNotObject
+        };
+        return fail(rule, format!("result is {}", kind_of(result)), None);
+    }
+    let Ok(raw) = serde_json::from_str::<RawResult<'_>>(result.get()) else {
+        let rule = if is_tool {
+            Rule::ToolResultNotObject
+        } else {
+            Rule::ResultNotObject
+        };
+        return fail(
+            rule,
+            "result object could not be read (duplicate keys?)".into(),
+            None,
+        );
+    };
+
+    let result_type = raw.result_type.and_then(to_string);
+    match (raw.result_type, result_type.as_deref()) {
+        (None, _) => {
+            if version.is_stateless() {
+                violations.push((
+                    Rule::ResultTypeMissing,
+                    "result has no resultType; treated as \"complete\"".to_owned(),
+                ));
+            }
+        }
+        (Some(_), Some("complete")) => {}
+        (Some(_), Some("input_required")) => {
+            if !MRTR_METHODS.contains(&method.unwrap_or("")) {
+                violations.push((
+                    Rule::MrtrNotAllowed,
+                    format!(
+                        "input_required answers {}",
+                        method.unwrap_or("an unknown method")
+                    ),
+                ));
+            }
+            if raw.input_requests.is_none() && raw.request_state.is_none() {
+                violations.push((
+                    Rule::MrtrEmpty,
+                    "input_required without inputRequests or requestState".to_owned(),
+                ));
+            }
+            return ResultJudgement {
+                outcome: Outcome::InputRequired,
+                result_type,
+                violations,
+            };
+        }
+        (Some(_), Some("task")) => {
+            return ResultJudgement {
+                outcome: Outcome::Deferred,
+                result_type,
+                violations,
+            };
+        }
+        (Some(raw_type), _) => {
+            return fail(
+                Rule::ResultTypeUnknown,
+                format!("resultType {} is not recognised", raw_type.get()),
+                result_type,
+            );
+        }
+    }
+
+    // 2025-11-25 CreateTaskResult: a task object instead of the real result.
+    if raw.task.is_some_and(|t| t.get().starts_with('{')) && raw.content.is_none() {
+        return ResultJudgement {
+            outcome: Outcome::Deferred,
+            result_type,
+            violations,
+        };
+    }
+    if !is_tool {
+        return ResultJudgement {
+            outcome: Outcome::Success,
+            result_type,
+            violations,
+        };
+    }
+
+    let mut broken = Vec::new();
+    match raw.content {
+        Some(c) if c.get().starts_with('[') => {}
+        Some(c) => broken.push((
+            Rule::ToolContentNotArray,
+            format!("content is {}", kind_of(c)),
+        )),
+        None => broken.push((Rule::ToolContentNotArray, "content is missing".to_owned())),
+    }
+    let is_error = match raw.is_error.map(|v| v.get()) {
+        None | Some("false") => false,
+        Some("true") => true,
+        Some(other) => {
+            broken.push((Rule::ToolIsErrorNotBool, format!("isError is {other}")));
+            false
+        }
+    };
+    if let Some(sc) = raw.structured_content {
+        let object_only = matches!(
+            version,
+            ProtocolVersion::V2025_06_18 | ProtocolVersion::V2025_11_25
+        );
+        if object_only && !sc.get().starts_with('{') {
+            broken.push((
+                Rule::ToolStructuredContentNotObject,
+                format!("structuredContent is {}", kind_of(sc)),
+            ));
+        }
+    }
+    let outcome = if !broken.is_empty() {
+        Outcome::InvalidToolResult
+    } else if is_error {
+        Outcome::ToolError
+    } else {
+        Outcome::ToolSuccess
+    };
+    violations.extend(broken);
+    ResultJudgement {
+        outcome,
+        result_type,
+        violations,
+    }
+}
+
+/// A short name for a JSON value's type, for details.
+pub(crate) fn kind_of(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judge(method: &str, v: ProtocolVersion, json: &str) -> ResultJudgement {
+        let raw: Box<RawValue> = serde_json::from_str(json).unwrap();
+        judge_result(Some(method), v, &raw)
+    }
+
+    const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
+    const V25: ProtocolVersion = ProtocolVersion::V2025_11_25;
+
+    #[test]
+    fn absent_result_type_is_complete_and_flagged_only_on_2026() {
+        let j = judge("tools/call", V25, r#"{"content":[]}"#);
+        assert_eq!((j.outcome, j.violations.len()), (Outcome::ToolSuccess, 0));
+        let j = judge("tools/call", V26, r#"{"content":[]}"#);
+        assert_eq!(j.outcome, Outcome::ToolSuccess);
+        assert_eq!(j.violations[0].0, Rule::ResultTypeMissing);
+    }
+
+    #[test]
+    fn tool_shapes() {
+        let j = judge(
+            "tools/call",
+            V26,
+            r#"{"resultType":"complete","content":[],"isError":true}"#,
+        );
+        assert_eq!(j.outcome, Outcome::ToolError);
+        let j = judge(
+            "tools/call",
+            V26,
+            r#"{"resultType":"complete","content":"x"}"#,
+        );
+        assert_eq!(j.outcome, Outcome::InvalidToolResult);
+        let j = judge(
+            "tools/call",
+            V26,
+            r#"{"resultType":"complete","content":[],"isError":"yes"}"#,
+        );
+        assert_eq!(j.violations[0].0, Rule::ToolIsErrorNotBool);
+        let j = judge("tools/call", V26, r#"{"resultType":"banana","content":[]}"#);
+        assert_eq!(j.outcome, Outcome::InvalidToolResult);
+        let j = judge("tools/call", V26, r#"[1]"#);
+        assert_eq!(j.violations[0].0, Rule::ToolResultNotObject);
+        let j = judge(
+            "tools/call",
+            V25,
+            r#"{"content":[],"structuredContent":[1]}"#,
+        );
+        assert_eq!(j.outcome, Outcome::InvalidToolResult);
+        let j = judge(
+            "tools/call",
+            V26,
+            r#"{"resultType":"complete","content":[],"structuredContent":[1]}"#,
+        );
+        assert_eq!(j.outcome, Outcome::ToolSuccess);
+    }
+
+    #[test]
+    fn mrtr_and_tasks() {
+        let j = judge(
+            "tools/call",
+            V26,
+            r#"{"resultType":"input_required","requestState":"s"}"#,
+        );
+        assert_eq!((j.outcome, j.violations.len()), (Outcome::InputRequired, 0));
+        let j = judge("tools/list", V26, r#"{"resultType":"input_required"}"#);
+        let rules: Vec<Rule> = j.violations.iter().map(|v| v.0).collect();
+        assert_eq!(rules, vec![Rule::MrtrNotAllowed, Rule::MrtrEmpty]);
+        let j = judge("tools/call", V26, r#"{"resultType":"task","task":{}}"#);
+        assert_eq!(j.outcome, Outcome::Deferred);
+        let j = judge(
+            "tools/call",
+            V25,
+            r#"{"task":{"taskId":"t","status":"working"}}"#,
+        );
+        assert_eq!(j.outcome, Outcome::Deferred);
+        let j = judge("ping", V26, r#"{"resultType":"complete"}"#);
+        assert_eq!(j.outcome, Outcome::Success);
+    }
+}
