@@ -308,6 +308,8 @@ impl Exchange {
         let mut sse_retry = None;
         let head = self.head.take();
         let outcome = match &head {
+            None if end == End::Timeout => Outcome::TimedOut,
+            None if end == End::Cancelled => Outcome::Cancelled,
             None => Outcome::ConnectionFailed,
             Some(h) => {
                 v.status = Some(h.status);
@@ -560,7 +562,9 @@ impl Exchange {
     fn malformed(&mut self, end: End, detail: String) -> Outcome {
         match end {
             // A body cut short is a transfer problem, not bad JSON.
-            End::Reset | End::Timeout | End::Cancelled => Outcome::StreamAborted,
+            End::Reset => Outcome::StreamAborted,
+            End::Timeout => Outcome::TimedOut,
+            End::Cancelled => Outcome::Cancelled,
             End::Open => Outcome::StreamOpen,
             End::Eof => {
                 self.findings.add(
@@ -630,7 +634,8 @@ impl Exchange {
         }
         match end {
             End::Open => return Outcome::StreamOpen,
-            End::Timeout | End::Cancelled => return Outcome::TimedOut,
+            End::Timeout => return Outcome::TimedOut,
+            End::Cancelled => return Outcome::Cancelled,
             End::Eof | End::Reset => {}
         }
         if stream.track.parse_failed {

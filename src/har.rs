@@ -329,3 +329,108 @@ mod tests {
         assert!(parse(bad).unwrap_err().0.contains("entry 0"));
     }
 }
+
+/// One exchange to write into a HAR capture (what `probe --record` saw).
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// HTTP method.
+    pub method: String,
+    /// Request URL.
+    pub url: String,
+    /// Request headers, as sent (redact secrets before recording).
+    pub request_headers: Headers,
+    /// Request body.
+    pub request_body: Vec<u8>,
+    /// Response head, if one arrived.
+    pub response: Option<ResponseHead>,
+    /// Response body bytes as received.
+    pub response_body: Vec<u8>,
+    /// How the body ended.
+    pub end: End,
+    /// Wall-clock start, RFC 3339.
+    pub started: String,
+    /// Total time in milliseconds.
+    pub time_ms: f64,
+}
+
+/// Writes HAR 1.2 that [`read_entries`] (and other tools) read back: bodies as UTF-8 text when
+/// they are, base64 otherwise; `_mcp_end` for how the body ended, `_error` when the transfer
+/// failed.
+pub fn write(entries: &[Recorded], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use serde_json::{Value, json};
+    let hdrs = |h: &Headers| -> Value {
+        Value::Array(
+            h.iter()
+                .map(|(n, v)| json!({"name": n, "value": v}))
+                .collect(),
+        )
+    };
+    let content = |body: &[u8], mime: &str| -> Value {
+        match std::str::from_utf8(body) {
+            Ok(text) => json!({"size": body.len(), "mimeType": mime, "text": text}),
+            Err(_) => json!({
+                "size": body.len(), "mimeType": mime, "encoding": "base64",
+                "text": base64::engine::general_purpose::STANDARD.encode(body),
+            }),
+        }
+    };
+    let list: Vec<Value> = entries
+        .iter()
+        .map(|e| {
+            let req_mime = e
+                .request_headers
+                .get("content-type")
+                .unwrap_or("application/json");
+            let mut request = json!({
+                "method": e.method, "url": e.url, "httpVersion": "HTTP/1.1",
+                "cookies": [], "queryString": [], "headers": hdrs(&e.request_headers),
+                "headersSize": -1, "bodySize": e.request_body.len(),
+            });
+            if !e.request_body.is_empty() {
+                let mut post = content(&e.request_body, req_mime);
+                post.as_object_mut().map(|o| o.remove("size"));
+                request["postData"] = post;
+            }
+            let response = match &e.response {
+                Some(head) => {
+                    let mime = head.headers.get("content-type").unwrap_or("");
+                    json!({
+                        "status": head.status, "statusText": "", "httpVersion": "HTTP/1.1",
+                        "cookies": [], "headers": hdrs(&head.headers),
+                        "content": content(&e.response_body, mime),
+                        "redirectURL": "", "headersSize": -1, "bodySize": e.response_body.len(),
+                    })
+                }
+                None => json!({
+                    "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
+                    "content": {"size": 0, "mimeType": ""}, "redirectURL": "",
+                    "headersSize": -1, "bodySize": -1,
+                }),
+            };
+            let end = match e.end {
+                End::Eof => "eof",
+                End::Reset => "reset",
+                End::Open => "open",
+                End::Timeout => "timeout",
+                End::Cancelled => "cancelled",
+            };
+            let mut entry = json!({
+                "startedDateTime": e.started, "time": e.time_ms,
+                "request": request, "response": response, "cache": {},
+                "timings": {"send": 0, "wait": e.time_ms, "receive": 0},
+                "_mcp_end": end,
+            });
+            if e.response.is_none() {
+                entry["_error"] = json!("connection failed");
+            }
+            entry
+        })
+        .collect();
+    let doc = json!({"log": {
+        "version": "1.2",
+        "creator": {"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")},
+        "entries": list,
+    }});
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    out.write_all(b"\n")
+}

@@ -31,6 +31,8 @@
 //! [`exchange`] (the state machine), [`session`] (context), [`har`] and [`replay`] (captures).
 #![deny(missing_docs)]
 
+#[cfg(feature = "client")]
+pub mod adapters;
 mod client_checks;
 pub mod exchange;
 mod findings;

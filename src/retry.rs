@@ -72,6 +72,11 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             None,
             "a task was created; poll it for the result",
         ),
+        Cancelled => advice(
+            Advice::None,
+            None,
+            "the client closed the stream on purpose; send a new request if it still wants the answer",
+        ),
         StreamOpen => advice(
             Advice::None,
             None,

@@ -29,6 +29,8 @@ pub enum Outcome {
     StreamOpen,
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
     TimedOut,
+    /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
+    Cancelled,
     /// A configured limit (event size, body size, event count) was hit.
     LimitExceeded,
     /// Empty, unparseable, or trailing bytes after the JSON value.
@@ -53,7 +55,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 18] = [
+    pub const ALL: [Outcome; 19] = [
         Outcome::HttpError,
         Outcome::ConnectionFailed,
         Outcome::UnexpectedContentType,
@@ -62,6 +64,7 @@ impl Outcome {
         Outcome::StreamAborted,
         Outcome::StreamOpen,
         Outcome::TimedOut,
+        Outcome::Cancelled,
         Outcome::LimitExceeded,
         Outcome::MalformedJson,
         Outcome::InvalidEnvelope,
@@ -83,7 +86,7 @@ impl Outcome {
             | UnexpectedContentType
             | NotificationAccepted
             | UnexpectedAccepted => Layer::Transport,
-            StreamAborted | StreamOpen | TimedOut | LimitExceeded => Layer::Stream,
+            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded => Layer::Stream,
             MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
             InputRequired | Deferred => Layer::Interaction,
             ToolError | ToolSuccess | Success => Layer::Application,
@@ -117,6 +120,7 @@ impl Outcome {
             StreamAborted => "STREAM_ABORTED",
             StreamOpen => "STREAM_OPEN",
             TimedOut => "TIMED_OUT",
+            Cancelled => "CANCELLED",
             LimitExceeded => "LIMIT_EXCEEDED",
             MalformedJson => "MALFORMED_JSON",
             InvalidEnvelope => "INVALID_ENVELOPE",

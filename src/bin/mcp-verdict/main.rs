@@ -3,6 +3,7 @@
 //! Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input.
 
 mod output;
+mod probe;
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -32,8 +33,41 @@ struct Cli {
 enum Command {
     /// Judge every MCP exchange in HAR 1.2 captures, in order.
     Replay(ReplayArgs),
+    /// Talk to a live MCP endpoint: handshake, tools/list, optionally one tools/call.
+    Probe(ProbeArgs),
     /// List the spec rules that are checked, with their ids and levels.
     Rules,
+}
+
+#[derive(clap::Args)]
+struct ProbeArgs {
+    /// The MCP endpoint, e.g. http://127.0.0.1:8000/mcp
+    url: String,
+    /// Protocol revision: auto tries 2026-07-28 and falls back to 2025-11-25 initialize.
+    #[arg(long, default_value = "auto")]
+    protocol: String,
+    /// Call this tool after listing tools.
+    #[arg(long)]
+    tool: Option<String>,
+    /// Tool arguments, a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+    /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
+    #[arg(long, value_name = "FILE.har")]
+    record: Option<PathBuf>,
+    /// Overall deadline per exchange, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Deadline without any body bytes, in seconds.
+    #[arg(long)]
+    idle_timeout: Option<f64>,
+    #[command(flatten)]
+    out: OutputArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 #[derive(clap::Args)]
@@ -101,6 +135,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Replay(args) => run_replay(args),
+        Command::Probe(args) => probe::run(args),
         Command::Rules => {
             let mut out = io::stdout().lock();
             for rule in Rule::ALL {
@@ -114,21 +149,40 @@ fn main() -> ExitCode {
     }
 }
 
+impl OutputArgs {
+    fn printer(&self) -> Printer<io::StdoutLock<'static>> {
+        let stdout = io::stdout();
+        let color = match self.color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => {
+                stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        let format = match self.format {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Jsonl => Format::Jsonl,
+        };
+        Printer::new(stdout.lock(), format, color)
+    }
+}
+
+/// The exit code for a run: 2 unusable input, else 0 when every exchange was complete.
+fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool, all_complete: bool) -> ExitCode {
+    if printer.broken_pipe() {
+        ExitCode::SUCCESS
+    } else if unusable {
+        ExitCode::from(2)
+    } else if all_complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
 fn run_replay(args: ReplayArgs) -> ExitCode {
-    let stdout = io::stdout();
-    let color = match args.out.color {
-        ColorArg::Always => true,
-        ColorArg::Never => false,
-        ColorArg::Auto => {
-            stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        }
-    };
-    let format = match args.out.format {
-        FormatArg::Human => Format::Human,
-        FormatArg::Json => Format::Json,
-        FormatArg::Jsonl => Format::Jsonl,
-    };
-    let mut printer = Printer::new(stdout.lock(), format, color);
+    let mut printer = args.out.printer();
     let limits = args.limits.limits();
     let mut all_complete = true;
     let mut unusable = false;
@@ -160,14 +214,5 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
     }
     printer.finish();
-    if printer.broken_pipe() {
-        return ExitCode::SUCCESS;
-    }
-    if unusable {
-        ExitCode::from(2)
-    } else if all_complete {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    exit_code(&printer, unusable, all_complete)
 }

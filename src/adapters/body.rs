@@ -1,0 +1,382 @@
+//! The async adapter: drives an [`Exchange`] from any body stream of `Result<Bytes, E>`, hands
+//! out each JSON-RPC message as soon as it is framed, and ends with the [`Verdict`].
+//!
+//! Deadlines are the adapter's job (the core keeps no clock): overall, idle (no bytes), and a
+//! progress deadline that `notifications/progress` resets, capped by a maximum. When one passes,
+//! the stream is dropped (on 2026-07-28 that close *is* the cancel) and the verdict is
+//! `TIMED_OUT`. An early end is reported at once: no waiting for a timeout after EOF.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio::time::{Instant, Sleep};
+
+use crate::exchange::{Exchange, Message, Observer};
+use crate::jsonrpc::Kind;
+use crate::session::Session;
+use crate::sse::SseEvent;
+use crate::verdict::{End, Verdict};
+
+/// A session shared by the exchanges of one client.
+pub type SharedSession = Arc<Mutex<Session>>;
+
+/// Called with every verdict, including those of exchanges dropped before the end.
+pub type VerdictSink = Arc<dyn Fn(&Verdict) + Send + Sync>;
+
+/// How long to wait. `None` means no limit of that kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadlines {
+    /// From the start of the exchange to the terminal response.
+    pub overall: Option<Duration>,
+    /// Without any body bytes.
+    pub idle: Option<Duration>,
+    /// Without progress; each `notifications/progress` starts it again...
+    pub progress: Option<Duration>,
+    /// ...but never past this, from the start.
+    pub max_total: Option<Duration>,
+    /// After the terminal response, how long to keep reading for trailing events before
+    /// letting go of a stream the server keeps open.
+    pub grace: Duration,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines {
+            overall: Some(Duration::from_secs(60)),
+            idle: None,
+            progress: None,
+            max_total: None,
+            grace: Duration::from_millis(100),
+        }
+    }
+}
+
+/// An owned JSON-RPC message from the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerMessage {
+    /// The message text.
+    pub raw: String,
+    /// Request, notification or response.
+    pub kind: Kind,
+    /// The method of a request or notification.
+    pub method: Option<String>,
+    /// This is the response to our request.
+    pub terminal: bool,
+    /// SSE dispatch index.
+    pub event: Option<u64>,
+}
+
+impl ServerMessage {
+    /// Parses the message.
+    pub fn value(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::from_str(&self.raw)
+    }
+}
+
+/// What the adapter yields: messages as they are framed, then the verdict.
+#[derive(Debug, Clone)]
+pub enum Frame {
+    /// A JSON-RPC message from the server.
+    Message(ServerMessage),
+    /// The verdict; the last item.
+    Verdict(Box<Verdict>),
+}
+
+#[derive(Default)]
+struct Collector {
+    queue: VecDeque<ServerMessage>,
+    progress: bool,
+}
+
+impl Observer for Collector {
+    fn on_event(&mut self, _event: &SseEvent<'_>) {}
+    fn on_message(&mut self, m: &Message<'_>) {
+        if m.method == Some("notifications/progress") {
+            self.progress = true;
+        }
+        self.queue.push_back(ServerMessage {
+            raw: m.raw.to_owned(),
+            kind: m.kind,
+            method: m.method.map(str::to_owned),
+            terminal: m.terminal,
+            event: m.event,
+        });
+    }
+}
+
+/// What a tap sees: the raw body, for recording. Only set up when recording.
+#[derive(Debug)]
+pub enum Tap<'a> {
+    /// Body bytes as received.
+    Chunk(&'a [u8]),
+    /// How the body ended.
+    End(End),
+}
+
+/// Receives the raw body of an exchange.
+pub type TapFn = Box<dyn FnMut(Tap<'_>) + Send>;
+
+/// An exchange being read from a live body.
+pub struct JudgedBody<S> {
+    tap: Option<TapFn>,
+    exchange: Option<Exchange>,
+    session: Option<SharedSession>,
+    sink: Option<VerdictSink>,
+    body: Option<S>,
+    collector: Collector,
+    verdict: Option<Verdict>,
+    delivered: bool,
+    deadlines: Deadlines,
+    started: Instant,
+    last_byte: Instant,
+    last_progress: Instant,
+    settled_at: Option<Instant>,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl<S> std::fmt::Debug for JudgedBody<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JudgedBody")
+            .field("finished", &self.exchange.is_none())
+            .field("queued", &self.collector.queue.len())
+            .finish()
+    }
+}
+
+impl<S, E> JudgedBody<S>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+{
+    /// Reads `body` into `exchange`, whose head has been fed. `started` is when the request was
+    /// sent (deadlines count from it).
+    pub fn new(exchange: Exchange, body: S, deadlines: Deadlines, started: Instant) -> Self {
+        let now = Instant::now();
+        JudgedBody {
+            tap: None,
+            exchange: Some(exchange),
+            session: None,
+            sink: None,
+            body: Some(body),
+            collector: Collector::default(),
+            verdict: None,
+            delivered: false,
+            deadlines,
+            started,
+            last_byte: now,
+            last_progress: now,
+            settled_at: None,
+            sleep: Box::pin(tokio::time::sleep_until(now + Duration::from_secs(86_400))),
+        }
+    }
+
+    /// An exchange that ended before a body (no head, or a deadline before the head).
+    pub fn finished(verdict: Verdict) -> Self {
+        let now = Instant::now();
+        JudgedBody {
+            tap: None,
+            exchange: None,
+            session: None,
+            sink: None,
+            body: None,
+            collector: Collector::default(),
+            verdict: Some(verdict),
+            delivered: false,
+            deadlines: Deadlines::default(),
+            started: now,
+            last_byte: now,
+            last_progress: now,
+            settled_at: None,
+            sleep: Box::pin(tokio::time::sleep_until(now + Duration::from_secs(86_400))),
+        }
+    }
+
+    /// Shows the raw body to `tap` (for recording captures).
+    pub fn with_tap(mut self, tap: TapFn) -> Self {
+        self.tap = Some(tap);
+        self
+    }
+
+    /// Finishes through `session`, so later exchanges learn from this one.
+    pub fn with_session(mut self, session: SharedSession) -> Self {
+        self.session = Some(session);
+        self
+    }
+
+    /// Sends the verdict (also on drop) to `sink`.
+    pub fn with_sink(mut self, sink: VerdictSink) -> Self {
+        self.sink = Some(sink);
+        self
+    }
+
+    /// The next message from the server, or `None` once the exchange has ended.
+    pub async fn next_message(&mut self) -> Option<ServerMessage> {
+        loop {
+            match std::future::poll_fn(|cx| self.poll_frame(cx)).await? {
+                Frame::Message(m) => return Some(m),
+                Frame::Verdict(v) => {
+                    self.verdict = Some(*v);
+                }
+            }
+        }
+    }
+
+    /// Reads to the end (or a deadline) and returns the verdict.
+    pub async fn verdict(mut self) -> Verdict {
+        while std::future::poll_fn(|cx| self.poll_frame(cx))
+            .await
+            .is_some()
+        {}
+        self.verdict
+            .take()
+            .expect("a finished exchange has a verdict")
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        let d = &self.deadlines;
+        if let Some(at) = self.settled_at {
+            return Some(at + d.grace);
+        }
+        let progress = d.progress.map(|p| {
+            let by_progress = self.last_progress + p;
+            match d.max_total {
+                Some(cap) => by_progress.min(self.started + cap),
+                None => by_progress,
+            }
+        });
+        [
+            d.overall.map(|o| self.started + o),
+            d.idle.map(|i| self.last_byte + i),
+            progress,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn end(&mut self, end: End) {
+        self.body = None; // closes the connection
+        let Some(mut exchange) = self.exchange.take() else {
+            return;
+        };
+        let verdict = finish(
+            &mut exchange,
+            end,
+            self.session.as_ref(),
+            &mut self.collector,
+        );
+        if let Some(tap) = self.tap.as_mut() {
+            tap(Tap::End(end));
+        }
+        if let Some(sink) = &self.sink {
+            sink(&verdict);
+        }
+        self.verdict = Some(verdict);
+    }
+
+    fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
+        loop {
+            if let Some(m) = self.collector.queue.pop_front() {
+                return Poll::Ready(Some(Frame::Message(m)));
+            }
+            if self.exchange.is_none() {
+                if self.delivered {
+                    return Poll::Ready(None);
+                }
+                self.delivered = true;
+                return Poll::Ready(self.verdict.clone().map(|v| Frame::Verdict(Box::new(v))));
+            }
+            let Some(body) = self.body.as_mut() else {
+                self.end(End::Eof);
+                continue;
+            };
+            match Pin::new(body).poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => {
+                    self.last_byte = Instant::now();
+                    if let Some(tap) = self.tap.as_mut() {
+                        tap(Tap::Chunk(&chunk));
+                    }
+                    let exchange = self.exchange.as_mut().expect("checked above");
+                    exchange.feed_with(&chunk, &mut self.collector);
+                    if std::mem::take(&mut self.collector.progress) {
+                        self.last_progress = self.last_byte;
+                    }
+                    if self.settled_at.is_none() && exchange.is_settled() {
+                        self.settled_at = Some(self.last_byte);
+                    }
+                }
+                Poll::Ready(Some(Err(_))) => self.end(End::Reset),
+                Poll::Ready(None) => self.end(End::Eof),
+                Poll::Pending => {
+                    let Some(at) = self.deadline() else {
+                        return Poll::Pending;
+                    };
+                    if self.sleep.deadline() != at {
+                        self.sleep.as_mut().reset(at);
+                    }
+                    if self.sleep.as_mut().poll(cx).is_pending() {
+                        return Poll::Pending;
+                    }
+                    let end = if self.settled_at.is_some() {
+                        End::Open
+                    } else {
+                        End::Timeout
+                    };
+                    self.end(end);
+                }
+            }
+        }
+    }
+}
+
+/// Finishes an exchange, through the session when there is one.
+pub(crate) fn finish(
+    exchange: &mut Exchange,
+    end: End,
+    session: Option<&SharedSession>,
+    observer: &mut dyn Observer,
+) -> Verdict {
+    match session {
+        Some(s) => {
+            let mut guard = s.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            guard.finish_with(exchange, end, observer)
+        }
+        None => exchange.finish_with(end, observer).0,
+    }
+}
+
+impl<S, E> Stream for JudgedBody<S>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+{
+    type Item = Frame;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
+        self.get_mut().poll_frame(cx)
+    }
+}
+
+impl<S> Drop for JudgedBody<S> {
+    /// Dropping before the end closes the stream and records it as cancelled.
+    fn drop(&mut self) {
+        self.body = None;
+        if let Some(mut exchange) = self.exchange.take() {
+            let verdict = finish(
+                &mut exchange,
+                End::Cancelled,
+                self.session.as_ref(),
+                &mut (),
+            );
+            if let Some(tap) = self.tap.as_mut() {
+                tap(Tap::End(End::Cancelled));
+            }
+            if let Some(sink) = &self.sink {
+                sink(&verdict);
+            }
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! A reqwest client wrapper: sends one JSON-RPC message to an MCP endpoint with the headers the
+//! negotiated version needs, and returns the message stream with its verdict.
+//!
+//! 2026-07-28: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `_meta` members on every
+//! request; the handshake is `server/discover`. 2025-x: `initialize`, then the session id and the
+//! version header on every later request.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
+use crate::exchange::ResponseHead;
+use crate::har::Recorded;
+use crate::limits::Limits;
+use crate::request::{Headers, Request};
+use crate::session::Session;
+use crate::verdict::{End, Outcome, Verdict};
+use crate::version::ProtocolVersion;
+
+/// The body stream type of a live call.
+pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
+
+/// One call in flight: messages as they arrive, then the verdict.
+pub type Call = JudgedBody<BodyStream>;
+
+/// Which handshake to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handshake {
+    /// `server/discover` under 2026-07-28.
+    Stateless,
+    /// `initialize` and `notifications/initialized` under this 2025 revision.
+    Initialize(ProtocolVersion),
+    /// Try 2026-07-28; fall back to 2025-11-25 `initialize` when the server is legacy.
+    Auto,
+}
+
+/// Records every exchange (for `probe --record`).
+pub type Recorder = Arc<Mutex<Vec<Recorded>>>;
+
+/// Builds a [`Client`].
+pub struct ClientBuilder {
+    url: String,
+    headers: Vec<(String, String)>,
+    deadlines: Deadlines,
+    limits: Limits,
+    sink: Option<VerdictSink>,
+    recorder: Option<Recorder>,
+    redact: Vec<String>,
+    http: Option<reqwest::Client>,
+}
+
+impl ClientBuilder {
+    /// Adds a header sent on every request (e.g. `Authorization`).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Adds a secret header: sent as given, shown as `<redacted>` in records.
+    pub fn secret_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        self.redact.push(name.to_ascii_lowercase());
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// Deadlines for every call.
+    pub fn deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.deadlines = deadlines;
+        self
+    }
+
+    /// Limits for every exchange.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Called with every verdict.
+    pub fn on_verdict(mut self, sink: impl Fn(&Verdict) + Send + Sync + 'static) -> Self {
+        self.sink = Some(Arc::new(sink));
+        self
+    }
+
+    /// Records every exchange into `recorder`.
+    pub fn record(mut self, recorder: Recorder) -> Self {
+        self.recorder = Some(recorder);
+        self
+    }
+
+    /// Uses this reqwest client (connection pool, proxies, TLS settings).
+    pub fn http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
+    /// Builds the client.
+    ///
+    /// # Errors
+    /// When the URL does not parse.
+    pub fn build(self) -> Result<Client, String> {
+        let url = reqwest::Url::parse(&self.url).map_err(|e| format!("{}: {e}", self.url))?;
+        let http = self.http.unwrap_or_default();
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                url,
+                headers: self.headers,
+                redact: self.redact,
+                deadlines: self.deadlines,
+                sink: self.sink,
+                recorder: self.recorder,
+                session: Arc::new(Mutex::new(Session::new(self.limits))),
+                state: Mutex::new(State::default()),
+                next_id: AtomicI64::new(1),
+            }),
+        })
+    }
+}
+
+#[derive(Default)]
+struct State {
+    version: Option<ProtocolVersion>,
+    session_id: Option<String>,
+}
+
+struct Inner {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    headers: Vec<(String, String)>,
+    redact: Vec<String>,
+    deadlines: Deadlines,
+    sink: Option<VerdictSink>,
+    recorder: Option<Recorder>,
+    session: SharedSession,
+    state: Mutex<State>,
+    next_id: AtomicI64,
+}
+
+/// An MCP client that judges every exchange. Cheap to clone; calls may run concurrently.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("url", &self.inner.url.as_str())
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Client {
+    /// Starts building a client for the MCP endpoint `url`.
+    pub fn builder(url: impl Into<String>) -> ClientBuilder {
+        ClientBuilder {
+            url: url.into(),
+            headers: Vec::new(),
+            deadlines: Deadlines::default(),
+            limits: Limits::default(),
+            sink: None,
+            recorder: None,
+            redact: Vec::new(),
+            http: None,
+        }
+    }
+
+    /// The negotiated protocol version, once a handshake succeeded (or one was set).
+    pub fn protocol(&self) -> Option<ProtocolVersion> {
+        lock(&self.inner.state).version
+    }
+
+    /// Uses `version` without a handshake.
+    pub fn set_protocol(&self, version: ProtocolVersion) {
+        lock(&self.inner.state).version = Some(version);
+    }
+
+    /// Runs the handshake and returns its verdicts (the discover probe, `initialize`,
+    /// `notifications/initialized`, as they happened).
+    pub async fn handshake(&self, mode: Handshake) -> Vec<Verdict> {
+        let mut verdicts = Vec::new();
+        if matches!(mode, Handshake::Stateless | Handshake::Auto) {
+            self.set_protocol(ProtocolVersion::V2026_07_28);
+            let v = self
+                .request("server/discover", json!({}))
+                .await
+                .verdict()
+                .await;
+            let legacy = mode == Handshake::Auto && is_legacy_signal(&v);
+            verdicts.push(v);
+            if !legacy {
+                return verdicts;
+            }
+        }
+        let version = match mode {
+            Handshake::Initialize(v) => v,
+            _ => ProtocolVersion::V2025_11_25,
+        };
+        {
+            let mut st = lock(&self.inner.state);
+            st.version = None;
+            st.session_id = None;
+        }
+        let params = json!({
+            "protocolVersion": version.as_str(),
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let init = self.request("initialize", params).await.verdict().await;
+        let negotiated = if init.complete && init.error_code.is_none() {
+            Some(version)
+        } else {
+            None
+        };
+        lock(&self.inner.state).version = negotiated.or(Some(version));
+        let ok = init.complete && init.error_code.is_none();
+        verdicts.push(init);
+        if ok {
+            verdicts.push(self.notify("notifications/initialized", None).await);
+        }
+        verdicts
+    }
+
+    /// Sends a request with a fresh id and returns the call in flight.
+    pub async fn request(&self, method: &str, params: Value) -> Call {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await
+    }
+
+    /// Sends a notification and returns its verdict (202 expected).
+    pub async fn notify(&self, method: &str, params: Option<Value>) -> Verdict {
+        let mut msg = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        self.send(msg).await.verdict().await
+    }
+
+    /// Sends one JSON-RPC message as given, adding the headers (and, on 2026-07-28, the
+    /// `_meta` members) the negotiated version needs.
+    pub async fn send(&self, mut message: Value) -> Call {
+        let inner = &self.inner;
+        let (version, session_id) = {
+            let st = lock(&inner.state);
+            (st.version, st.session_id.clone())
+        };
+        let method = message
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let mut headers: Vec<(String, String)> = vec![
+            ("Content-Type".into(), "application/json".into()),
+            (
+                "Accept".into(),
+                "application/json, text/event-stream".into(),
+            ),
+        ];
+        if let Some(v) = version {
+            let is_init = method.as_deref() == Some("initialize");
+            if v >= ProtocolVersion::V2025_06_18 && !is_init {
+                headers.push(("MCP-Protocol-Version".into(), v.as_str().into()));
+            }
+            if v.is_stateless() {
+                add_stateless_fields(&mut message, &mut headers, v);
+            } else if let Some(sid) = &session_id {
+                headers.push(("Mcp-Session-Id".into(), sid.clone()));
+            }
+        }
+        headers.extend(inner.headers.iter().cloned());
+        let body = serde_json::to_vec(&message).unwrap_or_default();
+        let req_headers: Headers = headers.iter().cloned().collect();
+        let request = Request::new("POST", req_headers.clone(), &body);
+        let mut exchange = lock(&inner.session).begin(request);
+
+        let started = Instant::now();
+        let wall = SystemTime::now();
+        let mut rb = inner.http.post(inner.url.clone()).body(body.clone());
+        for (n, v) in &headers {
+            rb = rb.header(n, v);
+        }
+        let send = rb.send();
+        let head_deadline = inner.deadlines.overall.or(inner.deadlines.max_total);
+        let result = match head_deadline {
+            Some(d) => tokio::time::timeout(d, send).await.map_err(|_| ()),
+            None => Ok(send.await),
+        };
+        let record = |resp: Option<&ResponseHead>| Recorded {
+            method: "POST".into(),
+            url: inner.url.to_string(),
+            request_headers: self.redacted(&req_headers),
+            request_body: body.clone(),
+            response: resp.cloned(),
+            response_body: Vec::new(),
+            end: End::Eof,
+            started: rfc3339(wall),
+            time_ms: 0.0,
+        };
+        let response = match result {
+            Ok(Ok(r)) => r,
+            failed => {
+                let end = if failed.is_err() {
+                    End::Timeout
+                } else {
+                    End::Reset
+                };
+                let verdict =
+                    super::body::finish(&mut exchange, end, Some(&inner.session), &mut ());
+                if let Some(rec) = &inner.recorder {
+                    let mut r = record(None);
+                    r.end = end;
+                    r.time_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    lock(rec).push(r);
+                }
+                if let Some(sink) = &inner.sink {
+                    sink(&verdict);
+                }
+                return JudgedBody::finished(verdict);
+            }
+        };
+        let head = ResponseHead {
+            status: response.status().as_u16(),
+            headers: response
+                .headers()
+                .iter()
+                .map(|(n, v)| {
+                    (
+                        n.as_str().to_owned(),
+                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                    )
+                })
+                .collect(),
+        };
+        if method.as_deref() == Some("initialize") {
+            if let Some(sid) = head.headers.get("mcp-session-id") {
+                lock(&inner.state).session_id = Some(sid.to_owned());
+            }
+        }
+        exchange.on_head(head.clone());
+        let stream: BodyStream = Box::pin(response.bytes_stream());
+        let mut call = JudgedBody::new(exchange, stream, inner.deadlines, started)
+            .with_session(inner.session.clone());
+        if let Some(sink) = &inner.sink {
+            call = call.with_sink(sink.clone());
+        }
+        if let Some(rec) = &inner.recorder {
+            let rec = rec.clone();
+            let mut entry = Some(record(Some(&head)));
+            call = call.with_tap(Box::new(move |tap| match tap {
+                super::body::Tap::Chunk(bytes) => {
+                    if let Some(e) = entry.as_mut() {
+                        e.response_body.extend_from_slice(bytes);
+                    }
+                }
+                super::body::Tap::End(end) => {
+                    if let Some(mut e) = entry.take() {
+                        e.end = end;
+                        e.time_ms = started.elapsed().as_secs_f64() * 1000.0;
+                        lock(&rec).push(e);
+                    }
+                }
+            }));
+        }
+        call
+    }
+
+    fn redacted(&self, headers: &Headers) -> Headers {
+        headers
+            .iter()
+            .map(|(n, v)| {
+                if self.inner.redact.contains(&n.to_ascii_lowercase()) {
+                    (n.to_owned(), "<redacted>".to_owned())
+                } else {
+                    (n.to_owned(), v.to_owned())
+                }
+            })
+            .collect()
+    }
+}
+
+/// 2026-07-28 request fields: `_meta` members, `Mcp-Method` and `Mcp-Name`.
+fn add_stateless_fields(
+    message: &mut Value,
+    headers: &mut Vec<(String, String)>,
+    v: ProtocolVersion,
+) {
+    let Some(method) = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return;
+    };
+    headers.push(("Mcp-Method".into(), method.clone()));
+    if message.get("id").is_none() {
+        return;
+    }
+    let params = message
+        .as_object_mut()
+        .map(|m| m.entry("params").or_insert_with(|| json!({})));
+    let Some(Value::Object(params)) = params else {
+        return;
+    };
+    let name_key = match method.as_str() {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(name) = name_key.and_then(|k| params.get(k)).and_then(Value::as_str) {
+        headers.push(("Mcp-Name".into(), header_safe(name)));
+    }
+    let meta = params.entry("_meta").or_insert_with(|| json!({}));
+    if let Value::Object(meta) = meta {
+        meta.entry("io.modelcontextprotocol/protocolVersion")
+            .or_insert_with(|| json!(v.as_str()));
+        meta.entry("io.modelcontextprotocol/clientCapabilities")
+            .or_insert_with(|| json!({}));
+        meta.entry("io.modelcontextprotocol/clientInfo")
+            .or_insert_with(
+                || json!({"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")}),
+            );
+    }
+}
+
+/// A header value as sent: plain when it is safe ASCII, else the `=?base64?…?=` form.
+fn header_safe(v: &str) -> String {
+    use base64::Engine;
+    let safe = v.bytes().all(|b| (0x20..0x7f).contains(&b)) && v.trim() == v;
+    if safe {
+        v.to_owned()
+    } else {
+        format!(
+            "=?base64?{}?=",
+            base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
+        )
+    }
+}
+
+/// A 2026 probe answered the way a legacy server answers: 400/404/405 without a recognised
+/// modern error, or a JSON-RPC error that is not a modern rejection.
+fn is_legacy_signal(v: &Verdict) -> bool {
+    let modern = matches!(v.error_code, Some(-32022..=-32020));
+    match v.outcome {
+        Outcome::HttpError => matches!(v.status, Some(400 | 404 | 405)) && !modern,
+        Outcome::JsonrpcError => !modern,
+        _ => false,
+    }
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (Howard Hinnant's algorithm), to avoid a date dependency.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_and_header_values() {
+        assert_eq!(
+            rfc3339(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_000_000)),
+            "2026-11-18T11:06:40Z"
+        );
+        assert_eq!(header_safe("echo"), "echo");
+        assert_eq!(header_safe("é"), "=?base64?w6k=?=");
+    }
+}
