@@ -537,9 +537,7 @@ impl Exchange {
             );
             return Outcome::InvalidEnvelope;
         }
-        let mut id_ok = mine;
         if !mine {
-            let id_less_error = env.error.is_some() && env.id.is_none_or(|i| i.get() == "null");
             self.findings.add(
                 Rule::JsonrpcIdMismatch,
                 format!(
@@ -548,15 +546,17 @@ impl Exchange {
                 ),
                 at,
             );
-            // An id-less error still answers us (the server could not read the id).
-            id_ok = id_less_error;
+            // An id-less error still answers us (the server could not read the id); any other
+            // response is someone else's, and its result is not ours to report.
+            let id_less_error = env.error.is_some() && env.id.is_none_or(|i| i.get() == "null");
+            if !id_less_error {
+                if let EnvelopeCheck::Invalid(rule, detail) = jsonrpc::check_response(&env) {
+                    self.findings.add(rule, detail, at);
+                }
+                return Outcome::InvalidEnvelope;
+            }
         }
-        let outcome = judge_terminal(&env, &self.req, version, &mut self.findings, at, terminal);
-        if id_ok {
-            outcome
-        } else {
-            Outcome::InvalidEnvelope
-        }
+        judge_terminal(&env, &self.req, version, &mut self.findings, at, terminal)
     }
 
     fn malformed(&mut self, end: End, detail: String) -> Outcome {
@@ -638,12 +638,6 @@ impl Exchange {
             End::Cancelled => return Outcome::Cancelled,
             End::Eof | End::Reset => {}
         }
-        if stream.track.parse_failed {
-            return Outcome::MalformedJson;
-        }
-        if stream.track.foreign_seen {
-            return Outcome::InvalidEnvelope;
-        }
         let at = Some(Location {
             offset: stream.framer.offset(),
             event: None,
@@ -666,6 +660,12 @@ impl Exchange {
                 ),
                 at,
             );
+        }
+        if stream.track.parse_failed {
+            return Outcome::MalformedJson;
+        }
+        if stream.track.foreign_seen {
+            return Outcome::InvalidEnvelope;
         }
         Outcome::StreamAborted
     }

@@ -170,8 +170,10 @@ pub fn judge_result(
             version,
             ProtocolVersion::V2025_06_18 | ProtocolVersion::V2025_11_25
         );
+        // A schema violation, but not one that makes the answer unusable (issue 3 keeps the
+        // INVALID_TOOL_RESULT list to content, isError and resultType).
         if object_only && !sc.get().starts_with('{') {
-            broken.push((
+            violations.push((
                 Rule::ToolStructuredContentNotObject,
                 format!("structuredContent is {}", kind_of(sc)),
             ));

@@ -1,0 +1,1548 @@
+#!/usr/bin/env python3
+"""Generates the mcp-verdict HAR corpus.
+
+For every case below this writes testdata/har/<case>.har (HAR 1.2) and
+testdata/har/<case>.expect.json (the verdicts the contract in notes/verdict-contract.md demands).
+Python 3.11, stdlib only, deterministic: running it twice gives the same bytes.
+
+    python3 testdata/gen_har.py
+
+A case is one function decorated with @case. It builds exchanges with `c.x(request, response,
+outcome=..., advice=..., ...)`. Facts of the input (method, id, tool, status, content_type, end)
+are copied from the request/response given; every judgement (outcome, advice, after_ms,
+violations, event_count, ...) is written out by hand in the case.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "har"
+CONTRACT = HERE.parent / "notes" / "verdict-contract.md"
+
+URL = "https://mcp.example.test/mcp"
+V0326, V0618, V1125, V26 = "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"
+ACCEPT_BOTH = "application/json, text/event-stream"
+SESSION = "5f1c2a9e-7b3d-4c11-9a0e-2d6f8b4e1a73"
+AUTO = ...  # "derive it" sentinel; None means "leave it out"
+
+# ---------------------------------------------------------------------------------------------
+# JSON-RPC and MCP message builders
+
+
+def js(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def rpc(id_, method, params=None):
+    d = {"jsonrpc": "2.0", "id": id_, "method": method}
+    if params is not None:
+        d["params"] = params
+    return d
+
+
+def notif(method, params=None):
+    d = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        d["params"] = params
+    return d
+
+
+def ok(id_, result):
+    return {"jsonrpc": "2.0", "id": id_, "result": result}
+
+
+def err(id_, code, message, data=None):
+    e = {"code": code, "message": message}
+    if data is not None:
+        e["data"] = data
+    return {"jsonrpc": "2.0", "id": id_, "error": e}
+
+
+def tool_result(text="ok", rt="complete", is_error=False, **extra):
+    """A CallToolResult. rt=None leaves resultType out (2025-x servers)."""
+    r = {}
+    if rt is not None:
+        r["resultType"] = rt
+    r["content"] = [{"type": "text", "text": text}]
+    r["isError"] = is_error
+    r.update(extra)
+    return r
+
+
+def progress(p, total=3, token="pt-1", message=None):
+    params = {"progressToken": token, "progress": p, "total": total}
+    if message:
+        params["message"] = message
+    return notif("notifications/progress", params)
+
+
+def log_message(text):
+    return notif("notifications/message", {"level": "info", "logger": "tool", "data": text})
+
+
+TOOLS = [
+    {
+        "name": "get_weather",
+        "description": "Current weather for a city",
+        "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "annotations": {"readOnlyHint": True, "openWorldHint": True},
+    },
+    {
+        "name": "delete_file",
+        "description": "Delete a file from the workspace",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+        "annotations": {"readOnlyHint": False, "destructiveHint": True, "idempotentHint": False},
+    },
+    {
+        "name": "set_flag",
+        "description": "Set a feature flag to a value",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"flag": {"type": "string"}, "on": {"type": "boolean"}},
+            "required": ["flag", "on"],
+        },
+        "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True},
+    },
+]
+
+# ---------------------------------------------------------------------------------------------
+# Requests. A request is a dict: body (JSON value, str or bytes), headers [(name, value)], http.
+
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def meta26(caps=None, more=None):
+    m = {
+        "io.modelcontextprotocol/protocolVersion": V26,
+        "io.modelcontextprotocol/clientInfo": {"name": "corpus-client", "version": "1.0.0"},
+        "io.modelcontextprotocol/clientCapabilities": caps if caps is not None else {},
+    }
+    m.update(more or {})
+    return m
+
+
+def req26(id_, method, params=None, *, caps=None, meta_more=None, meta=AUTO, accept=ACCEPT_BOTH,
+          version=V26, mcp_method=AUTO, mcp_name=AUTO, extra_headers=()):
+    """A 2026-07-28 POST: Accept, Content-Type, MCP-Protocol-Version, Mcp-Method, Mcp-Name, _meta."""
+    p = {}
+    if meta is AUTO:
+        p["_meta"] = meta26(caps, meta_more)
+    elif meta is not None:
+        p["_meta"] = meta
+    p.update(params or {})
+    key = NAMED.get(method)
+    if mcp_name is AUTO:
+        mcp_name = p.get(key) if key else None
+    if mcp_method is AUTO:
+        mcp_method = method
+    headers = [("Accept", accept), ("Content-Type", "application/json"), ("MCP-Protocol-Version", version),
+               ("Mcp-Method", mcp_method), ("Mcp-Name", mcp_name)]
+    headers = [(n, v) for n, v in headers if v is not None] + list(extra_headers)
+    return {"body": rpc(id_, method, p), "headers": headers}
+
+
+def call26(id_, tool, arguments=None, **kw):
+    return req26(id_, "tools/call", {"name": tool, "arguments": arguments or {}}, **kw)
+
+
+def h25(version, *, session=SESSION, send_version=AUTO, accept=ACCEPT_BOTH):
+    """Headers of a 2025-x POST after initialize. 2025-03-26 has no MCP-Protocol-Version header."""
+    if send_version is AUTO:
+        send_version = version != V0326
+    headers = [("Accept", accept), ("Content-Type", "application/json")]
+    if send_version:
+        headers.append(("MCP-Protocol-Version", version))
+    if session:
+        headers.append(("Mcp-Session-Id", session))
+    return headers
+
+
+def req25(version, id_, method, params=None, **kw):
+    return {"body": rpc(id_, method, params if params is not None else {}), "headers": h25(version, **kw)}
+
+
+def call25(version, id_, tool, arguments=None, meta=None, **kw):
+    params = {"name": tool, "arguments": arguments or {}}
+    if meta:
+        params["_meta"] = meta
+    return req25(version, id_, "tools/call", params, **kw)
+
+
+def notif25(version, method, params=None, **kw):
+    return {"body": notif(method, params), "headers": h25(version, **kw)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Responses
+
+
+def resp(status, body=b"", headers=(), ctype=None, *, error=None, mcp_end=None, b64=False):
+    if isinstance(body, (dict, list)):
+        body = js(body)
+    if isinstance(body, str):
+        body = body.encode("utf-8")
+    hs = []
+    if ctype is not None:
+        hs.append(("Content-Type", ctype))
+    hs += list(headers)
+    return {"status": status, "body": body, "headers": hs, "ctype": ctype, "error": error,
+            "mcp_end": mcp_end, "b64": b64}
+
+
+def jresp(obj, status=200, headers=(), ctype="application/json", **kw):
+    return resp(status, obj, headers, ctype, **kw)
+
+
+def sse(body: bytes, status=200, headers=(), ctype="text/event-stream", **kw):
+    hs = [("Cache-Control", "no-cache, no-transform"), ("X-Accel-Buffering", "no")] + list(headers)
+    return resp(status, body, hs, ctype, **kw)
+
+
+def accepted(status=202, body=b"", ctype=None):
+    return resp(status, body, (), ctype)
+
+
+def no_response(error):
+    return {"status": 0, "body": b"", "headers": [], "ctype": None, "error": error, "mcp_end": None,
+            "b64": False}
+
+
+def ev(msg=None, *, event="message", id=None, retry=None, data=None, space=True, nl="\n"):
+    """One SSE event as bytes. data (str) overrides msg; a data str with '\n' becomes several
+    data: lines. event=None leaves the event: line out."""
+    lines = []
+    if event is not None:
+        lines.append(f"event: {event}")
+    if id is not None:
+        lines.append(f"id: {id}")
+    if retry is not None:
+        lines.append(f"retry: {retry}")
+    payload = data if data is not None else js(msg)
+    for part in payload.split("\n"):
+        lines.append(("data: " if space else "data:") + part)
+    return (nl.join(lines) + nl + nl).encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases
+
+OUTCOMES = {  # outcome -> (layer, complete)
+    "HTTP_ERROR": ("transport", False),
+    "CONNECTION_FAILED": ("transport", False),
+    "UNEXPECTED_CONTENT_TYPE": ("transport", False),
+    "NOTIFICATION_ACCEPTED": ("transport", True),
+    "UNEXPECTED_ACCEPTED": ("transport", False),
+    "STREAM_ABORTED": ("stream", False),
+    "STREAM_OPEN": ("stream", False),
+    "LIMIT_EXCEEDED": ("stream", False),
+    "MALFORMED_JSON": ("protocol", False),
+    "INVALID_ENVELOPE": ("protocol", False),
+    "JSONRPC_ERROR": ("protocol", True),
+    "INVALID_TOOL_RESULT": ("protocol", False),
+    "INPUT_REQUIRED": ("interaction", True),
+    "DEFERRED": ("interaction", True),
+    "TOOL_ERROR": ("application", True),
+    "TOOL_SUCCESS": ("application", True),
+    "SUCCESS": ("application", True),
+}
+ADVICE = {"none", "retry", "do_not_retry", "resume", "resubmit_with_input", "reinitialize", "fix_request"}
+SOURCES = {"header", "meta", "initialize", "earlier", "default"}
+VERSIONS = {V0326, V0618, V1125, V26}
+
+STATUS_TEXT = {0: "", 200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+               500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+
+
+def header(headers, name):
+    for n, v in headers:
+        if n.lower() == name.lower():
+            return v
+    return None
+
+
+class Case:
+    def __init__(self, name, about, pv=V26, src="header", limits=None):
+        self.name, self.about, self.pv, self.src, self.limits = name, about, pv, src, limits
+        self.entries, self.verdicts, self.skipped = [], [], []
+
+    # -- HAR ------------------------------------------------------------------------------
+    def _entry(self, req, rsp, http="POST", url=URL):
+        i = len(self.entries)
+        e = {"startedDateTime": f"2026-12-02T10:{i // 60:02d}:{i % 60:02d}.000Z", "time": 13}
+        rq = {"method": http, "url": url, "httpVersion": "HTTP/1.1",
+              "headers": [{"name": n, "value": v} for n, v in req["headers"]],
+              "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0}
+        body = req.get("body")
+        if body is not None:
+            text = body if isinstance(body, str) else js(body)
+            rq["postData"] = {"mimeType": header(req["headers"], "Content-Type") or "application/json",
+                              "text": text}
+            rq["bodySize"] = len(text.encode("utf-8"))
+        e["request"] = rq
+        raw = rsp["body"]
+        content = {"size": len(raw), "mimeType": rsp["ctype"] or ("x-unknown" if rsp["status"] == 0 else "")}
+        if raw or rsp["status"] != 0:
+            try:
+                text = raw.decode("utf-8")
+                valid = True
+            except UnicodeDecodeError:
+                valid = False
+            if rsp["b64"] or not valid:
+                content["text"] = base64.b64encode(raw).decode("ascii")
+                content["encoding"] = "base64"
+            else:
+                content["text"] = text
+        e["response"] = {"status": rsp["status"], "statusText": STATUS_TEXT.get(rsp["status"], ""),
+                         "httpVersion": "HTTP/1.1" if rsp["status"] else "",
+                         "headers": [{"name": n, "value": v} for n, v in rsp["headers"]],
+                         "cookies": [], "content": content, "redirectURL": "",
+                         "headersSize": -1, "bodySize": len(raw) if rsp["status"] else -1}
+        e["cache"] = {}
+        e["timings"] = {"blocked": -1, "dns": -1, "connect": -1, "ssl": -1, "send": 1, "wait": 10, "receive": 2}
+        if rsp["error"]:
+            e["_error"] = rsp["error"]
+        if rsp["mcp_end"]:
+            e["_mcp_end"] = rsp["mcp_end"]
+        self.entries.append(e)
+        return i
+
+    def skip(self, req, rsp, http="GET", url=URL):
+        self.skipped.append(self._entry(req, rsp, http, url))
+
+    def x(self, req, rsp, *, outcome, advice, pv=None, src=None, after_ms=None, error_code=None,
+          result_type=None, event_count=None, last_event_id=None, resumable=False, violations=(),
+          unterminated=None):
+        """Adds one MCP exchange and its expected verdict."""
+        i = self._entry(req, rsp)
+        body = req["body"]
+        first = body
+        if isinstance(body, list):
+            first = next((m for m in body if "method" in m and "id" in m), body[0])
+        method = first.get("method") if isinstance(first, dict) else None
+        id_ = first.get("id") if isinstance(first, dict) and "method" in first and "id" in first else None
+        tool = first["params"].get("name") if method == "tools/call" else None
+        ctype = rsp["ctype"].split(";")[0].strip().lower() if rsp["ctype"] else None
+        layer, complete = OUTCOMES[outcome]
+        assert advice in ADVICE, advice
+        self.verdicts.append({
+            "index": i,
+            "method": method,
+            "id": id_,
+            "tool": tool,
+            "protocol_version": pv or self.pv,
+            "protocol_version_source": src or self.src,
+            "outcome": outcome,
+            "layer": layer,
+            "complete": complete,
+            "status": rsp["status"] or None,
+            "content_type": ctype,
+            "error_code": error_code,
+            "result_type": result_type,
+            "event_count": event_count,
+            "last_event_id": last_event_id,
+            "resumable": resumable,
+            "end": rsp["mcp_end"] or ("reset" if rsp["error"] else "eof"),
+            "retry": {"advice": advice, "after_ms": after_ms},
+            "violations": sorted(set(violations)),
+            "unterminated": None if unterminated is None else {"looked_final": unterminated},
+        })
+        return i
+
+    # -- 2025-x handshake -------------------------------------------------------------------
+    def handshake(self, version, initialized_resp=None, initialized_outcome="NOTIFICATION_ACCEPTED",
+                  initialized_violations=()):
+        """initialize (version from its params and result; session id minted) then
+        notifications/initialized answered 202. 2025-06-18+ clients send MCP-Protocol-Version on
+        the notification (source `header`); 2025-03-26 has no such header (source `initialize`)."""
+        caps = {"elicitation": {}} if version != V0326 else {}
+        init = {"body": rpc(1, "initialize", {"protocolVersion": version, "capabilities": caps,
+                                              "clientInfo": {"name": "corpus-client", "version": "1.0.0"}}),
+                "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json")]}
+        server_caps = {"tools": {"listChanged": False}}
+        if version == V1125:
+            server_caps["tasks"] = {"requests": {"tools": {"call": {}}}}
+        result = {"protocolVersion": version, "capabilities": server_caps,
+                  "serverInfo": {"name": "corpus-server", "version": "2.1.0"}}
+        self.x(init, jresp(ok(1, result), headers=[("Mcp-Session-Id", SESSION)]),
+               outcome="SUCCESS", advice="none", pv=version, src="initialize")
+        self.x(notif25(version, "notifications/initialized"), initialized_resp or accepted(),
+               outcome=initialized_outcome, advice="none", pv=version,
+               src="initialize" if version == V0326 else "header", violations=initialized_violations)
+
+    def tools_list26(self, id_=1):
+        self.x(req26(id_, "tools/list"), jresp(ok(id_, {"resultType": "complete", "tools": TOOLS})),
+               outcome="SUCCESS", advice="none", result_type="complete")
+
+    # -- output -------------------------------------------------------------------------------
+    def har(self):
+        return {"log": {"version": "1.2",
+                        "creator": {"name": "mcp-verdict testdata/gen_har.py", "version": "1"},
+                        "pages": [],
+                        "entries": self.entries}}
+
+    def expect(self):
+        return {"about": self.about,
+                "limits": self.limits,
+                "exit_code": 0 if all(v["complete"] for v in self.verdicts) else 1,
+                "skipped": self.skipped,
+                "verdicts": self.verdicts}
+
+
+CASES = []
+
+
+def case(fn):
+    CASES.append(fn)
+    return fn
+
+
+SSE_OK = dict(outcome="TOOL_SUCCESS", advice="none", result_type="complete")
+
+# ============================================================================================
+# The eleven synthetic cases of the seed article (Node.js classifier near its end), written as
+# spec-correct 2026-07-28 exchanges (the article: complete requests also need _meta and the
+# required headers). Tool "synthetic", id 1, as in its onePost().
+
+GOOD = tool_result("ok")
+
+
+@case
+def seed_baseline():
+    c = Case("seed_baseline", "Seed article case 'baseline complete -> TOOL_SUCCESS': HTTP 200, application/json, "
+             "resultType complete, isError false. A clean 2026-07-28 exchange with no violations.")
+    c.x(call26(1, "synthetic"), jresp(ok(1, GOOD)), outcome="TOOL_SUCCESS", advice="none", result_type="complete")
+    return c
+
+
+@case
+def seed_503_then_200():
+    c = Case("seed_503_then_200", "Seed article case '503 then 200 requires explicit second POST': two entries. "
+             "The 503 is HTTP_ERROR decided before the body; tool 'synthetic' has no annotations in the capture, so "
+             "it is not safe to repeat (do_not_retry). The second, explicit POST (new id) succeeds. Exit 1 because "
+             "one exchange is incomplete.")
+    c.x(call26(1, "synthetic"), jresp({"note": "synthetic outage"}, status=503),
+        outcome="HTTP_ERROR", advice="do_not_retry")
+    c.x(call26(2, "synthetic"), jresp(ok(2, GOOD)), **SSE_OK)
+    return c
+
+
+@case
+def seed_jsonrpc_error():
+    c = Case("seed_jsonrpc_error", "Seed article case 'HTTP 200 + JSON-RPC error': a complete answer at the protocol "
+             "layer (JSONRPC_ERROR, error_code -32602 kept); -32602 is not a pre-dispatch code, so advice none.")
+    c.x(call26(1, "synthetic"), jresp(err(1, -32602, "synthetic invalid params")),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32602)
+    return c
+
+
+@case
+def seed_tool_is_error():
+    c = Case("seed_tool_is_error", "Seed article case 'HTTP 200 + tool isError': isError true is a tool execution "
+             "error, a complete answer (TOOL_ERROR, advice none: show it to the model, do not resend).")
+    c.x(call26(1, "synthetic"), jresp(ok(1, tool_result("failed", is_error=True))),
+        outcome="TOOL_ERROR", advice="none", result_type="complete")
+    return c
+
+
+@case
+def seed_http500_success_body():
+    c = Case("seed_http500_success_body", "Seed article case 'transport_precedence': HTTP 500 with a success-looking "
+             "body is HTTP_ERROR (transport decides before the body); the body is no JSON-RPC error so error_code "
+             "is null; an unannotated tools/call may have run, so do_not_retry.")
+    c.x(call26(1, "synthetic"), jresp(ok(1, GOOD), status=500), outcome="HTTP_ERROR", advice="do_not_retry")
+    return c
+
+
+@case
+def seed_malformed_json():
+    c = Case("seed_malformed_json", "Seed article case 'malformed JSON': body '{unclosed' on 200 application/json is "
+             "MALFORMED_JSON with jsonrpc.malformed; may have run, tool unknown, so do_not_retry.")
+    c.x(call26(1, "synthetic"), resp(200, "{unclosed", ctype="application/json"),
+        outcome="MALFORMED_JSON", advice="do_not_retry", violations=["jsonrpc.malformed"])
+    return c
+
+
+@case
+def seed_result_and_error():
+    c = Case("seed_result_and_error", "Seed article case 'conflicting_envelope': result and error together is "
+             "INVALID_ENVELOPE (jsonrpc.result_and_error). Judgement: an invalid envelope reports neither its "
+             "error_code nor its resultType (both null).")
+    body = ok(1, GOOD)
+    body["error"] = {"code": -32602, "message": "synthetic invalid params"}
+    c.x(call26(1, "synthetic"), jresp(body), outcome="INVALID_ENVELOPE", advice="do_not_retry",
+        violations=["jsonrpc.result_and_error"])
+    return c
+
+
+@case
+def seed_wrong_response_id():
+    c = Case("seed_wrong_response_id", "Seed article case 'wrong_response_id': a JSON body answering id 99 to request "
+             "id 1 is INVALID_ENVELOPE (jsonrpc.id_mismatch); result_type null because the result is not ours.")
+    c.x(call26(1, "synthetic"), jresp(ok(99, GOOD)), outcome="INVALID_ENVELOPE", advice="do_not_retry",
+        violations=["jsonrpc.id_mismatch"])
+    return c
+
+
+@case
+def seed_input_required():
+    c = Case("seed_input_required", "Seed article case 'input_required is not successful completion': MRTR "
+             "InputRequiredResult with inputRequests on tools/call -> INPUT_REQUIRED (complete exchange, "
+             "unfinished operation), advice resubmit_with_input.")
+    result = {"resultType": "input_required", "inputRequests": {"approval": {
+        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input"}}}}
+    c.x(call26(1, "synthetic", caps={"elicitation": {"form": {}}}), jresp(ok(1, result)),
+        outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required")
+    return c
+
+
+@case
+def seed_legacy_no_result_type():
+    c = Case("seed_legacy_no_result_type", "Seed article case 'legacy result without resultType': a 2025-11-25 server "
+             "sends no resultType (the field does not exist before 2026-07-28); absent means complete, so plain "
+             "TOOL_SUCCESS with no violation. Version from initialize, later calls from the header.", pv=V1125)
+    c.handshake(V1125)
+    c.x(call25(V1125, 2, "synthetic"), jresp(ok(2, tool_result("legacy ok", rt=None))),
+        outcome="TOOL_SUCCESS", advice="none")
+    return c
+
+
+@case
+def seed_content_not_array():
+    c = Case("seed_content_not_array", "Seed article case 'invalid tool content shape': content is the string "
+             "'not-an-array' -> INVALID_TOOL_RESULT (tool.content_not_array); result_type is still reported as sent.")
+    result = {"resultType": "complete", "content": "not-an-array", "isError": False}
+    c.x(call26(1, "synthetic"), jresp(ok(1, result)), outcome="INVALID_TOOL_RESULT", advice="do_not_retry",
+        result_type="complete", violations=["tool.content_not_array"])
+    return c
+
+
+# ============================================================================================
+# SSE framing (WHATWG event-stream parsing)
+
+WEATHER = {"city": "Berlin"}
+PT = {"progressToken": "pt-1"}
+
+
+def weather_call(id_=1, **kw):
+    kw.setdefault("meta_more", PT)
+    return call26(id_, "get_weather", WEATHER, **kw)
+
+
+def final(id_=1, text="12°C, light rain", **kw):
+    return ok(id_, tool_result(text, **kw))
+
+
+@case
+def sse_cr_line_ends():
+    c = Case("sse_cr_line_ends", "SSE with CR-only line ends (WHATWG allows CR, LF and CRLF). A progress "
+             "notification, a keepalive comment and the final response: TOOL_SUCCESS, 2 counted events.")
+    body = ev(progress(1), nl="\r") + b": keepalive\r\r" + ev(final(), nl="\r")
+    c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
+    return c
+
+
+@case
+def sse_crlf_line_ends():
+    c = Case("sse_crlf_line_ends", "SSE with CRLF line ends: progress then final response -> TOOL_SUCCESS, "
+             "2 counted events.")
+    body = ev(progress(1), nl="\r\n") + ev(final(), nl="\r\n")
+    c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
+    return c
+
+
+@case
+def sse_final_cr_at_eof():
+    c = Case("sse_final_cr_at_eof", "The body's very last byte is a CR that ends the final event's blank line "
+             "('...}\\r\\r' at EOF). A lone CR is a complete line end (WHATWG), so the final event is dispatched at "
+             "EOF without waiting for an LF: TOOL_SUCCESS, nothing unterminated.")
+    body = ev(progress(1)) + ev(final(), nl="\r")
+    assert body.endswith(b"}\r\r")
+    c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
+    return c
+
+
+@case
+def sse_bom():
+    c = Case("sse_bom", "A leading UTF-8 BOM before the first 'data:' line; WHATWG strips one leading BOM, so the "
+             "line is still a data field and the response is found: TOOL_SUCCESS.")
+    body = b"\xef\xbb\xbf" + ev(final(), event=None)
+    c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
+    return c
+
+
+@case
+def sse_comments():
+    c = Case("sse_comments", "Comment lines (': keepalive') before, between and inside events are ignored and not "
+             "counted (HTTP-26: clients must ignore SSE comments): TOOL_SUCCESS, 2 counted events.")
+    body = (b": keepalive\n\n" + ev(progress(1)) + b": keepalive\n\n"
+            + b"event: message\n: inline comment\ndata: " + js(final()).encode() + b"\n\n")
+    c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
+    return c
+
+
+@case
+def sse_data_colon_space():
+    c = Case("sse_data_colon_space", "'data:' without a space (progress) and 'data: ' with one (final): WHATWG "
+             "strips at most one leading space, both parse as JSON. TOOL_SUCCESS.")
+    body = ev(progress(1), space=False) + ev(final(), space=True)
+    assert b"data:{" in body and b"data: {" in body
+    c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
+    return c
+
+
+@case
+def sse_multiline_data():
+    c = Case("sse_multiline_data", "The final response is split over two 'data:' lines; WHATWG joins them with LF, "
+             "and JSON allows a newline between tokens, so it parses: TOOL_SUCCESS, 1 event.")
+    text = js(final())
+    cut = text.index(',"result"') + 1
+    body = ev(data=text[:cut] + "\n" + text[cut:])
+    assert body.count(b"data: ") == 2
+    c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
+    return c
+
+
+@case
+def sse_event_field_optional():
+    c = Case("sse_event_field_optional", "A progress event with no 'event:' line and the final with 'event: message': "
+             "both are message events (absent type means message). TOOL_SUCCESS, no violation.")
+    body = ev(progress(1), event=None) + ev(final())
+    c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
+    return c
+
+
+@case
+def sse_non_message_event():
+    c = Case("sse_non_message_event", "An 'event: heartbeat' event (SDK clients ignore non-message events) then the "
+             "final: sse.non_message_event (should), TOOL_SUCCESS. Judgement: the heartbeat is dispatched with "
+             "non-empty data, so event_count counts it (2), but its data is not judged as JSON-RPC.")
+    body = ev(event="heartbeat", data='{"ts":1796205600}') + ev(final())
+    c.x(weather_call(), sse(body), event_count=2, violations=["sse.non_message_event"], **SSE_OK)
+    return c
+
+
+@case
+def sse_id_only_event():
+    c = Case("sse_id_only_event", "2025-06-18 stream with an id-only event ('id: 8' then a blank line): it dispatches "
+             "nothing but sets the last event id (WHATWG), and the final has no id line, so last_event_id is '8'; "
+             "resumable because an id was seen. TOOL_SUCCESS.", pv=V0618)
+    c.handshake(V0618)
+    body = ev(progress(1), id="7") + b"id: 8\n\n" + ev(final(2, rt=None))
+    c.x(call25(V0618, 2, "get_weather", WEATHER, meta=PT), sse(body), event_count=2, last_event_id="8",
+        resumable=True, outcome="TOOL_SUCCESS", advice="none")
+    return c
+
+
+@case
+def sse_priming_event_1125():
+    c = Case("sse_priming_event_1125", "2025-11-25 priming event 'id: 1\\ndata:\\n\\n' (empty data, SEP-1699) then the "
+             "final with id 2: the priming event is not JSON-parsed and not counted (event_count 1); ids seen, so "
+             "resumable, last_event_id '2'. TOOL_SUCCESS.", pv=V1125)
+    c.handshake(V1125)
+    body = ev(event=None, id="1", data="", space=False) + ev(final(2, rt=None), id="2")
+    assert body.startswith(b"id: 1\ndata:\n\n")
+    c.x(call25(V1125, 2, "get_weather", WEATHER), sse(body), event_count=1, last_event_id="2", resumable=True,
+        outcome="TOOL_SUCCESS", advice="none")
+    return c
+
+
+@case
+def sse_empty_data_event():
+    c = Case("sse_empty_data_event", "An event 'data: \\n' (one space stripped -> empty data) on a 2026-07-28 stream "
+             "is skipped, never flagged as bad JSON and not counted; then the final. TOOL_SUCCESS, event_count 1.")
+    body = b"data: \n\n" + ev(final())
+    c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
+    return c
+
+
+@case
+def sse_retry_field():
+    c = Case("sse_retry_field", "A 'retry: 3000' field on a 2025-06-18 stream (no id): the parser takes it as the "
+             "reconnection time, not as data; the final follows. TOOL_SUCCESS, no violation, not resumable (no id).",
+             pv=V0618)
+    c.handshake(V0618)
+    body = b"retry: 3000\n\n" + ev(final(2, rt=None))
+    c.x(call25(V0618, 2, "get_weather", WEATHER), sse(body), event_count=1, outcome="TOOL_SUCCESS", advice="none")
+    return c
+
+
+@case
+def sse_invalid_utf8():
+    c = Case("sse_invalid_utf8", "The final event holds invalid UTF-8 bytes (0xE9, 0xFF) inside a JSON string; SSE "
+             "decodes with U+FFFD replacement so the JSON still parses: TOOL_SUCCESS. Body stored base64 in the HAR.")
+    text = js(final(text="caf@ r@sum@"))
+    raw = text.encode().replace(b"caf@", b"caf\xe9").replace(b"r@sum@", b"r\xffsum\xe9")
+    body = b"event: message\ndata: " + raw + b"\n\n"
+    c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
+    return c
+
+
+@case
+def sse_unterminated_final():
+    c = Case("sse_unterminated_final", "The final response's 'data:' line ends but the blank line never comes before "
+             "EOF: WHATWG discards an unterminated event, so no response was dispatched -> STREAM_ABORTED with "
+             "unterminated.looked_final true, sse.unterminated_event and sse.closed_before_response (2026).")
+    body = ev(progress(1)) + b"event: message\ndata: " + js(final()).encode() + b"\n"
+    c.x(weather_call(), sse(body), outcome="STREAM_ABORTED", advice="do_not_retry", event_count=1,
+        violations=["sse.closed_before_response", "sse.unterminated_event"], unterminated=True)
+    return c
+
+
+@case
+def sse_unterminated_notification():
+    c = Case("sse_unterminated_notification", "resources/read stream: one progress event, then a second progress "
+             "event cut before its blank line at EOF. STREAM_ABORTED, unterminated.looked_final false; not a "
+             "tools/call, so safe to repeat -> retry.")
+    req = req26(1, "resources/read", {"uri": "file:///notes/todo.md"}, meta_more=PT)
+    body = ev(progress(1)) + b"event: message\ndata: " + js(progress(2)).encode() + b"\n"
+    c.x(req, sse(body), outcome="STREAM_ABORTED", advice="retry", event_count=1,
+        violations=["sse.closed_before_response", "sse.unterminated_event"], unterminated=False)
+    return c
+
+
+@case
+def sse_progress_then_final():
+    c = Case("sse_progress_then_final", "Clean 2026-07-28 stream: increasing progress for the request's token and a "
+             "notifications/message allowed by _meta logLevel, then the final: TOOL_SUCCESS, 4 events, no violation.")
+    req = weather_call(meta_more={"progressToken": "pt-1", "io.modelcontextprotocol/logLevel": "info"})
+    body = ev(progress(1)) + ev(log_message("fetching forecast")) + ev(progress(2)) + ev(final())
+    c.x(req, sse(body), event_count=4, **SSE_OK)
+    return c
+
+
+@case
+def sse_notifications_only_eof():
+    c = Case("sse_notifications_only_eof", "tools/list marks get_weather readOnlyHint; its call streams only progress "
+             "and the stream ends: STREAM_ABORTED, sse.closed_before_response (2026: closing loses the request). "
+             "Read-only tool, so retry as a new request; no Retry-After, after_ms null.")
+    c.tools_list26(1)
+    body = ev(progress(1)) + ev(progress(2))
+    c.x(weather_call(2), sse(body), outcome="STREAM_ABORTED", advice="retry", event_count=2,
+        violations=["sse.closed_before_response"])
+    return c
+
+
+@case
+def sse_foreign_then_ours():
+    c = Case("sse_foreign_then_ours", "A response for id 99 arrives on the stream of request 1 (sse.foreign_id_response; "
+             "the wait goes on), then ours: TOOL_SUCCESS, 2 events.")
+    body = ev(ok(99, tool_result("not for you"))) + ev(final())
+    c.x(weather_call(), sse(body), event_count=2, violations=["sse.foreign_id_response"], **SSE_OK)
+    return c
+
+
+@case
+def sse_events_after_final():
+    c = Case("sse_events_after_final", "A progress notification after the final response (2026: the final response "
+             "SHOULD terminate the stream): sse.after_final, still TOOL_SUCCESS. Judgement: the trailing event is "
+             "counted (dispatched, non-empty data): event_count 3.")
+    body = ev(progress(1)) + ev(final()) + ev(progress(3))
+    c.x(weather_call(), sse(body), event_count=3, violations=["sse.after_final"], **SSE_OK)
+    return c
+
+
+@case
+def sse_server_request_2026():
+    c = Case("sse_server_request_2026", "A server->client request (sampling/createMessage with an id) on a 2026-07-28 "
+             "POST stream: 'MUST NOT send independent JSON-RPC requests' -> sse.server_request; not terminal; the "
+             "final follows: TOOL_SUCCESS.")
+    srv = rpc("srv-1", "sampling/createMessage", {"messages": [{"role": "user", "content": {"type": "text",
+                                                  "text": "Summarize"}}], "maxTokens": 100})
+    body = ev(srv) + ev(final())
+    c.x(weather_call(), sse(body), event_count=2, violations=["sse.server_request"], **SSE_OK)
+    return c
+
+
+@case
+def sse_server_request_2025_allowed():
+    c = Case("sse_server_request_2025_allowed", "2025-11-25 allows server requests on a POST stream: an "
+             "elicitation/create then the final, no violation. The client POSTs its answer (a JSON-RPC response, "
+             "no method) and gets 202: NOTIFICATION_ACCEPTED with method and id null.", pv=V1125)
+    c.handshake(V1125)
+    srv = rpc("srv-1", "elicitation/create", {"mode": "form", "message": "Which unit?", "requestedSchema": {
+        "type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}}}})
+    c.x(call25(V1125, 2, "get_weather", WEATHER), sse(ev(srv) + ev(final(2, rt=None))), event_count=2,
+        outcome="TOOL_SUCCESS", advice="none")
+    answer = {"body": {"jsonrpc": "2.0", "id": "srv-1", "result": {"action": "accept", "content": {"unit": "C"}}},
+              "headers": h25(V1125)}
+    c.x(answer, accepted(), outcome="NOTIFICATION_ACCEPTED", advice="none")
+    return c
+
+
+@case
+def sse_not_json_then_eof():
+    c = Case("sse_not_json_then_eof", "tools/list stream whose only event is 'data: hello world' (not JSON) then EOF: "
+             "MALFORMED_JSON with sse.event_not_json; the stream also closed without the response "
+             "(sse.closed_before_response, judgement: the rule fires whenever a stream reaches EOF without our "
+             "response). Not a tools/call -> retry.")
+    c.x(req26(1, "tools/list"), sse(ev(data="hello world")), outcome="MALFORMED_JSON", advice="retry",
+        event_count=1, violations=["sse.closed_before_response", "sse.event_not_json"])
+    return c
+
+
+@case
+def sse_foreign_only_eof():
+    c = Case("sse_foreign_only_eof", "The only response on the stream is for id 7, then EOF: INVALID_ENVELOPE "
+             "(sse.foreign_id_response, plus sse.closed_before_response as in sse_not_json_then_eof). Unannotated "
+             "tools/call -> do_not_retry.")
+    c.x(weather_call(), sse(ev(ok(7, tool_result("not for you")))), outcome="INVALID_ENVELOPE",
+        advice="do_not_retry", event_count=1,
+        violations=["sse.closed_before_response", "sse.foreign_id_response"])
+    return c
+
+
+@case
+def sse_reset_midstream():
+    c = Case("sse_reset_midstream", "Status 200 SSE cut by net::ERR_INCOMPLETE_CHUNKED_ENCODING after one complete "
+             "progress event: end 'reset', STREAM_ABORTED; unannotated tools/call -> do_not_retry. Judgement: "
+             "sse.closed_before_response is not reported for a reset (a broken transfer, not a server close).")
+    c.x(weather_call(), sse(ev(progress(1)), error="net::ERR_INCOMPLETE_CHUNKED_ENCODING"),
+        outcome="STREAM_ABORTED", advice="do_not_retry", event_count=1)
+    return c
+
+
+@case
+def sse_stream_open():
+    c = Case("sse_stream_open", "The capture ended with the stream still open (_mcp_end 'open') after one progress "
+             "event: STREAM_OPEN, the outcome is unknown, not aborted; advice none, no violation.")
+    c.x(weather_call(), sse(ev(progress(1)), mcp_end="open"), outcome="STREAM_OPEN", advice="none",
+        event_count=1)
+    return c
+
+
+@case
+def sse_priming_retry_close_1125():
+    c = Case("sse_priming_retry_close_1125", "2025-11-25 priming event with id and 'retry: 3000', then the server "
+             "closes (SEP-1699 polling, allowed): STREAM_ABORTED but resumable -> resume after the retry value "
+             "(after_ms 3000), last_event_id 'ev-1', no violation.", pv=V1125)
+    c.handshake(V1125)
+    body = ev(event=None, id="ev-1", retry=3000, data="", space=False)
+    c.x(call25(V1125, 2, "delete_file", {"path": "/tmp/old.log"}), sse(body), outcome="STREAM_ABORTED",
+        advice="resume", after_ms=3000, event_count=0, last_event_id="ev-1", resumable=True)
+    return c
+
+
+@case
+def sse_retry_missing_1125():
+    c = Case("sse_retry_missing_1125", "2025-11-25 priming event with an id but no 'retry:', then close: resumable "
+             "(resume, after_ms null) but the server SHOULD have sent retry first: sse.retry_missing. No "
+             "closed_before_response: 2025-11-25 may close after an id.", pv=V1125)
+    c.handshake(V1125)
+    body = ev(event=None, id="1", data="", space=False)
+    c.x(call25(V1125, 2, "get_weather", WEATHER), sse(body), outcome="STREAM_ABORTED", advice="resume",
+        event_count=0, last_event_id="1", resumable=True, violations=["sse.retry_missing"])
+    return c
+
+
+@case
+def sse_legacy_ids_2026():
+    c = Case("sse_legacy_ids_2026", "2026-07-28 prompts/get stream with 'id:' fields, closed before the response: ids "
+             "are legacy (sse.legacy_field) and give no resumption, so resumable false, last_event_id null; "
+             "prompts/get is safe to repeat -> retry (a new request), not resume.")
+    req = req26(1, "prompts/get", {"name": "code_review", "arguments": {"lang": "rust"}}, meta_more=PT)
+    body = ev(progress(1), id="ev-1")
+    c.x(req, sse(body), outcome="STREAM_ABORTED", advice="retry", event_count=1,
+        violations=["sse.closed_before_response", "sse.legacy_field"])
+    return c
+
+
+@case
+def sse_ids_closed_0618():
+    c = Case("sse_ids_closed_0618", "2025-06-18 stream with event ids closed before the response: the server SHOULD "
+             "NOT close early (sse.closed_before_response), but an id was seen, so resumable -> resume "
+             "(GET with Last-Event-ID), after_ms null (no retry field).", pv=V0618)
+    c.handshake(V0618)
+    body = ev(progress(1), id="s2-1")
+    c.x(call25(V0618, 2, "get_weather", WEATHER, meta=PT), sse(body), outcome="STREAM_ABORTED", advice="resume",
+        event_count=1, last_event_id="s2-1", resumable=True, violations=["sse.closed_before_response"])
+    return c
+
+
+@case
+def sse_ids_complete_0326():
+    c = Case("sse_ids_complete_0326", "2025-03-26 session (no MCP-Protocol-Version header exists in that revision, "
+             "so every exchange takes its version from initialize). A complete SSE reply with event ids: "
+             "TOOL_SUCCESS, resumable true, last_event_id '0326-2'.", pv=V0326, src="initialize")
+    c.handshake(V0326)
+    body = ev(progress(1), id="0326-1") + ev(final(2, rt=None), id="0326-2")
+    c.x(call25(V0326, 2, "get_weather", WEATHER, meta=PT), sse(body), event_count=2, last_event_id="0326-2",
+        resumable=True, outcome="TOOL_SUCCESS", advice="none")
+    return c
+
+
+# ============================================================================================
+# Progress and notifications
+
+
+@case
+def progress_token_mismatch():
+    c = Case("progress_token_mismatch", "A progress notification carries token 'pt-other' while the request's "
+             "_meta.progressToken is 'pt-1': progress.token_mismatch; the final completes: TOOL_SUCCESS.")
+    body = ev(progress(1, token="pt-other")) + ev(final())
+    c.x(weather_call(), sse(body), event_count=2, violations=["progress.token_mismatch"], **SSE_OK)
+    return c
+
+
+@case
+def progress_not_increasing():
+    c = Case("progress_not_increasing", "Progress 50 then 50 again (must increase with each notification): "
+             "progress.not_increasing; TOOL_SUCCESS.")
+    body = ev(progress(50, total=100)) + ev(progress(50, total=100)) + ev(final())
+    c.x(weather_call(), sse(body), event_count=3, violations=["progress.not_increasing"], **SSE_OK)
+    return c
+
+
+@case
+def message_without_log_level():
+    c = Case("message_without_log_level", "2026-07-28 notifications/message although the request _meta has no "
+             "io.modelcontextprotocol/logLevel (server MUST NOT send it then): "
+             "notification.message_without_log_level; TOOL_SUCCESS.")
+    body = ev(log_message("cache miss")) + ev(final())
+    c.x(weather_call(), sse(body), event_count=2, violations=["notification.message_without_log_level"], **SSE_OK)
+    return c
+
+
+# ============================================================================================
+# Limits (the test harness applies the expect file's "limits")
+
+
+@case
+def limit_sse_event_bytes():
+    c = Case("limit_sse_event_bytes", "With max_event_bytes 1024, a ~4 KiB final event exceeds the limit: "
+             "LIMIT_EXCEEDED, do_not_retry (the same reply would exceed it again). Judgement: the oversized event "
+             "is never dispatched, so event_count counts only the progress event (1).",
+             limits={"max_event_bytes": 1024})
+    body = ev(progress(1)) + ev(final(text="x" * 4000))
+    c.x(weather_call(), sse(body), outcome="LIMIT_EXCEEDED", advice="do_not_retry", event_count=1)
+    return c
+
+
+@case
+def limit_json_body_bytes():
+    c = Case("limit_json_body_bytes", "With max_body_bytes 1024, a ~3 KiB application/json reply exceeds the body "
+             "limit: LIMIT_EXCEEDED, do_not_retry; not SSE, so event_count null.",
+             limits={"max_body_bytes": 1024})
+    c.x(weather_call(), jresp(final(text="y" * 3000)), outcome="LIMIT_EXCEEDED", advice="do_not_retry")
+    return c
+
+
+# ============================================================================================
+# HTTP level
+
+
+@case
+def http_503_readonly_retry_after():
+    c = Case("http_503_readonly_retry_after", "tools/list annotates get_weather readOnlyHint: true; its call gets 503 "
+             "with Retry-After: 5 -> HTTP_ERROR, safe to repeat -> retry after 5000 ms.")
+    c.tools_list26(1)
+    c.x(weather_call(2), jresp(err(2, -32603, "upstream unavailable"), status=503, headers=[("Retry-After", "5")]),
+        outcome="HTTP_ERROR", advice="retry", after_ms=5000, error_code=-32603)
+    return c
+
+
+@case
+def http_503_destructive():
+    c = Case("http_503_destructive", "tools/list annotates delete_file destructive, not idempotent; its call gets 503 "
+             "(with Retry-After: 5): it may have run -> do_not_retry. Judgement: after_ms stays null, Retry-After "
+             "only fills it when the advice is retry.")
+    c.tools_list26(1)
+    c.x(call26(2, "delete_file", {"path": "/srv/data/report.csv"}),
+        resp(503, "Service Unavailable", [("Retry-After", "5")], "text/plain"),
+        outcome="HTTP_ERROR", advice="do_not_retry")
+    return c
+
+
+@case
+def http_502_idempotent():
+    c = Case("http_502_idempotent", "tools/list annotates set_flag idempotentHint: true (readOnlyHint false); a 502 "
+             "on its call -> HTTP_ERROR, safe to repeat -> retry; no Retry-After, after_ms null.")
+    c.tools_list26(1)
+    c.x(call26(2, "set_flag", {"flag": "beta", "on": True}), resp(502, "<html>Bad Gateway</html>", (), "text/html"),
+        outcome="HTTP_ERROR", advice="retry")
+    return c
+
+
+@case
+def http_429_retry_after_date():
+    c = Case("http_429_retry_after_date", "429 is rejected before dispatch, so retry always, even for an "
+             "unannotated delete_file; Retry-After is an HTTP date 30 s after the response Date -> after_ms 30000.")
+    c.x(call26(1, "delete_file", {"path": "/srv/data/report.csv"}),
+        resp(429, "Too Many Requests", [("Date", "Wed, 02 Dec 2026 10:00:00 GMT"),
+                                        ("Retry-After", "Wed, 02 Dec 2026 10:00:30 GMT")], "text/plain"),
+        outcome="HTTP_ERROR", advice="retry", after_ms=30000)
+    return c
+
+
+@case
+def http_400_header_mismatch():
+    c = Case("http_400_header_mismatch", "Mcp-Name says get_weather but params.name is delete_file "
+             "(request.mcp_name_header); the server answers 400 with HeaderMismatch -32020: HTTP_ERROR, "
+             "error_code -32020 kept, fix_request.")
+    c.x(call26(1, "delete_file", {"path": "/srv/data/report.csv"}, mcp_name="get_weather"),
+        jresp(err(1, -32020, "Mcp-Name header does not match params.name"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32020, violations=["request.mcp_name_header"])
+    return c
+
+
+@case
+def http_404_method_not_found():
+    c = Case("http_404_method_not_found", "2026-07-28 server without prompts answers prompts/list with 404 and "
+             "-32601 (HTTP-26: unimplemented method). No session id -> fix_request; error_code -32601 kept.")
+    c.x(req26(1, "prompts/list"), jresp(err(1, -32601, "Method not found"), status=404),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32601)
+    return c
+
+
+@case
+def http_404_session_expired_1125():
+    c = Case("http_404_session_expired_1125", "2025-11-25: a tools/call carrying Mcp-Session-Id gets 404 (session "
+             "expired; the client MUST re-initialize) -> HTTP_ERROR, reinitialize; the id-less -32001 body's code "
+             "is kept.", pv=V1125)
+    c.handshake(V1125)
+    c.x(call25(V1125, 2, "get_weather", WEATHER),
+        jresp({"jsonrpc": "2.0", "error": {"code": -32001, "message": "Session not found"}, "id": None}, status=404),
+        outcome="HTTP_ERROR", advice="reinitialize", error_code=-32001)
+    return c
+
+
+@case
+def http_html_on_200():
+    c = Case("http_html_on_200", "A 200 text/html page (a login proxy) answers tools/list: neither JSON nor SSE -> "
+             "UNEXPECTED_CONTENT_TYPE, http.content_type; tools/list is safe to repeat -> retry.")
+    c.x(req26(1, "tools/list"), resp(200, "<!doctype html><title>Sign in</title>", (), "text/html; charset=utf-8"),
+        outcome="UNEXPECTED_CONTENT_TYPE", advice="retry", violations=["http.content_type"])
+    return c
+
+
+@case
+def http_202_to_request():
+    c = Case("http_202_to_request", "A tools/call (a request) answered 202 with no body: UNEXPECTED_ACCEPTED, "
+             "http.accepted_for_request; the unannotated tool may have run -> do_not_retry.")
+    c.x(call26(1, "delete_file", {"path": "/tmp/x"}), accepted(), outcome="UNEXPECTED_ACCEPTED",
+        advice="do_not_retry", violations=["http.accepted_for_request"])
+    return c
+
+
+@case
+def http_202_notification_0618():
+    c = Case("http_202_notification_0618", "2025-06-18 handshake plus notifications/roots/list_changed; every "
+             "notification is answered 202 with no body: NOTIFICATION_ACCEPTED (complete, advice none), no "
+             "violation.", pv=V0618)
+    c.handshake(V0618)
+    c.x(notif25(V0618, "notifications/roots/list_changed"), accepted(), outcome="NOTIFICATION_ACCEPTED",
+        advice="none")
+    return c
+
+
+@case
+def http_202_with_body_notification():
+    c = Case("http_202_with_body_notification", "2025-11-25 notifications/initialized answered 202 with a JSON body: "
+             "still NOTIFICATION_ACCEPTED, plus http.accepted_with_body (202 carries no body).", pv=V1125)
+    c.handshake(V1125, initialized_resp=accepted(body='{"jsonrpc":"2.0","result":{}}', ctype="application/json"),
+                initialized_violations=["http.accepted_with_body"])
+    return c
+
+
+@case
+def http_200_empty_to_notification_0326():
+    c = Case("http_200_empty_to_notification_0326", "A 2025-03-26 server answers notifications/initialized with "
+             "200 and an empty body: 'any 2xx with empty body' to a notification is NOTIFICATION_ACCEPTED, no "
+             "violation.", pv=V0326, src="initialize")
+    c.handshake(V0326, initialized_resp=accepted(status=200))
+    return c
+
+
+@case
+def http_session_id_on_stateless():
+    c = Case("http_session_id_on_stateless", "A 2026-07-28 JSON reply carries Mcp-Session-Id (sessions were "
+             "removed; servers SHOULD not mint them): http.session_id_on_stateless, TOOL_SUCCESS.")
+    c.x(weather_call(), jresp(final(), headers=[("Mcp-Session-Id", "sess-legacy-42")]),
+        violations=["http.session_id_on_stateless"], **SSE_OK)
+    return c
+
+
+@case
+def connection_failed():
+    c = Case("connection_failed", "No response head (_error net::ERR_CONNECTION_REFUSED, status 0): "
+             "CONNECTION_FAILED, status/content_type null; tools/list is safe -> retry. Judgement: end is "
+             "'reset' (the transfer failed; there is no body).")
+    c.x(req26(1, "tools/list"), no_response("net::ERR_CONNECTION_REFUSED"), outcome="CONNECTION_FAILED",
+        advice="retry")
+    return c
+
+
+@case
+def skip_non_mcp_entry():
+    c = Case("skip_non_mcp_entry", "A browser capture with GET /favicon.ico between two MCP POSTs: that entry is "
+             "skipped (index 1) but keeps its index, so the verdicts are at 0 and 2.")
+    c.tools_list26(1)
+    c.skip({"headers": [("Accept", "image/avif,image/webp,*/*")]}, resp(404, "Not Found", (), "text/plain"),
+           url="https://mcp.example.test/favicon.ico")
+    c.x(weather_call(2), jresp(final(2)), **SSE_OK)
+    return c
+
+
+# ============================================================================================
+# MRTR (2026-07-28)
+
+ELICIT = {"confirm": {"method": "elicitation/create", "params": {
+    "mode": "form", "message": "Deploy build 1432 to production?",
+    "requestedSchema": {"type": "object", "properties": {"confirmed": {"type": "boolean"}},
+                        "required": ["confirmed"]}}}}
+STATE = "eyJzdGVwIjoiY29uZmlybSIsImJ1aWxkIjoxNDMyfQ"
+
+
+def mrtr_case(name, about, follow_id, follow_violations):
+    c = Case(name, about)
+    caps = {"elicitation": {"form": {}}}
+    args = {"build": 1432, "env": "prod"}
+    c.x(call26(1, "deploy", args, caps=caps),
+        jresp(ok(1, {"resultType": "input_required", "inputRequests": ELICIT, "requestState": STATE})),
+        outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required")
+    follow = req26(follow_id, "tools/call", {
+        "name": "deploy", "arguments": args,
+        "inputResponses": {"confirm": {"action": "accept", "content": {"confirmed": True}}},
+        "requestState": STATE}, caps=caps)
+    c.x(follow, jresp(ok(follow_id, tool_result("deployed build 1432"))), violations=follow_violations, **SSE_OK)
+    return c
+
+
+@case
+def mrtr_followup_new_id():
+    return mrtr_case("mrtr_followup_new_id", "MRTR done right: tools/call id 1 gets input_required (inputRequests + "
+                     "requestState) -> INPUT_REQUIRED, resubmit_with_input; the follow-up with inputResponses, the "
+                     "echoed requestState and a NEW id 2 completes: TOOL_SUCCESS, no violation.", 2, [])
+
+
+@case
+def mrtr_followup_reused_id():
+    return mrtr_case("mrtr_followup_reused_id", "MRTR follow-up reuses id 1 of the input_required request (mrtr.mdx: "
+                     "the id MUST differ): request.mrtr_reused_id on the follow-up, whose reply is still "
+                     "TOOL_SUCCESS.", 1, ["request.mrtr_reused_id"])
+
+
+@case
+def mrtr_not_allowed_tools_list():
+    c = Case("mrtr_not_allowed_tools_list", "input_required answering tools/list (only tools/call, resources/read, "
+             "prompts/get may): mrtr.not_allowed. Judgement: the outcome still follows resultType -> INPUT_REQUIRED, "
+             "resubmit_with_input.")
+    c.x(req26(1, "tools/list"), jresp(ok(1, {"resultType": "input_required", "requestState": STATE})),
+        outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required",
+        violations=["mrtr.not_allowed"])
+    return c
+
+
+@case
+def mrtr_empty():
+    c = Case("mrtr_empty", "input_required with neither inputRequests nor requestState (MUST carry one): "
+             "mrtr.empty; outcome INPUT_REQUIRED, resubmit_with_input.")
+    c.x(call26(1, "deploy", {"build": 1432}), jresp(ok(1, {"resultType": "input_required"})),
+        outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required",
+        violations=["mrtr.empty"])
+    return c
+
+
+# ============================================================================================
+# JSON body and envelope
+
+
+@case
+def envelope_id_type():
+    c = Case("envelope_id_type", "Request id 1 (number), response id \"1\" (string): ids differ in type -> "
+             "INVALID_ENVELOPE, jsonrpc.id_mismatch (stricter than SDKs that coerce ids).")
+    c.x(weather_call(), jresp(final(id_="1")), outcome="INVALID_ENVELOPE", advice="do_not_retry",
+        violations=["jsonrpc.id_mismatch"])
+    return c
+
+
+@case
+def envelope_jsonrpc_1_0():
+    c = Case("envelope_jsonrpc_1_0", "jsonrpc \"1.0\" instead of \"2.0\": INVALID_ENVELOPE, jsonrpc.version.")
+    body = final()
+    body["jsonrpc"] = "1.0"
+    c.x(weather_call(), jresp(body), outcome="INVALID_ENVELOPE", advice="do_not_retry",
+        violations=["jsonrpc.version"])
+    return c
+
+
+@case
+def envelope_error_object():
+    c = Case("envelope_error_object", "error.code is a string: not an error object with integer code and string "
+             "message -> INVALID_ENVELOPE, jsonrpc.error_object; error_code null (no integer code).")
+    body = {"jsonrpc": "2.0", "id": 1, "error": {"code": "E_UPSTREAM", "message": "upstream failed"}}
+    c.x(weather_call(), jresp(body), outcome="INVALID_ENVELOPE", advice="do_not_retry",
+        violations=["jsonrpc.error_object"])
+    return c
+
+
+@case
+def envelope_neither():
+    c = Case("envelope_neither", "A response object with our id but neither result nor error: INVALID_ENVELOPE, "
+             "jsonrpc.result_and_error (the rule covers 'both or neither').")
+    c.x(weather_call(), jresp({"jsonrpc": "2.0", "id": 1}), outcome="INVALID_ENVELOPE", advice="do_not_retry",
+        violations=["jsonrpc.result_and_error"])
+    return c
+
+
+@case
+def json_trailing_bytes():
+    c = Case("json_trailing_bytes", "A valid response object followed by ' trailing': trailing bytes -> "
+             "MALFORMED_JSON, jsonrpc.malformed.")
+    c.x(weather_call(), resp(200, js(final()) + " trailing", (), "application/json"), outcome="MALFORMED_JSON",
+        advice="do_not_retry", violations=["jsonrpc.malformed"])
+    return c
+
+
+@case
+def json_empty_body():
+    c = Case("json_empty_body", "200 application/json with an empty body to a request: MALFORMED_JSON, "
+             "jsonrpc.malformed.")
+    c.x(weather_call(), resp(200, b"", (), "application/json"), outcome="MALFORMED_JSON", advice="do_not_retry",
+        violations=["jsonrpc.malformed"])
+    return c
+
+
+@case
+def json_array_response_0618():
+    c = Case("json_array_response_0618", "2025-06-18 removed batches: a JSON array holding our tools/list response "
+             "is INVALID_ENVELOPE, jsonrpc.batch_response; tools/list is safe -> retry.", pv=V0618)
+    c.handshake(V0618)
+    c.x(req25(V0618, 2, "tools/list"), jresp([ok(2, {"tools": TOOLS})]), outcome="INVALID_ENVELOPE",
+        advice="retry", violations=["jsonrpc.batch_response"])
+    return c
+
+
+@case
+def request_batch_0618():
+    c = Case("request_batch_0618", "The client POSTs a JSON array (tools/list + prompts/list) on 2025-06-18: "
+             "request.batch; method/id are those of the first request. The server rejects it with 400 -32600: "
+             "HTTP_ERROR, fix_request.", pv=V0618)
+    c.handshake(V0618)
+    req = {"body": [rpc(2, "tools/list", {}), rpc(3, "prompts/list", {})], "headers": h25(V0618)}
+    c.x(req, jresp(err(None, -32600, "Invalid Request: batches are not supported"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32600, violations=["request.batch"])
+    return c
+
+
+@case
+def json_base64_body():
+    c = Case("json_base64_body", "The JSON response body is stored base64 in the HAR (content.encoding 'base64', "
+             "as some exporters do): decoded it is a normal TOOL_SUCCESS.")
+    c.x(weather_call(), jresp(final(), b64=True), **SSE_OK)
+    return c
+
+
+@case
+def json_content_type_params():
+    c = Case("json_content_type_params", "Content-Type 'Application/JSON; charset=UTF-8': matched case-insensitively "
+             "and reported lowercased without parameters (application/json). TOOL_SUCCESS.")
+    c.x(weather_call(), jresp(final(), ctype="Application/JSON; charset=UTF-8"), **SSE_OK)
+    return c
+
+
+# ============================================================================================
+# Result layer
+
+
+@case
+def result_type_missing_2026():
+    c = Case("result_type_missing_2026", "A 2026-07-28 tools/call result without resultType: servers MUST include it "
+             "(result.type_missing) but clients treat absent as complete -> still TOOL_SUCCESS, result_type null.")
+    c.x(weather_call(), jresp(ok(1, tool_result("12°C", rt=None))), outcome="TOOL_SUCCESS", advice="none",
+        violations=["result.type_missing"])
+    return c
+
+
+@case
+def result_type_banana():
+    c = Case("result_type_banana", "resultType 'banana' on tools/call: an unrecognised resultType MUST be considered "
+             "invalid -> INVALID_TOOL_RESULT, result.type_unknown, result_type reported as sent.")
+    c.x(weather_call(), jresp(ok(1, tool_result("12°C", rt="banana"))), outcome="INVALID_TOOL_RESULT",
+        advice="do_not_retry", result_type="banana", violations=["result.type_unknown"])
+    return c
+
+
+@case
+def tool_is_error_yes():
+    c = Case("tool_is_error_yes", "isError is the string \"yes\", not a boolean: INVALID_TOOL_RESULT, "
+             "tool.is_error_not_bool.")
+    c.x(weather_call(), jresp(ok(1, tool_result("12°C", is_error="yes"))), outcome="INVALID_TOOL_RESULT",
+        advice="do_not_retry", result_type="complete", violations=["tool.is_error_not_bool"])
+    return c
+
+
+@case
+def tool_result_not_object_0618():
+    c = Case("tool_result_not_object_0618", "A 2025-06-18 tools/call whose result is the string \"done\": "
+             "INVALID_TOOL_RESULT, tool.result_not_object (2025-06-18 chosen so that no resultType rule applies).",
+             pv=V0618)
+    c.handshake(V0618)
+    c.x(call25(V0618, 2, "get_weather", WEATHER), jresp(ok(2, "done")), outcome="INVALID_TOOL_RESULT",
+        advice="do_not_retry", violations=["tool.result_not_object"])
+    return c
+
+
+@case
+def tool_structured_not_object_0618():
+    c = Case("tool_structured_not_object_0618", "2025-06-18 structuredContent is an array (must be an object in "
+             "2025-06-18/2025-11-25): tool.structured_content_not_object. Judgement: that rule is not in the "
+             "INVALID_TOOL_RESULT list, so the outcome stays TOOL_SUCCESS.", pv=V0618)
+    c.handshake(V0618)
+    c.x(call25(V0618, 2, "get_weather", WEATHER),
+        jresp(ok(2, tool_result("[12, 13]", rt=None, structuredContent=[12, 13]))),
+        outcome="TOOL_SUCCESS", advice="none", violations=["tool.structured_content_not_object"])
+    return c
+
+
+@case
+def tool_structured_array_2026():
+    c = Case("tool_structured_array_2026", "2026-07-28 allows any JSON value as structuredContent (SEP-2106): the "
+             "same array as tool_structured_not_object_0618 is clean here. TOOL_SUCCESS, no violation.")
+    c.x(weather_call(), jresp(final(text="[12, 13]", structuredContent=[12, 13])), **SSE_OK)
+    return c
+
+
+@case
+def deferred_task_2026():
+    c = Case("deferred_task_2026", "resultType 'task' (Tasks extension): the call was turned into a task -> DEFERRED, "
+             "complete exchange, advice none (poll tasks/get).")
+    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": 2000}
+    c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
+        outcome="DEFERRED", advice="none", result_type="task")
+    return c
+
+
+@case
+def deferred_create_task_1125():
+    c = Case("deferred_create_task_1125", "2025-11-25 task-augmented tools/call (params.task) answered with a "
+             "CreateTaskResult (result.task object, no content): DEFERRED, advice none, result_type null.", pv=V1125)
+    c.handshake(V1125)
+    task = {"taskId": "786512e2-9e0d-44bd-8f29-789f320fe840", "status": "working",
+            "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000,
+            "pollInterval": 5000}
+    req = req25(V1125, 2, "tools/call", {"name": "render_video", "arguments": {"scene": 4}, "task": {"ttl": 60000}})
+    c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="none")
+    return c
+
+
+@case
+def jsonrpc_error_32021_on_200():
+    c = Case("jsonrpc_error_32021_on_200", "200 with JSON-RPC error -32021 (MissingRequiredClientCapability): a "
+             "complete JSONRPC_ERROR, but -32020/-32021/-32022 mean 'fix the request' at any status -> fix_request.")
+    c.x(call26(1, "summarize", {"doc": "q3.pdf"}),
+        jresp(err(1, -32021, "Missing required client capability", {"requiredCapabilities": {"sampling": {}}})),
+        outcome="JSONRPC_ERROR", advice="fix_request", error_code=-32021)
+    return c
+
+
+# ============================================================================================
+# Request side and version sources
+
+
+@case
+def version_source_default():
+    c = Case("version_source_default", "No MCP-Protocol-Version header, no _meta, no initialize in the capture: "
+             "version 2025-03-26 by default (servers SHOULD assume it). Clean TOOL_SUCCESS; the body's trailing "
+             "newline is JSON whitespace, not trailing bytes.", pv=V0326, src="default")
+    req = {"body": rpc(1, "tools/call", {"name": "get_weather", "arguments": WEATHER}),
+           "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json")]}
+    c.x(req, resp(200, js(final(text="12°C", rt=None)) + "\n", (), "application/json"),
+        outcome="TOOL_SUCCESS", advice="none")
+    return c
+
+
+@case
+def version_source_meta():
+    c = Case("version_source_meta", "Only params._meta gives the version (2026-07-28, source meta); the missing "
+             "MCP-Protocol-Version header is request.protocol_version_header, and the server rejects it with 400 "
+             "-32020 -> fix_request. Judgement: protocol_version_mismatch needs both values present.",
+             src="meta")
+    c.x(weather_call(version=None), jresp(err(1, -32020, "Missing MCP-Protocol-Version header"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32020,
+        violations=["request.protocol_version_header"])
+    return c
+
+
+@case
+def version_source_earlier():
+    c = Case("version_source_earlier", "A 2025-06-18 capture that starts mid-session (no initialize): the first call "
+             "has MCP-Protocol-Version (source header), the second omits it and inherits 2025-06-18 from the earlier "
+             "exchange (source earlier). No initialize was seen, so no request.protocol_version_header.", pv=V0618)
+    c.x(call25(V0618, 7, "get_weather", WEATHER), jresp(ok(7, tool_result("12°C", rt=None))),
+        outcome="TOOL_SUCCESS", advice="none")
+    c.x(call25(V0618, 8, "get_weather", {"city": "Paris"}, send_version=False),
+        jresp(ok(8, tool_result("15°C", rt=None))), outcome="TOOL_SUCCESS", advice="none", src="earlier")
+    return c
+
+
+@case
+def request_version_header_missing_0618():
+    c = Case("request_version_header_missing_0618", "2025-06-18: after initialize the client MUST send "
+             "MCP-Protocol-Version; a tools/call without it -> request.protocol_version_header, version taken from "
+             "initialize. The reply itself is a clean TOOL_SUCCESS.", pv=V0618)
+    c.handshake(V0618)
+    c.x(call25(V0618, 2, "get_weather", WEATHER, send_version=False), jresp(ok(2, tool_result("12°C", rt=None))),
+        outcome="TOOL_SUCCESS", advice="none", src="initialize", violations=["request.protocol_version_header"])
+    return c
+
+
+@case
+def request_accept_json_only():
+    c = Case("request_accept_json_only", "Accept lists only application/json (as the seed article's toy client did): "
+             "request.accept; the server answers anyway: TOOL_SUCCESS.")
+    c.x(weather_call(accept="application/json"), jresp(final()), violations=["request.accept"], **SSE_OK)
+    return c
+
+
+@case
+def request_meta_missing():
+    c = Case("request_meta_missing", "2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing; "
+             "the server answers 400 with -32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
+    meta = {"io.modelcontextprotocol/protocolVersion": V26}
+    c.x(call26(1, "get_weather", WEATHER, meta=meta),
+        jresp(err(1, -32602, "Missing _meta io.modelcontextprotocol/clientCapabilities"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32602, violations=["request.meta_missing"])
+    return c
+
+
+@case
+def request_version_mismatch():
+    c = Case("request_version_mismatch", "MCP-Protocol-Version 2026-07-28 but _meta protocolVersion 2025-11-25: "
+             "request.protocol_version_mismatch (the header decides the version); 400 HeaderMismatch -32020 -> "
+             "fix_request.")
+    meta = meta26()
+    meta["io.modelcontextprotocol/protocolVersion"] = V1125
+    c.x(call26(1, "get_weather", WEATHER, meta=meta),
+        jresp(err(1, -32020, "MCP-Protocol-Version header does not match _meta"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32020,
+        violations=["request.protocol_version_mismatch"])
+    return c
+
+
+@case
+def request_mcp_method_missing():
+    c = Case("request_mcp_method_missing", "2026-07-28 tools/list without the Mcp-Method header "
+             "(request.mcp_method_header); a lenient server answers anyway: SUCCESS with the violation.")
+    c.x(req26(1, "tools/list", mcp_method=None), jresp(ok(1, {"resultType": "complete", "tools": TOOLS})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["request.mcp_method_header"])
+    return c
+
+
+# ============================================================================================
+# Self-checks: coverage, sizes, and a WHATWG SSE parse of every SSE body
+
+
+RULES = """request.accept request.protocol_version_header request.protocol_version_mismatch request.meta_missing
+request.mcp_method_header request.mcp_name_header request.batch request.mrtr_reused_id http.accepted_for_request
+http.accepted_with_body http.content_type http.session_id_on_stateless sse.foreign_id_response sse.after_final
+sse.server_request sse.event_not_json sse.unterminated_event sse.non_message_event sse.legacy_field
+sse.retry_missing sse.closed_before_response jsonrpc.malformed jsonrpc.version jsonrpc.id_mismatch
+jsonrpc.result_and_error jsonrpc.error_object jsonrpc.batch_response result.type_missing result.type_unknown
+tool.result_not_object tool.content_not_array tool.is_error_not_bool tool.structured_content_not_object
+mrtr.not_allowed mrtr.empty progress.token_mismatch progress.not_increasing
+notification.message_without_log_level""".split()
+
+
+def whatwg_events(body: bytes):
+    """Minimal WHATWG event-stream parse: (events with non-empty data, last event id, pending data)."""
+    text = body.decode("utf-8", errors="replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = re.split(r"\r\n|\r|\n", text)
+    lines.pop()  # the incomplete last line (empty if the body ended with a line end) is never processed
+    events, data, last_id, etype = [], [], None, ""
+    for line in lines:
+        if line == "":
+            if data:
+                d = "\n".join(data)
+                if d:
+                    events.append((etype or "message", d))
+            data, etype = [], ""
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            etype = value
+        elif name == "id" and "\0" not in value:
+            last_id = value
+    return events, last_id, data
+
+
+def check(cases):
+    outcomes, advice, rules, versions, sources = set(), set(), set(), set(), set()
+    names = set()
+    for c in cases:
+        assert c.name not in names, c.name
+        names.add(c.name)
+        for v in c.verdicts:
+            outcomes.add(v["outcome"])
+            advice.add(v["retry"]["advice"])
+            rules.update(v["violations"])
+            versions.add(v["protocol_version"])
+            sources.add(v["protocol_version_source"])
+            assert set(v["violations"]) <= set(RULES), (c.name, v["violations"])
+        for e, v in zip([c.entries[v["index"]] for v in c.verdicts], c.verdicts):
+            content = e["response"]["content"]
+            raw = content.get("text", "").encode()
+            if content.get("encoding") == "base64":
+                raw = base64.b64decode(raw)
+            assert len(raw) <= 64 * 1024, c.name
+            if v["protocol_version"] != V26:  # resultType does not exist before 2026-07-28
+                assert b'"resultType"' not in raw, c.name
+            if v["content_type"] == "text/event-stream" and v["outcome"] != "LIMIT_EXCEEDED":
+                events, last_id, pending = whatwg_events(raw)
+                assert len(events) == v["event_count"], (c.name, len(events), v["event_count"])
+                if v["protocol_version"] != V26:
+                    assert last_id == v["last_event_id"], (c.name, last_id)
+                    assert v["resumable"] == (last_id is not None), c.name
+                assert (v["unterminated"] is not None) == bool(pending), c.name
+                for etype, d in events:
+                    if etype == "message" and c.name != "sse_not_json_then_eof":
+                        json.loads(d)
+    missing = {
+        "outcomes": set(OUTCOMES) - outcomes,
+        "advice": ADVICE - advice,
+        "rules": set(RULES) - rules,
+        "versions": VERSIONS - versions,
+        "sources": SOURCES - sources,
+    }
+    assert not any(missing.values()), missing
+    assert len(cases) >= 48, len(cases)
+    if CONTRACT.exists():  # the rule list above must match the contract's
+        text = CONTRACT.read_text()
+        listed = set()
+        for line in text.split("## Violation rules", 1)[1].splitlines():
+            if line.startswith("- "):
+                listed |= set(re.findall(r"[a-z_]+\.[a-z_]+", line[2:].split(" — ")[0]))
+        assert listed == set(RULES), (listed ^ set(RULES))
+
+
+def main():
+    cases = [fn() for fn in CASES]
+    check(cases)
+    OUT.mkdir(exist_ok=True)
+    keep = set()
+    for c in cases:
+        for suffix, doc in ((".har", c.har()), (".expect.json", c.expect())):
+            path = OUT / f"{c.name}{suffix}"
+            path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            keep.add(path.name)
+    for stale in OUT.iterdir():  # a renamed or removed case leaves nothing behind
+        if stale.name not in keep:
+            stale.unlink()
+    print(f"wrote {len(cases)} cases to {OUT}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
