@@ -256,7 +256,8 @@ mod tests {
             V25,
             r#"{"content":[],"structuredContent":[1]}"#,
         );
-        assert_eq!(j.outcome, Outcome::InvalidToolResult);
+        assert_eq!(j.outcome, Outcome::ToolSuccess);
+        assert_eq!(j.violations[0].0, Rule::ToolStructuredContentNotObject);
         let j = judge(
             "tools/call",
             V26,
