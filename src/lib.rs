@@ -35,6 +35,8 @@
 pub mod adapters;
 mod client_checks;
 pub mod exchange;
+#[cfg(feature = "client")]
+pub mod faults;
 mod findings;
 pub mod har;
 pub mod jsonrpc;

@@ -40,6 +40,7 @@ pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
             Some(format!("POST {} without a JSON-RPC body", entry.url))
         }
         ("POST", _) => None,
+        ("GET", BodyKind::Request) => None, // a resumption linked to its request
         (m, _) if has_mcp_header => Some(format!(
             "{m} {}: standalone stream or session request, not a request/response exchange",
             entry.url
@@ -55,11 +56,19 @@ pub fn judge_entry(
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
-    let req = Request::new(
+    let mut req = Request::new(
         &entry.method,
         entry.request_headers.clone(),
         &entry.request_body,
     );
+    // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's answer.
+    if req.http_method == "GET" {
+        if let Some(last) = entry.request_headers.get("last-event-id") {
+            if let Some(resumed) = session.resumption(last, entry.request_headers.clone()) {
+                req = resumed;
+            }
+        }
+    }
     if let Some(reason) = not_mcp(entry, &req) {
         return Item::Skipped(Skipped {
             index: entry.index,

@@ -29,6 +29,8 @@ pub struct Session {
     /// Tool name → repeat is harmless.
     tools: HashMap<String, bool>,
     input_required_ids: Vec<Value>,
+    /// Last-Event-ID of resumable streams → the request they answer (most recent last).
+    resumable: Vec<(String, Request)>,
     next_index: u64,
 }
 
@@ -85,6 +87,22 @@ impl Session {
             limits: self.limits,
         };
         Exchange::with_findings(req, setup, findings)
+    }
+
+    /// The request a `GET` with `Last-Event-ID: last_event_id` resumes, if an earlier exchange
+    /// ended resumable with that id. The returned request keeps the original's JSON-RPC facts
+    /// with the GET's method and headers, so the resumed stream is judged as its answer.
+    pub fn resumption(&self, last_event_id: &str, get_headers: crate::Headers) -> Option<Request> {
+        let (_, original) = self
+            .resumable
+            .iter()
+            .rev()
+            .find(|(id, _)| id == last_event_id)?;
+        Some(Request {
+            http_method: "GET".to_owned(),
+            headers: get_headers,
+            ..original.clone()
+        })
     }
 
     /// Decides the version, in order: header, `_meta`, initialize, earlier exchange, default.
@@ -150,6 +168,12 @@ impl Session {
         }
         for (name, safe) in learned.tools {
             self.tools.insert(name, safe);
+        }
+        if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
+            if self.resumable.len() == MRTR_MEMORY {
+                self.resumable.remove(0);
+            }
+            self.resumable.push((last.clone(), req.clone()));
         }
         if learned.input_required {
             if let Some(id) = &req.id {

@@ -282,12 +282,57 @@ impl Client {
         headers.extend(inner.headers.iter().cloned());
         let body = serde_json::to_vec(&message).unwrap_or_default();
         let req_headers: Headers = headers.iter().cloned().collect();
-        let request = Request::new("POST", req_headers.clone(), &body);
+        let request = Request::new("POST", req_headers, &body);
+        let is_init = method.as_deref() == Some("initialize");
+        self.dispatch(reqwest::Method::POST, headers, body, request, is_init)
+            .await
+    }
+
+    /// Resumes an interrupted 2025-x stream: `GET` with `Last-Event-ID`, judged as the answer to
+    /// the request whose stream carried that id.
+    pub async fn resume(&self, last_event_id: &str) -> Call {
+        let inner = &self.inner;
+        let (version, session_id) = {
+            let st = lock(&inner.state);
+            (st.version, st.session_id.clone())
+        };
+        let mut headers: Vec<(String, String)> = vec![
+            ("Accept".into(), "text/event-stream".into()),
+            ("Last-Event-ID".into(), last_event_id.into()),
+        ];
+        if let Some(v) = version.filter(|v| *v >= ProtocolVersion::V2025_06_18) {
+            headers.push(("MCP-Protocol-Version".into(), v.as_str().into()));
+        }
+        if let Some(sid) = session_id {
+            headers.push(("Mcp-Session-Id".into(), sid));
+        }
+        headers.extend(inner.headers.iter().cloned());
+        let req_headers: Headers = headers.iter().cloned().collect();
+        let request = lock(&inner.session)
+            .resumption(last_event_id, req_headers.clone())
+            .unwrap_or_else(|| Request::new("GET", req_headers, b""));
+        self.dispatch(reqwest::Method::GET, headers, Vec::new(), request, false)
+            .await
+    }
+
+    async fn dispatch(
+        &self,
+        http_method: reqwest::Method,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        request: Request,
+        is_init: bool,
+    ) -> Call {
+        let inner = &self.inner;
+        let req_headers: Headers = headers.iter().cloned().collect();
         let mut exchange = lock(&inner.session).begin(request);
 
         let started = Instant::now();
         let wall = SystemTime::now();
-        let mut rb = inner.http.post(inner.url.clone()).body(body.clone());
+        let mut rb = inner
+            .http
+            .request(http_method.clone(), inner.url.clone())
+            .body(body.clone());
         for (n, v) in &headers {
             rb = rb.header(n, v);
         }
@@ -298,7 +343,7 @@ impl Client {
             None => Ok(send.await),
         };
         let record = |resp: Option<&ResponseHead>| Recorded {
-            method: "POST".into(),
+            method: http_method.to_string(),
             url: inner.url.to_string(),
             request_headers: self.redacted(&req_headers),
             request_body: body.clone(),
@@ -343,7 +388,7 @@ impl Client {
                 })
                 .collect(),
         };
-        if method.as_deref() == Some("initialize") {
+        if is_init {
             if let Some(sid) = head.headers.get("mcp-session-id") {
                 lock(&inner.state).session_id = Some(sid.to_owned());
             }

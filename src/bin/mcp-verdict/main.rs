@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input.
 
+mod faults;
 mod output;
 mod probe;
 
@@ -35,8 +36,38 @@ enum Command {
     Replay(ReplayArgs),
     /// Talk to a live MCP endpoint: handshake, tools/list, optionally one tools/call.
     Probe(ProbeArgs),
+    /// Run an MCP server that misbehaves on purpose: /mcp is correct, /mcp/<scenario> faulty.
+    ServeFaults(ServeArgs),
+    /// Start the fault server on a loopback port, probe every scenario, compare the verdicts.
+    Demo(DemoArgs),
     /// List the spec rules that are checked, with their ids and levels.
     Rules,
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    listen: String,
+    /// Print the scenarios and the verdict each must produce, then exit.
+    #[arg(long)]
+    list: bool,
+    /// Format of --list.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+}
+
+#[derive(clap::Args)]
+struct DemoArgs {
+    /// Only these scenarios (default: all).
+    #[arg(long = "scenario")]
+    scenarios: Vec<String>,
+    /// Also print every verdict as JSON lines.
+    #[arg(long)]
+    verbose: bool,
+    /// Colour (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
 }
 
 #[derive(clap::Args)]
@@ -136,6 +167,8 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Replay(args) => run_replay(args),
         Command::Probe(args) => probe::run(args),
+        Command::ServeFaults(args) => faults::serve(args),
+        Command::Demo(args) => faults::demo(args),
         Command::Rules => {
             let mut out = io::stdout().lock();
             for rule in Rule::ALL {
@@ -149,16 +182,24 @@ fn main() -> ExitCode {
     }
 }
 
-impl OutputArgs {
-    fn printer(&self) -> Printer<io::StdoutLock<'static>> {
-        let stdout = io::stdout();
-        let color = match self.color {
+impl ColorArg {
+    /// Whether to colour standard output.
+    fn enabled(self) -> bool {
+        match self {
             ColorArg::Always => true,
             ColorArg::Never => false,
             ColorArg::Auto => {
-                stdout.is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
-        };
+        }
+    }
+}
+
+impl OutputArgs {
+    fn printer(&self) -> Printer<io::StdoutLock<'static>> {
+        let stdout = io::stdout();
+        let color = self.color.enabled();
         let format = match self.format {
             FormatArg::Human => Format::Human,
             FormatArg::Json => Format::Json,

@@ -1,0 +1,8 @@
+//! A fault-injecting MCP server (`serve-faults`) and the demo that probes every scenario.
+
+pub mod demo;
+pub mod scenarios;
+pub mod server;
+
+pub use scenarios::{Expect, Scenario};
+pub use server::FaultServer;
