@@ -60,14 +60,14 @@ pub(crate) fn check_request(
             None,
         );
     }
-    if let (Some(h), Some(m)) = (header, meta_version) {
-        if h.trim() != m {
-            findings.add(
-                Rule::RequestProtocolVersionMismatch,
-                format!("header {h:?} but _meta {m:?}"),
-                None,
-            );
-        }
+    if let (Some(h), Some(m)) = (header, meta_version)
+        && h.trim() != m
+    {
+        findings.add(
+            Rule::RequestProtocolVersionMismatch,
+            format!("header {h:?} but _meta {m:?}"),
+            None,
+        );
     }
     let method = req.method.as_deref().unwrap_or("");
     match req.headers.get("mcp-method") {

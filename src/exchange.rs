@@ -400,11 +400,11 @@ impl Exchange {
         let status = head.status;
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
-            if let Body::Buffer { buf, .. } = &body {
-                if let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf)) {
-                    terminal.error_code = Some(code);
-                    terminal.error_message = Some(message);
-                }
+            if let Body::Buffer { buf, .. } = &body
+                && let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf))
+            {
+                terminal.error_code = Some(code);
+                terminal.error_message = Some(message);
             }
             return Outcome::HttpError;
         }
@@ -599,22 +599,22 @@ impl Exchange {
             v.last_event_id = last_id.clone();
             *sse_retry = stream.track.retry_ms;
         }
-        if self.limit_hit.is_none() {
-            if let Some(p) = stream.framer.pending() {
-                let looked_final = looks_like_response(&p.data, &stream.track.expected);
-                self.findings.add(
-                    Rule::SseUnterminatedEvent,
-                    format!("{} bytes after the last complete event", p.bytes),
-                    Some(Location {
-                        offset: p.offset,
-                        event: None,
-                    }),
-                );
-                v.unterminated = Some(Unterminated {
-                    bytes: p.bytes,
-                    looked_final,
-                });
-            }
+        if self.limit_hit.is_none()
+            && let Some(p) = stream.framer.pending()
+        {
+            let looked_final = looks_like_response(&p.data, &stream.track.expected);
+            self.findings.add(
+                Rule::SseUnterminatedEvent,
+                format!("{} bytes after the last complete event", p.bytes),
+                Some(Location {
+                    offset: p.offset,
+                    event: None,
+                }),
+            );
+            v.unterminated = Some(Unterminated {
+                bytes: p.bytes,
+                looked_final,
+            });
         }
         if stream
             .track

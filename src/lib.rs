@@ -46,6 +46,8 @@ pub mod request;
 pub mod retry;
 pub mod rules;
 pub mod session;
+#[cfg(feature = "client")]
+pub mod soak;
 pub mod sse;
 pub mod tool_result;
 pub mod verdict;

@@ -62,12 +62,11 @@ pub fn judge_entry(
         &entry.request_body,
     );
     // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's answer.
-    if req.http_method == "GET" {
-        if let Some(last) = entry.request_headers.get("last-event-id") {
-            if let Some(resumed) = session.resumption(last, entry.request_headers.clone()) {
-                req = resumed;
-            }
-        }
+    if req.http_method == "GET"
+        && let Some(last) = entry.request_headers.get("last-event-id")
+        && let Some(resumed) = session.resumption(last, entry.request_headers.clone())
+    {
+        req = resumed;
     }
     if let Some(reason) = not_mcp(entry, &req) {
         return Item::Skipped(Skipped {

@@ -121,13 +121,12 @@ impl Session {
         if let Some(v) = meta {
             return (v, VersionSource::Meta);
         }
-        if req.method.as_deref() == Some("initialize") {
-            if let Some(v) = req
+        if req.method.as_deref() == Some("initialize")
+            && let Some(v) = req
                 .param_str("protocolVersion")
                 .and_then(ProtocolVersion::parse)
-            {
-                return (v, VersionSource::Initialize);
-            }
+        {
+            return (v, VersionSource::Initialize);
         }
         if let Some(v) = self.negotiated {
             return (v, VersionSource::Initialize);
@@ -175,13 +174,13 @@ impl Session {
             }
             self.resumable.push((last.clone(), req.clone()));
         }
-        if learned.input_required {
-            if let Some(id) = &req.id {
-                if self.input_required_ids.len() == MRTR_MEMORY {
-                    self.input_required_ids.remove(0);
-                }
-                self.input_required_ids.push(id.clone());
+        if learned.input_required
+            && let Some(id) = &req.id
+        {
+            if self.input_required_ids.len() == MRTR_MEMORY {
+                self.input_required_ids.remove(0);
             }
+            self.input_required_ids.push(id.clone());
         }
     }
 }

@@ -79,6 +79,19 @@ impl ServerMessage {
     }
 }
 
+/// When things happened, measured from the moment the request was sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// The response head arrived.
+    pub head: Option<Duration>,
+    /// The first SSE event with data arrived.
+    pub first_event: Option<Duration>,
+    /// The response to the request was framed.
+    pub terminal: Option<Duration>,
+    /// The exchange ended.
+    pub end: Option<Duration>,
+}
+
 /// What the adapter yields: messages as they are framed, then the verdict.
 #[derive(Debug, Clone)]
 pub enum Frame {
@@ -92,13 +105,20 @@ pub enum Frame {
 struct Collector {
     queue: VecDeque<ServerMessage>,
     progress: bool,
+    first_event: Option<Instant>,
+    terminal: Option<Instant>,
 }
 
 impl Observer for Collector {
-    fn on_event(&mut self, _event: &SseEvent<'_>) {}
+    fn on_event(&mut self, _event: &SseEvent<'_>) {
+        self.first_event.get_or_insert_with(Instant::now);
+    }
     fn on_message(&mut self, m: &Message<'_>) {
         if m.method == Some("notifications/progress") {
             self.progress = true;
+        }
+        if m.terminal {
+            self.terminal.get_or_insert_with(Instant::now);
         }
         self.queue.push_back(ServerMessage {
             raw: m.raw.to_owned(),
@@ -137,6 +157,8 @@ pub struct JudgedBody<S> {
     last_byte: Instant,
     last_progress: Instant,
     settled_at: Option<Instant>,
+    head_at: Option<Instant>,
+    ended_at: Option<Instant>,
     sleep: Pin<Box<Sleep>>,
 }
 
@@ -171,6 +193,8 @@ where
             last_byte: now,
             last_progress: now,
             settled_at: None,
+            head_at: Some(now),
+            ended_at: None,
             sleep: Box::pin(tokio::time::sleep_until(now + Duration::from_secs(86_400))),
         }
     }
@@ -192,6 +216,8 @@ where
             last_byte: now,
             last_progress: now,
             settled_at: None,
+            head_at: None,
+            ended_at: Some(now),
             sleep: Box::pin(tokio::time::sleep_until(now + Duration::from_secs(86_400))),
         }
     }
@@ -227,14 +253,29 @@ where
     }
 
     /// Reads to the end (or a deadline) and returns the verdict.
-    pub async fn verdict(mut self) -> Verdict {
+    pub async fn verdict(self) -> Verdict {
+        self.finish().await.0
+    }
+
+    /// Reads to the end (or a deadline) and returns the verdict with its timings.
+    pub async fn finish(mut self) -> (Verdict, Timings) {
         while std::future::poll_fn(|cx| self.poll_frame(cx))
             .await
             .is_some()
         {}
-        self.verdict
+        let started = self.started;
+        let since = |t: Option<Instant>| t.map(|t| t.saturating_duration_since(started));
+        let timings = Timings {
+            head: since(self.head_at),
+            first_event: since(self.collector.first_event),
+            terminal: since(self.collector.terminal),
+            end: since(self.ended_at),
+        };
+        let verdict = self
+            .verdict
             .take()
-            .expect("a finished exchange has a verdict")
+            .expect("a finished exchange has a verdict");
+        (verdict, timings)
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -261,6 +302,7 @@ where
 
     fn end(&mut self, end: End) {
         self.body = None; // closes the connection
+        self.ended_at = Some(Instant::now());
         let Some(mut exchange) = self.exchange.take() else {
             return;
         };
@@ -361,18 +403,19 @@ where
 }
 
 impl<S> Drop for JudgedBody<S> {
-    /// Dropping before the end closes the stream and records it as cancelled.
+    /// Dropping before the end closes the stream and records it as cancelled; once the answer
+    /// is known (settled), as a reader that stopped with the stream still open.
     fn drop(&mut self) {
         self.body = None;
         if let Some(mut exchange) = self.exchange.take() {
-            let verdict = finish(
-                &mut exchange,
-                End::Cancelled,
-                self.session.as_ref(),
-                &mut (),
-            );
+            let end = if exchange.is_settled() {
+                End::Open
+            } else {
+                End::Cancelled
+            };
+            let verdict = finish(&mut exchange, end, self.session.as_ref(), &mut ());
             if let Some(tap) = self.tap.as_mut() {
-                tap(Tap::End(End::Cancelled));
+                tap(Tap::End(end));
             }
             if let Some(sink) = &self.sink {
                 sink(&verdict);

@@ -388,10 +388,8 @@ impl Client {
                 })
                 .collect(),
         };
-        if is_init {
-            if let Some(sid) = head.headers.get("mcp-session-id") {
-                lock(&inner.state).session_id = Some(sid.to_owned());
-            }
+        if is_init && let Some(sid) = head.headers.get("mcp-session-id") {
+            lock(&inner.state).session_id = Some(sid.to_owned());
         }
         exchange.on_head(head.clone());
         let stream: BodyStream = Box::pin(response.bytes_stream());

@@ -2,6 +2,8 @@
 
 pub mod body;
 pub mod client;
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
 
-pub use body::{Deadlines, Frame, JudgedBody, ServerMessage, SharedSession, VerdictSink};
+pub use body::{Deadlines, Frame, JudgedBody, ServerMessage, SharedSession, Timings, VerdictSink};
 pub use client::{Call, Client, ClientBuilder, Handshake};

@@ -418,6 +418,13 @@ async fn call_tool(
     stateless: bool,
 ) -> io::Result<bool> {
     let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
+    // `arguments._fault` picks a scenario per call, so one soak run can mix faults.
+    let by_argument = params
+        .get("arguments")
+        .and_then(|a| a.get("_fault"))
+        .and_then(Value::as_str)
+        .and_then(scenarios::find);
+    let scenario = by_argument.as_ref().map(|s| s.name).or(scenario);
     let token = params
         .get("_meta")
         .and_then(|m| m.get("progressToken"))

@@ -5,6 +5,7 @@
 mod faults;
 mod output;
 mod probe;
+mod soak;
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -40,8 +41,84 @@ enum Command {
     ServeFaults(ServeArgs),
     /// Start the fault server on a loopback port, probe every scenario, compare the verdicts.
     Demo(DemoArgs),
+    /// Sustained tools/call load with a verdict for every response.
+    Soak(SoakArgs),
+    /// Work with soak reports.
+    Report {
+        #[command(subcommand)]
+        command: ReportCommand,
+    },
     /// List the spec rules that are checked, with their ids and levels.
     Rules,
+}
+
+#[derive(Subcommand)]
+enum ReportCommand {
+    /// Merge soak reports (--report-out files) into exact combined figures.
+    Merge {
+        /// Report files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Write the merged report as JSON.
+        #[arg(long, value_name = "FILE.json")]
+        report_out: Option<PathBuf>,
+        /// Print JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(clap::Args)]
+struct SoakArgs {
+    /// The MCP endpoint.
+    url: String,
+    /// Tool to call (or use --mix).
+    #[arg(long, required_unless_present = "mix")]
+    tool: Option<String>,
+    /// Tool arguments, a JSON object.
+    #[arg(long, default_value = "{}")]
+    args: String,
+    /// A JSON file: [{"tool": "...", "args": {...}, "weight": N}, ...]
+    #[arg(long, value_name = "FILE.json", conflicts_with = "tool")]
+    mix: Option<PathBuf>,
+    /// Calls in flight at once.
+    #[arg(long, default_value_t = 8)]
+    concurrency: usize,
+    /// Stop after this many calls (default 1000 when no --duration is given).
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Stop after this long, e.g. 30s, 5m, 500ms.
+    #[arg(long)]
+    duration: Option<String>,
+    /// At most this many calls per second.
+    #[arg(long)]
+    rate: Option<f64>,
+    /// Protocol revision (as for probe).
+    #[arg(long, default_value = "auto")]
+    protocol: String,
+    /// Extra request header, 'Name: value' (repeatable, redacted in output).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Deadline per call, e.g. 10s.
+    #[arg(long, default_value = "60s")]
+    timeout: String,
+    /// Write the report as JSON (mergeable with `report merge`).
+    #[arg(long, value_name = "FILE.json")]
+    report_out: Option<PathBuf>,
+    /// Fail (exit 1) when more than this share of calls is incomplete, e.g. 0.001.
+    #[arg(long)]
+    max_incomplete_rate: Option<f64>,
+    /// Fail (exit 1) when the p99 time to the terminal response exceeds this, e.g. 2s.
+    #[arg(long)]
+    max_p99: Option<String>,
+    /// Write Prometheus text exposition to this file at the end.
+    #[arg(long, value_name = "FILE")]
+    metrics_file: Option<PathBuf>,
+    /// Serve Prometheus text on this loopback address while running, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 #[derive(clap::Args)]
@@ -169,6 +246,14 @@ fn main() -> ExitCode {
         Command::Probe(args) => probe::run(args),
         Command::ServeFaults(args) => faults::serve(args),
         Command::Demo(args) => faults::demo(args),
+        Command::Soak(args) => soak::run(args),
+        Command::Report { command } => match command {
+            ReportCommand::Merge {
+                files,
+                report_out,
+                json,
+            } => soak::merge(&files, report_out.as_deref(), json),
+        },
         Command::Rules => {
             let mut out = io::stdout().lock();
             for rule in Rule::ALL {

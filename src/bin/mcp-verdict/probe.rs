@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcp_verdict::adapters::{Client, Deadlines, Handshake};
+use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
 use mcp_verdict::har;
 use mcp_verdict::replay::Item;
 use mcp_verdict::{ProtocolVersion, Verdict};
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::{ProbeArgs, exit_code};
 
-fn fail(msg: impl std::fmt::Display) -> ExitCode {
+pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("mcp-verdict: {msg}");
     ExitCode::from(2)
 }
@@ -21,18 +21,38 @@ fn seconds(name: &str, s: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(s).map_err(|_| format!("--{name} {s}: not a number of seconds"))
 }
 
-pub fn run(args: ProbeArgs) -> ExitCode {
-    let handshake = match args.protocol.as_str() {
-        "auto" => Handshake::Auto,
-        "2026-07-28" => Handshake::Stateless,
+/// Parses `--protocol`.
+pub(crate) fn handshake_of(protocol: &str) -> Result<Handshake, String> {
+    match protocol {
+        "auto" => Ok(Handshake::Auto),
+        "2026-07-28" => Ok(Handshake::Stateless),
         other => match ProtocolVersion::parse(other) {
-            Some(v) if !v.is_stateless() && v.as_str() == other => Handshake::Initialize(v),
-            _ => {
-                return fail(format!(
-                    "--protocol {other}: use auto, 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26"
-                ));
-            }
+            Some(v) if !v.is_stateless() && v.as_str() == other => Ok(Handshake::Initialize(v)),
+            _ => Err(format!(
+                "--protocol {other}: use auto, 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26"
+            )),
         },
+    }
+}
+
+/// Adds `--header 'Name: value'` arguments as secret headers.
+pub(crate) fn with_headers(
+    mut builder: ClientBuilder,
+    headers: &[String],
+) -> Result<ClientBuilder, String> {
+    for h in headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
+        };
+        builder = builder.secret_header(name.trim(), value.trim());
+    }
+    Ok(builder)
+}
+
+pub fn run(args: ProbeArgs) -> ExitCode {
+    let handshake = match handshake_of(&args.protocol) {
+        Ok(h) => h,
+        Err(e) => return fail(e),
     };
     let tool_args: Value = match serde_json::from_str(&args.args) {
         Ok(v @ Value::Object(_)) => v,
@@ -52,7 +72,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
-    let mut builder = Client::builder(args.url.clone())
+    let builder = Client::builder(args.url.clone())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
             overall: Some(overall),
@@ -60,12 +80,10 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             ..Deadlines::default()
         })
         .record(recorder.clone());
-    for h in &args.headers {
-        let Some((name, value)) = h.split_once(':') else {
-            return fail(format!("--header {:?}: expected 'Name: value'", redact(h)));
-        };
-        builder = builder.secret_header(name.trim(), value.trim());
-    }
+    let builder = match with_headers(builder, &args.headers) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
     let client = match builder.build() {
         Ok(c) => c,
         Err(e) => return fail(format!("bad URL {e}")),

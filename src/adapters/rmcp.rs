@@ -1,0 +1,1175 @@
+//! A transport for the official Rust SDK (`rmcp`) that reports a [`Verdict`] for every POST.
+//!
+//! [`VerdictHttpClient`] implements rmcp's [`StreamableHttpClient`] on top of reqwest, with the
+//! same semantics as rmcp's own reqwest client (session ids, `202` → `Accepted`, auth challenges,
+//! legacy `server/discover` fallback, SSE resumption), and runs every POST through the core: the
+//! exact headers and bytes sent become a [`Request`], the head and every body chunk go to an
+//! [`Exchange`](crate::Exchange), and rmcp's SSE events come from this crate's framer. An
+//! rmcp-based agent gets verdicts by changing only how it builds its transport:
+//!
+//! ```no_run
+//! use mcp_verdict::adapters::rmcp::VerdictHttpClient;
+//! use rmcp::ServiceExt;
+//! use rmcp::transport::StreamableHttpClientTransport;
+//! use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let (http, mut verdicts) = VerdictHttpClient::channel(reqwest::Client::new());
+//! let config = StreamableHttpClientTransportConfig::with_uri("http://127.0.0.1:8000/mcp");
+//! let transport = StreamableHttpClientTransport::with_client(http, config);
+//! let client = ().serve(transport).await?;
+//! let tools = client.list_all_tools().await?;
+//! while let Ok(verdict) = verdicts.try_recv() {
+//!     println!("{} {:?} {}", verdict.outcome, verdict.method, verdict.complete);
+//! }
+//! # let _ = tools;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! A verdict is handed out when its body ends: at EOF, at a deadline, or when rmcp drops the
+//! stream (rmcp stops reading shortly after the response; that is judged as an open stream whose
+//! answer was complete, `end: open`, or, before the answer, as a cancel). Bodies rmcp does not
+//! read (an auth challenge, `202`, a session-expired `404`, a rate limit) are read to their end in
+//! a background task, so the error reaches rmcp as soon as it would without this crate.
+//!
+//! `GET` streams are passed through (framed by this crate). A `GET` that resumes a POST stream
+//! (`Last-Event-ID` of an earlier resumable exchange) is judged as the answer to that POST.
+//! `DELETE` has no verdict.
+
+use std::collections::{HashMap, VecDeque};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_core::Stream;
+use http::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use rmcp::model::ServerJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, HttpStatusError, InsufficientScopeError, SseError, StreamableHttpClient,
+    StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+use tokio::time::Instant;
+
+use super::body::{Deadlines, JudgedBody, SharedSession, Tap, TapFn, VerdictSink, finish};
+use super::client::BodyStream;
+use crate::exchange::{Exchange, ResponseHead};
+use crate::limits::Limits;
+use crate::request::{Headers, Request};
+use crate::session::Session;
+use crate::sse::{SseEvent, SseFramer, SseSink};
+use crate::verdict::{End, Verdict};
+
+type Error = StreamableHttpError<reqwest::Error>;
+type SseBox = Pin<Box<dyn Stream<Item = Result<Sse, SseError>> + Send>>;
+
+const EVENT_STREAM: &str = "text/event-stream";
+const JSON: &str = "application/json";
+const SESSION_ID: &str = "mcp-session-id";
+const LAST_EVENT_ID: &str = "last-event-id";
+/// rmcp keeps at most this much of a `Retry-After` value.
+const MAX_RETRY_AFTER_BYTES: usize = 128;
+const BODY_READ_FAILURE: &str = "<failed to read response body>";
+
+/// Where verdicts go: a closure, or the sending half of a tokio channel.
+pub trait IntoVerdictSink {
+    /// The sink, as the adapters take it.
+    fn into_verdict_sink(self) -> VerdictSink;
+}
+
+impl<F> IntoVerdictSink for F
+where
+    F: Fn(&Verdict) + Send + Sync + 'static,
+{
+    fn into_verdict_sink(self) -> VerdictSink {
+        Arc::new(self)
+    }
+}
+
+impl IntoVerdictSink for tokio::sync::mpsc::UnboundedSender<Verdict> {
+    fn into_verdict_sink(self) -> VerdictSink {
+        Arc::new(move |v: &Verdict| {
+            // A dropped receiver means nobody wants verdicts any more: not an error.
+            let _ = self.send(v.clone());
+        })
+    }
+}
+
+/// rmcp's default byte limits, so that the verdict and rmcp agree on what is too large.
+fn rmcp_limits() -> Limits {
+    let rmcp = StreamableHttpResponseLimits::default();
+    Limits {
+        max_event_bytes: rmcp.max_sse_event_size,
+        max_body_bytes: rmcp.max_json_response_size as u64,
+        ..Limits::default()
+    }
+}
+
+/// rmcp's [`StreamableHttpClient`] over reqwest, judging every POST. Cheap to clone (rmcp clones
+/// it per request); clones share one [`Session`] and one sink.
+#[derive(Clone)]
+pub struct VerdictHttpClient {
+    http: reqwest::Client,
+    session: SharedSession,
+    sink: VerdictSink,
+    deadlines: Deadlines,
+}
+
+impl std::fmt::Debug for VerdictHttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VerdictHttpClient")
+            .field("deadlines", &self.deadlines)
+            .finish_non_exhaustive()
+    }
+}
+
+impl VerdictHttpClient {
+    /// Wraps `http`; every verdict goes to `sink` (a `Fn(&Verdict)` or a tokio
+    /// `mpsc::UnboundedSender<Verdict>`). The sink is called on the task that reads the body:
+    /// keep it short.
+    ///
+    /// No deadlines by default (rmcp keeps its own request timeouts); limits are rmcp's
+    /// defaults (16 MiB per SSE event and per JSON body).
+    pub fn new(http: reqwest::Client, sink: impl IntoVerdictSink) -> Self {
+        VerdictHttpClient {
+            http,
+            session: Arc::new(Mutex::new(Session::new(rmcp_limits()))),
+            sink: sink.into_verdict_sink(),
+            deadlines: Deadlines {
+                overall: None,
+                idle: None,
+                progress: None,
+                max_total: None,
+                grace: Duration::from_millis(100),
+            },
+        }
+    }
+
+    /// Wraps `http` and returns the receiving end of an unbounded channel of verdicts.
+    pub fn channel(http: reqwest::Client) -> (Self, tokio::sync::mpsc::UnboundedReceiver<Verdict>) {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        (VerdictHttpClient::new(http, tx), rx)
+    }
+
+    /// Deadlines for every POST body (a passed deadline closes the stream: `TIMED_OUT`).
+    pub fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.deadlines = deadlines;
+        self
+    }
+
+    /// Limits for the verdicts, in a fresh session. Set rmcp's `max_sse_event_size` and
+    /// `max_json_response_size` to the same values so both sides agree.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.session = Arc::new(Mutex::new(Session::new(limits)));
+        self
+    }
+
+    /// The session shared by the exchanges of this client (negotiated version, tool annotations).
+    pub fn session(&self) -> SharedSession {
+        self.session.clone()
+    }
+
+    fn begin(&self, req: Request) -> Begun {
+        let exchange = lock(&self.session).begin(req);
+        Begun {
+            exchange: Some(exchange),
+            session: self.session.clone(),
+            sink: self.sink.clone(),
+        }
+    }
+
+    async fn send(
+        &self,
+        begun: &mut Begun,
+        request: reqwest::Request,
+    ) -> Result<(reqwest::Response, Instant), Error> {
+        let started = Instant::now();
+        let send = self.http.execute(request);
+        let result = match self.deadlines.overall.or(self.deadlines.max_total) {
+            Some(d) => tokio::time::timeout(d, send).await.map_err(|_| ()),
+            None => Ok(send.await),
+        };
+        match result {
+            Ok(Ok(response)) => Ok((response, started)),
+            Ok(Err(e)) => {
+                begun.finish(End::Reset);
+                Err(StreamableHttpError::Client(e))
+            }
+            Err(()) => {
+                begun.finish(End::Timeout);
+                Err(StreamableHttpError::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "no response head before the deadline",
+                )))
+            }
+        }
+    }
+
+    /// Feeds the head and wraps the body.
+    fn judged(
+        &self,
+        mut exchange: Exchange,
+        response: reqwest::Response,
+        started: Instant,
+        tap: Option<TapFn>,
+    ) -> JudgedBody<BodyStream> {
+        exchange.on_head(ResponseHead {
+            status: response.status().as_u16(),
+            headers: headers_of(response.headers()),
+        });
+        let stream: BodyStream = Box::pin(response.bytes_stream());
+        let mut judged = JudgedBody::new(exchange, stream, self.deadlines, started)
+            .with_session(self.session.clone())
+            .with_sink(self.sink.clone());
+        if let Some(tap) = tap {
+            judged = judged.with_tap(tap);
+        }
+        judged
+    }
+
+    /// Judges a body rmcp does not read, without holding rmcp up.
+    fn finish_later(&self, exchange: Exchange, response: reqwest::Response, started: Instant) {
+        let empty = response.content_length() == Some(0);
+        let judged = self.judged(exchange, response, started, None);
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) if !empty => {
+                rt.spawn(judged.verdict());
+            }
+            // Nothing to read (or no runtime to read it on): the end is known now.
+            _ => drop(judged.now_or_cancel()),
+        }
+    }
+
+    /// Reads a whole body through the core, keeping its first `keep` bytes.
+    async fn read_body(
+        &self,
+        exchange: Exchange,
+        response: reqwest::Response,
+        started: Instant,
+        keep: usize,
+    ) -> Captured {
+        let captured = Arc::new(Mutex::new(Captured::default()));
+        let c = captured.clone();
+        let tap: TapFn = Box::new(move |tap| {
+            let mut c = lock(&c);
+            match tap {
+                Tap::Chunk(bytes) => {
+                    let room = keep.saturating_sub(c.bytes.len());
+                    if bytes.len() > room {
+                        c.over = true;
+                    }
+                    let n = room.min(bytes.len());
+                    c.bytes.extend_from_slice(&bytes[..n]);
+                }
+                Tap::End(end) => c.end = Some(end),
+            }
+        });
+        self.judged(exchange, response, started, Some(tap))
+            .verdict()
+            .await;
+        std::mem::take(&mut *lock(&captured))
+    }
+
+    /// An SSE body for rmcp: events from this crate's framer, the verdict when it ends.
+    fn sse(
+        &self,
+        exchange: Exchange,
+        response: reqwest::Response,
+        started: Instant,
+        max_event_bytes: usize,
+    ) -> SseBox {
+        let queue = Arc::new(Mutex::new(SseQueue::default()));
+        let mut tee = SseTee::new(max_event_bytes, queue.clone());
+        let tap: TapFn = Box::new(move |tap| match tap {
+            Tap::Chunk(bytes) => tee.feed(bytes),
+            Tap::End(end) => lock(&tee.queue).end = Some(end),
+        });
+        let judged = self.judged(exchange, response, started, Some(tap));
+        Box::pin(JudgedSse {
+            judged: Some(judged),
+            queue,
+        })
+    }
+
+    async fn post(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let body = serde_json::to_vec(&message)?;
+        let mut rb = self
+            .http
+            .post(uri.as_ref())
+            .header(ACCEPT, [EVENT_STREAM, JSON].join(", "))
+            .header(CONTENT_TYPE, JSON);
+        if let Some(token) = auth_header {
+            rb = rb.bearer_auth(token);
+        }
+        rb = apply_custom_headers(rb, custom_headers)?;
+        let session_was_attached = session_id.is_some();
+        if let Some(sid) = &session_id {
+            rb = rb.header(SESSION_ID, sid.as_ref());
+        }
+        let request = rb
+            .body(body.clone())
+            .build()
+            .map_err(StreamableHttpError::Client)?;
+        let mut begun = self.begin(Request::new("POST", headers_of(request.headers()), &body));
+        let (response, started) = self.send(&mut begun, request).await?;
+        let exchange = begun.take();
+
+        let status = response.status();
+        let headers = response.headers().clone();
+        match (status, headers.get(WWW_AUTHENTICATE)) {
+            (StatusCode::UNAUTHORIZED, Some(challenge)) => {
+                self.finish_later(exchange, response, started);
+                let challenge = header_text(challenge)?;
+                return Err(StreamableHttpError::AuthRequired(AuthRequiredError::new(
+                    challenge,
+                )));
+            }
+            (StatusCode::FORBIDDEN, Some(challenge)) => {
+                self.finish_later(exchange, response, started);
+                let challenge = header_text(challenge)?;
+                let scope = scope_of(&challenge);
+                return Err(StreamableHttpError::InsufficientScope(
+                    InsufficientScopeError::new(challenge, scope),
+                ));
+            }
+            _ => {}
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            self.finish_later(exchange, response, started);
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && session_was_attached {
+            self.finish_later(exchange, response, started);
+            return Err(StreamableHttpError::SessionExpired);
+        }
+        let content_type = headers
+            .get(CONTENT_TYPE)
+            .map(|ct| String::from_utf8_lossy(ct.as_bytes()).into_owned());
+        let is_json = content_type
+            .as_deref()
+            .is_some_and(|ct| media_type_is(ct, JSON));
+        let status_error = match (http_status_error(status, &headers), is_json) {
+            (Some(error), is_json) if !is_json || status == StatusCode::TOO_MANY_REQUESTS => {
+                self.finish_later(exchange, response, started);
+                return Err(error.into());
+            }
+            (error, _) => error,
+        };
+        let content_length = response.content_length();
+        let session_header = headers
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let awaits_no_response = matches!(
+            message,
+            JsonRpcMessage::Notification(_)
+                | JsonRpcMessage::Response(_)
+                | JsonRpcMessage::Error(_)
+        );
+        if status.is_success() && content_length == Some(0) && awaits_no_response {
+            self.finish_later(exchange, response, started);
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if !status.is_success() {
+            let is_auth_failure =
+                status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
+            let text = if is_json && !is_auth_failure {
+                let body = self
+                    .read_body(exchange, response, started, limits.max_json_response_size)
+                    .await;
+                if body.over {
+                    return Err(status_error.map(StreamableHttpError::from).unwrap_or(
+                        StreamableHttpError::ResponseBodyTooLarge {
+                            max_size: limits.max_json_response_size,
+                        },
+                    ));
+                }
+                if body.broke() {
+                    truncated_read_failure(limits.max_error_response_size)
+                } else {
+                    let full = String::from_utf8_lossy(&body.bytes).into_owned();
+                    if let Some(error) = parse_json_rpc_error(&full) {
+                        if let Some(r) =
+                            legacy_discover_response(&message, session_was_attached, status, &full)
+                        {
+                            return Ok(r);
+                        }
+                        return Ok(StreamableHttpPostResponse::Json(error, session_header));
+                    }
+                    prefix(full, limits.max_error_response_size)
+                }
+            } else {
+                let body = self
+                    .read_body(exchange, response, started, limits.max_error_response_size)
+                    .await;
+                if body.broke() && body.bytes.is_empty() {
+                    truncated_read_failure(limits.max_error_response_size)
+                } else {
+                    String::from_utf8_lossy(&body.bytes).into_owned()
+                }
+            };
+            if let Some(r) = legacy_discover_response(&message, session_was_attached, status, &text)
+            {
+                return Ok(r);
+            }
+            if let Some(error) = status_error {
+                return Err(error.into());
+            }
+            return Err(StreamableHttpError::UnexpectedServerResponse(
+                format!("HTTP {status}: {text}").into(),
+            ));
+        }
+        match content_type.as_deref() {
+            Some(ct) if media_type_is(ct, EVENT_STREAM) => {
+                let events = self.sse(exchange, response, started, limits.max_sse_event_size);
+                Ok(StreamableHttpPostResponse::Sse(events, session_header))
+            }
+            Some(ct) if media_type_is(ct, JSON) => {
+                let max = limits.max_json_response_size;
+                if content_length.is_some_and(|n| n > max as u64) {
+                    self.finish_later(exchange, response, started);
+                    return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
+                }
+                let body = self.read_body(exchange, response, started, max).await;
+                if body.over {
+                    return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
+                }
+                if let Some(e) = body.failure() {
+                    return Err(StreamableHttpError::Io(e));
+                }
+                match serde_json::from_slice::<ServerJsonRpcMessage>(&body.bytes) {
+                    Ok(parsed) => Ok(StreamableHttpPostResponse::Json(parsed, session_header)),
+                    Err(_) if awaits_no_response => Ok(StreamableHttpPostResponse::Accepted),
+                    Err(e) => Err(StreamableHttpError::UnexpectedServerResponse(
+                        format!(
+                            "could not parse JSON response as ServerJsonRpcMessage: {e}: {}",
+                            preview(&body.bytes)
+                        )
+                        .into(),
+                    )),
+                }
+            }
+            _ if awaits_no_response => {
+                self.finish_later(exchange, response, started);
+                Ok(StreamableHttpPostResponse::Accepted)
+            }
+            _ => {
+                self.finish_later(exchange, response, started);
+                Err(StreamableHttpError::UnexpectedContentType(content_type))
+            }
+        }
+    }
+
+    async fn get(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_event_bytes: usize,
+    ) -> Result<SseBox, Error> {
+        let mut rb = self
+            .http
+            .get(uri.as_ref())
+            .header(ACCEPT, [EVENT_STREAM, JSON].join(", "));
+        if let Some(sid) = &session_id {
+            rb = rb.header(SESSION_ID, sid.as_ref());
+        }
+        if let Some(id) = &last_event_id {
+            rb = rb.header(LAST_EVENT_ID, id.as_str());
+        }
+        if let Some(token) = auth_header {
+            rb = rb.bearer_auth(token);
+        }
+        rb = apply_custom_headers(rb, custom_headers)?;
+        let request = rb.build().map_err(StreamableHttpError::Client)?;
+        // A GET that resumes an earlier POST stream is judged as that POST's answer.
+        let resumed = last_event_id
+            .as_deref()
+            .and_then(|id| lock(&self.session).resumption(id, headers_of(request.headers())));
+        let Some(resumed) = resumed else {
+            let response = self
+                .http
+                .execute(request)
+                .await
+                .map_err(StreamableHttpError::Client)?;
+            let response = check_get_response(response)?;
+            return Ok(plain_sse(response, max_event_bytes));
+        };
+        let mut begun = self.begin(resumed);
+        let (response, started) = self.send(&mut begun, request).await?;
+        let exchange = begun.take();
+        if let Some(error) = get_error(&response) {
+            self.finish_later(exchange, response, started);
+            return Err(error);
+        }
+        if let Err(e) = response.error_for_status_ref() {
+            self.finish_later(exchange, response, started);
+            return Err(StreamableHttpError::Client(e));
+        }
+        Ok(self.sse(exchange, response, started, max_event_bytes))
+    }
+}
+
+/// An exchange that has begun: if dropped before its head (rmcp dropped the request), it is
+/// judged as cancelled.
+struct Begun {
+    exchange: Option<Exchange>,
+    session: SharedSession,
+    sink: VerdictSink,
+}
+
+impl Begun {
+    fn take(&mut self) -> Exchange {
+        self.exchange.take().expect("an exchange is taken once")
+    }
+
+    fn finish(&mut self, end: End) {
+        if let Some(mut exchange) = self.exchange.take() {
+            let verdict = finish(&mut exchange, end, Some(&self.session), &mut ());
+            (self.sink)(&verdict);
+        }
+    }
+}
+
+impl Drop for Begun {
+    fn drop(&mut self) {
+        self.finish(End::Cancelled);
+    }
+}
+
+trait NowOrCancel {
+    /// Polls once: a body that has already ended gives its verdict; otherwise it is dropped
+    /// (judged as cancelled).
+    fn now_or_cancel(self) -> Option<Verdict>;
+}
+
+impl NowOrCancel for JudgedBody<BodyStream> {
+    fn now_or_cancel(mut self) -> Option<Verdict> {
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        loop {
+            match Pin::new(&mut self).poll_next(&mut cx) {
+                Poll::Ready(Some(super::body::Frame::Verdict(v))) => return Some(*v),
+                Poll::Ready(Some(_)) => continue,
+                Poll::Ready(None) | Poll::Pending => return None,
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    over: bool,
+    end: Option<End>,
+}
+
+impl Captured {
+    fn broke(&self) -> bool {
+        matches!(self.end, Some(End::Reset))
+    }
+
+    fn failure(&self) -> Option<std::io::Error> {
+        use std::io::{Error as IoError, ErrorKind};
+        match self.end {
+            Some(End::Reset) => Some(IoError::new(
+                ErrorKind::ConnectionReset,
+                "the response body broke off",
+            )),
+            Some(End::Timeout) => Some(IoError::new(
+                ErrorKind::TimedOut,
+                "the response body did not end before the deadline",
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// SSE events for rmcp, framed by [`SseFramer`], waiting to be polled.
+#[derive(Default)]
+struct SseQueue {
+    items: VecDeque<Result<Sse, SseError>>,
+    end: Option<End>,
+    failed: bool,
+}
+
+/// Frames a body into rmcp's [`Sse`] items. Blocks that set an id or a retry without
+/// dispatching an event (WHATWG) still reach rmcp, as items without data, so that its
+/// `Last-Event-ID` and reconnect delay are what its own parser would give.
+struct SseTee {
+    framer: SseFramer,
+    max_event_bytes: usize,
+    retry: Option<u64>,
+    reported_id: Option<Vec<u8>>,
+    queue: Arc<Mutex<SseQueue>>,
+}
+
+impl SseTee {
+    fn new(max_event_bytes: usize, queue: Arc<Mutex<SseQueue>>) -> Self {
+        SseTee {
+            framer: SseFramer::new(max_event_bytes),
+            max_event_bytes,
+            retry: None,
+            reported_id: None,
+            queue,
+        }
+    }
+
+    fn feed(&mut self, chunk: &[u8]) {
+        let mut queue = lock(&self.queue);
+        if queue.failed {
+            return;
+        }
+        let mut sink = TeeSink {
+            items: &mut queue.items,
+            retry: &mut self.retry,
+            reported_id: &mut self.reported_id,
+        };
+        if self.framer.feed(chunk, &mut sink).is_err() {
+            queue.failed = true;
+            queue
+                .items
+                .push_back(Err(SseError::Body(Box::new(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "SSE event exceeded the maximum size of {} bytes",
+                        self.max_event_bytes
+                    ),
+                )))));
+            return;
+        }
+        let id = self.framer.last_event_id();
+        if id != self.reported_id.as_deref() || self.retry.is_some() {
+            queue.items.push_back(Ok(Sse {
+                event: None,
+                data: None,
+                id: id.map(lossy),
+                retry: self.retry.take(),
+            }));
+            self.reported_id = id.map(<[u8]>::to_vec);
+        }
+    }
+}
+
+struct TeeSink<'a> {
+    items: &'a mut VecDeque<Result<Sse, SseError>>,
+    retry: &'a mut Option<u64>,
+    reported_id: &'a mut Option<Vec<u8>>,
+}
+
+impl SseSink for TeeSink<'_> {
+    fn on_event(&mut self, ev: &SseEvent<'_>) {
+        let id = if ev.has_id_field {
+            *self.reported_id = ev.last_event_id.map(<[u8]>::to_vec);
+            ev.last_event_id.map(lossy)
+        } else {
+            None
+        };
+        self.items.push_back(Ok(Sse {
+            event: (!ev.event_type.is_empty()).then(|| lossy(ev.event_type)),
+            data: Some(lossy(ev.data)),
+            id,
+            retry: self.retry.take(),
+        }));
+    }
+
+    fn on_retry(&mut self, ms: u64, _offset: u64) {
+        *self.retry = Some(ms);
+    }
+}
+
+/// The SSE stream rmcp reads: framed events, then (if the body broke) an error so that rmcp
+/// resumes the way it would with its own parser.
+struct JudgedSse {
+    judged: Option<JudgedBody<BodyStream>>,
+    queue: Arc<Mutex<SseQueue>>,
+}
+
+impl Stream for JudgedSse {
+    type Item = Result<Sse, SseError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = lock(&this.queue).items.pop_front() {
+                return Poll::Ready(Some(item));
+            }
+            let Some(judged) = this.judged.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match Pin::new(judged).poll_next(cx) {
+                Poll::Ready(Some(_)) => {}
+                Poll::Ready(None) => {
+                    this.judged = None;
+                    let mut queue = lock(&this.queue);
+                    if let Some(error) = end_error(queue.end) {
+                        queue.items.push_back(Err(error));
+                    }
+                }
+                Poll::Pending => {
+                    if lock(&this.queue).items.is_empty() {
+                        return Poll::Pending;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn end_error(end: Option<End>) -> Option<SseError> {
+    let (kind, text) = match end? {
+        End::Reset => (
+            std::io::ErrorKind::ConnectionReset,
+            "the event stream broke off",
+        ),
+        End::Timeout => (
+            std::io::ErrorKind::TimedOut,
+            "the event stream passed its deadline",
+        ),
+        End::Eof | End::Open | End::Cancelled => return None,
+    };
+    Some(SseError::Body(Box::new(std::io::Error::new(kind, text))))
+}
+
+/// A `GET` stream with no exchange to judge: framed by this crate, passed through.
+struct PlainSse {
+    body: Option<BodyStream>,
+    tee: SseTee,
+}
+
+fn plain_sse(response: reqwest::Response, max_event_bytes: usize) -> SseBox {
+    let queue = Arc::new(Mutex::new(SseQueue::default()));
+    Box::pin(PlainSse {
+        body: Some(Box::pin(response.bytes_stream())),
+        tee: SseTee::new(max_event_bytes, queue),
+    })
+}
+
+impl Stream for PlainSse {
+    type Item = Result<Sse, SseError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(item) = lock(&this.tee.queue).items.pop_front() {
+                return Poll::Ready(Some(item));
+            }
+            let Some(body) = this.body.as_mut() else {
+                return Poll::Ready(None);
+            };
+            match body.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => this.tee.feed(&chunk),
+                Poll::Ready(Some(Err(e))) => {
+                    this.body = None;
+                    return Poll::Ready(Some(Err(SseError::Body(Box::new(e)))));
+                }
+                Poll::Ready(None) => this.body = None,
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+impl StreamableHttpClient for VerdictHttpClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let limits = StreamableHttpResponseLimits::default();
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let mut limits = StreamableHttpResponseLimits::default();
+        limits.max_sse_event_size = max_sse_event_size;
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        self.post(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Error> {
+        let mut rb = self.http.delete(uri.as_ref());
+        if let Some(token) = auth_header {
+            rb = rb.bearer_auth(token);
+        }
+        rb = rb.header(SESSION_ID, session_id.as_ref());
+        rb = apply_custom_headers(rb, custom_headers)?;
+        let response = rb.send().await.map_err(StreamableHttpError::Client)?;
+        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+            return Ok(());
+        }
+        response
+            .error_for_status()
+            .map_err(StreamableHttpError::Client)?;
+        Ok(())
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<SseBox, Error> {
+        let max = StreamableHttpResponseLimits::default().max_sse_event_size;
+        self.get(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max,
+        )
+        .await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<SseBox, Error> {
+        self.get(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        )
+        .await
+    }
+}
+
+/// What rmcp's reqwest client makes of a `GET` head, as an error (`None`: go on).
+fn get_error(response: &reqwest::Response) -> Option<Error> {
+    let status = response.status();
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        return Some(StreamableHttpError::ServerDoesNotSupportSse);
+    }
+    let challenge = response.headers().get(WWW_AUTHENTICATE);
+    if let (StatusCode::UNAUTHORIZED, Some(h)) = (status, challenge) {
+        return Some(match header_text(h) {
+            Ok(h) => StreamableHttpError::AuthRequired(AuthRequiredError::new(h)),
+            Err(e) => e,
+        });
+    }
+    if let (StatusCode::FORBIDDEN, Some(h)) = (status, challenge) {
+        return Some(match header_text(h) {
+            Ok(h) => {
+                let scope = scope_of(&h);
+                StreamableHttpError::InsufficientScope(InsufficientScopeError::new(h, scope))
+            }
+            Err(e) => e,
+        });
+    }
+    if let Some(error) = http_status_error(status, response.headers()) {
+        return Some(error.into());
+    }
+    if status.is_success() {
+        let ct = response.headers().get(CONTENT_TYPE);
+        let ok = ct.is_some_and(|ct| {
+            let ct = String::from_utf8_lossy(ct.as_bytes());
+            media_type_is(&ct, EVENT_STREAM) || media_type_is(&ct, JSON)
+        });
+        if !ok {
+            return Some(StreamableHttpError::UnexpectedContentType(
+                ct.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            ));
+        }
+    }
+    None
+}
+
+fn check_get_response(response: reqwest::Response) -> Result<reqwest::Response, Error> {
+    if let Some(error) = get_error(&response) {
+        return Err(error);
+    }
+    response
+        .error_for_status()
+        .map_err(StreamableHttpError::Client)
+}
+
+/// rmcp's reserved headers (`MCP-Protocol-Version` is let through: rmcp sets it that way).
+fn apply_custom_headers(
+    mut rb: reqwest::RequestBuilder,
+    custom_headers: HashMap<HeaderName, HeaderValue>,
+) -> Result<reqwest::RequestBuilder, Error> {
+    for (name, value) in custom_headers {
+        let reserved = ["accept", SESSION_ID, LAST_EVENT_ID]
+            .iter()
+            .any(|r| name.as_str().eq_ignore_ascii_case(r));
+        if reserved {
+            return Err(StreamableHttpError::ReservedHeaderConflict(
+                name.to_string(),
+            ));
+        }
+        rb = rb.header(name, value);
+    }
+    Ok(rb)
+}
+
+/// 429 and 5xx keep only the status and a short `Retry-After`, as rmcp's client does.
+fn http_status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStatusError> {
+    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+        return None;
+    }
+    let retry_after = headers
+        .get(RETRY_AFTER)
+        .filter(|v| v.as_bytes().len() <= MAX_RETRY_AFTER_BYTES)
+        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+        .map(str::to_owned);
+    Some(HttpStatusError::new(status.as_u16(), retry_after))
+}
+
+fn parse_json_rpc_error(body: &str) -> Option<ServerJsonRpcMessage> {
+    match serde_json::from_str::<ServerJsonRpcMessage>(body) {
+        Ok(message @ JsonRpcMessage::Error(_)) => Some(message),
+        _ => None,
+    }
+}
+
+/// rmcp's fallback for a legacy server's 4xx to `server/discover`: the rejection becomes a
+/// JSON-RPC error with the request's id, so that rmcp's lifecycle can fall back to `initialize`.
+fn legacy_discover_response(
+    message: &ClientJsonRpcMessage,
+    session_was_attached: bool,
+    status: StatusCode,
+    body: &str,
+) -> Option<StreamableHttpPostResponse> {
+    if session_was_attached
+        || !status.is_client_error()
+        || matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
+    {
+        return None;
+    }
+    let JsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    if !matches!(request.request, ClientRequest::DiscoverRequest(_)) {
+        return None;
+    }
+    let error = match serde_json::from_str::<ServerJsonRpcMessage>(body) {
+        Ok(JsonRpcMessage::Error(error)) => error.error,
+        _ => ErrorData::invalid_request(
+            format!("server/discover rejected with HTTP {status}: {body}"),
+            None,
+        ),
+    };
+    Some(StreamableHttpPostResponse::Json(
+        ServerJsonRpcMessage::error(error, Some(request.id.clone())),
+        None,
+    ))
+}
+
+fn header_text(value: &HeaderValue) -> Result<String, Error> {
+    value.to_str().map(str::to_owned).map_err(|_| {
+        StreamableHttpError::UnexpectedServerResponse(
+            "invalid www-authenticate header value".into(),
+        )
+    })
+}
+
+/// The `scope=` parameter of a `WWW-Authenticate` challenge, quoted or not.
+fn scope_of(header: &str) -> Option<String> {
+    let pos = header.to_ascii_lowercase().find("scope=")?;
+    let value = &header[pos + "scope=".len()..];
+    if let Some(quoted) = value.strip_prefix('"') {
+        return quoted.find('"').map(|end| quoted[..end].to_owned());
+    }
+    let end = value
+        .find(|c: char| c == ',' || c == ';' || c.is_whitespace())
+        .unwrap_or(value.len());
+    (end > 0).then(|| value[..end].to_owned())
+}
+
+/// Media-type essence comparison, case-insensitive, parameters ignored.
+fn media_type_is(value: &str, expected: &str) -> bool {
+    value.split(';').next().is_some_and(|essence| {
+        essence
+            .trim_matches([' ', '\t'])
+            .eq_ignore_ascii_case(expected)
+    })
+}
+
+fn truncated_read_failure(max: usize) -> String {
+    BODY_READ_FAILURE[..BODY_READ_FAILURE.len().min(max)].to_owned()
+}
+
+fn prefix(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+fn preview(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "<empty>".into();
+    }
+    prefix(String::from_utf8_lossy(body).into_owned(), 256)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn headers_of(map: &HeaderMap) -> Headers {
+    map.iter()
+        .map(|(n, v)| {
+            (
+                n.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(body: &[&[u8]]) -> Vec<Sse> {
+        let queue = Arc::new(Mutex::new(SseQueue::default()));
+        let mut tee = SseTee::new(1 << 20, queue.clone());
+        for chunk in body {
+            tee.feed(chunk);
+        }
+        let mut q = lock(&queue);
+        q.items.drain(..).map(|i| i.expect("no error")).collect()
+    }
+
+    #[test]
+    fn tee_gives_rmcp_what_its_parser_would() {
+        let got = items(&[
+            b"id: 7\nretry: 1500\ndata:\n\n",
+            b"event: message\ndata: {\"a\":",
+            b"1}\n\nid: 9\n\n: comment\n\ndata: x\n\n",
+        ]);
+        assert_eq!(
+            got,
+            vec![
+                Sse {
+                    event: None,
+                    data: Some(String::new()),
+                    id: Some("7".into()),
+                    retry: Some(1500),
+                },
+                Sse {
+                    event: Some("message".into()),
+                    data: Some("{\"a\":1}".into()),
+                    id: None,
+                    retry: None,
+                },
+                Sse {
+                    event: None,
+                    data: Some("x".into()),
+                    id: None,
+                    retry: None,
+                },
+                Sse {
+                    event: None,
+                    data: None,
+                    id: Some("9".into()),
+                    retry: None,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn scopes_and_media_types() {
+        assert_eq!(
+            scope_of(r#"Bearer error="insufficient_scope", scope="a b""#).as_deref(),
+            Some("a b")
+        );
+        assert_eq!(
+            scope_of("Bearer scope=read:data, x").as_deref(),
+            Some("read:data")
+        );
+        assert_eq!(scope_of("Bearer"), None);
+        assert!(media_type_is("Application/JSON; charset=utf-8", JSON));
+        assert!(!media_type_is("application/jsonx", JSON));
+        assert!(media_type_is("text/event-stream", EVENT_STREAM));
+    }
+}

@@ -1,0 +1,151 @@
+#![cfg(feature = "client")]
+//! Soak against the fault server: exact counts for a known scenario mix, mergeable reports, and
+//! the CLI's thresholds.
+
+use std::sync::Arc;
+
+use mcp_verdict::adapters::{Client, Handshake};
+use mcp_verdict::faults::FaultServer;
+use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig};
+use serde_json::json;
+
+fn mix(cut_every: u32) -> Vec<MixEntry> {
+    vec![
+        MixEntry {
+            tool: "echo".into(),
+            args: json!({"message": "hi"}),
+            weight: cut_every - 1,
+        },
+        MixEntry {
+            tool: "pay".into(),
+            args: json!({"_fault": "sse-cut-between-events"}),
+            weight: 1,
+        },
+    ]
+}
+
+async fn soak_once(url: &str, requests: u64, concurrency: usize) -> Report {
+    let client = Client::builder(url).build().unwrap();
+    let config = SoakConfig {
+        mix: mix(10),
+        concurrency,
+        requests: Some(requests),
+        duration: None,
+        rate: None,
+        handshake: Handshake::Auto,
+    };
+    tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        soak::run(&client, &config, Arc::new(Live::default())),
+    )
+    .await
+    .expect("bounded in time")
+    .expect("the soak ran")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_in_ten_cut_streams_gives_exact_counts() {
+    let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+    let report = soak_once(&server.url(None), 200, 8).await;
+    assert_eq!(report.requests, 200);
+    assert_eq!(report.outcomes.get("STREAM_ABORTED"), Some(&20));
+    assert_eq!(report.outcomes.get("TOOL_SUCCESS"), Some(&180));
+    assert_eq!(report.outcomes.len(), 2, "{:?}", report.outcomes);
+    assert_eq!(report.layers.get("stream"), Some(&20));
+    assert_eq!(
+        (report.streams, report.incomplete_streams, report.incomplete),
+        (20, 20, 20)
+    );
+    assert_eq!(report.events_per_stream.count(), 20);
+    assert_eq!(report.events_per_stream.max(), 2);
+    assert_eq!(report.head_us.count(), 200);
+    assert_eq!(
+        report.terminal_us.count(),
+        180,
+        "aborted streams have no terminal time"
+    );
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+
+    // Two runs merged give the sum of the counts and exactly the combined histogram.
+    let other = soak_once(&server.url(None), 100, 4).await;
+    let mut merged = report.clone();
+    merged.merge(&serde_json::from_str(&serde_json::to_string(&other).unwrap()).unwrap());
+    assert_eq!(merged.requests, 300);
+    assert_eq!(merged.outcomes.get("STREAM_ABORTED"), Some(&30));
+    assert_eq!(merged.head_us.count(), 300);
+    assert!(merged.head_us.max() >= report.head_us.max().max(other.head_us.max()));
+    let text = merged.prometheus();
+    assert!(
+        text.contains(
+            "mcp_verdict_exchanges_total{outcome=\"STREAM_ABORTED\",layer=\"stream\"} 30"
+        )
+    );
+}
+
+#[test]
+fn cli_threshold_breaks_with_exit_1_and_writes_reports() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
+    let dir = std::env::temp_dir().join(format!("mcp-verdict-soak-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mix_file = dir.join("mix.json");
+    std::fs::write(&mix_file, serde_json::to_string(&mix(10)).unwrap()).unwrap();
+    let report_file = dir.join("report.json");
+    let metrics_file = dir.join("metrics.prom");
+    let run = |max_rate: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+            .args(["soak", &server.url(None), "--mix"])
+            .arg(&mix_file)
+            .args([
+                "--requests",
+                "50",
+                "--concurrency",
+                "4",
+                "--max-incomplete-rate",
+                max_rate,
+                "--report-out",
+            ])
+            .arg(&report_file)
+            .arg("--metrics-file")
+            .arg(&metrics_file)
+            .output()
+            .unwrap()
+    };
+    let broken = run("0.01");
+    assert_eq!(
+        broken.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&broken.stdout)
+    );
+    assert!(String::from_utf8_lossy(&broken.stdout).contains("threshold broken: incomplete rate"));
+    let report: Report = serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+    assert_eq!(report.outcomes.get("STREAM_ABORTED"), Some(&5));
+    assert!(
+        std::fs::read_to_string(&metrics_file)
+            .unwrap()
+            .contains("mcp_verdict_incomplete_total 5")
+    );
+    let fine = run("0.2");
+    assert_eq!(
+        fine.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&fine.stdout)
+    );
+
+    let merged = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+        .args(["report", "merge", "--json"])
+        .arg(&report_file)
+        .arg(&report_file)
+        .output()
+        .unwrap();
+    let merged: Report = serde_json::from_slice(&merged.stdout).unwrap();
+    assert_eq!(merged.requests, 100);
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(server);
+}
