@@ -492,9 +492,12 @@ fn header_safe(v: &str) -> String {
 }
 
 /// A 2026 probe answered the way a legacy server answers: 400/404/405 without a recognised
-/// modern error, or a JSON-RPC error that is not a modern rejection.
+/// modern error, or a JSON-RPC error that is not a modern rejection. An unsupported-version
+/// rejection (-32022) counts as legacy too: 2026-07-28 is the only stateless revision we speak,
+/// so a server that refuses it can only offer 2025 revisions (rmcp answers so when its handler
+/// lists none newer than 2025-11-25).
 fn is_legacy_signal(v: &Verdict) -> bool {
-    let modern = matches!(v.error_code, Some(-32022..=-32020));
+    let modern = matches!(v.error_code, Some(-32021..=-32020));
     match v.outcome {
         Outcome::HttpError => matches!(v.status, Some(400 | 404 | 405)) && !modern,
         Outcome::JsonrpcError => !modern,

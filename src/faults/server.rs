@@ -183,11 +183,31 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
+/// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
+fn is_loopback_authority(authority: &str) -> bool {
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        authority.rsplit_once(':').map_or(authority, |(h, p)| {
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                h
+            } else {
+                authority
+            }
+        })
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         202 => "Accepted",
         400 => "Bad Request",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         429 => "Too Many Requests",
@@ -322,6 +342,21 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
         },
     };
     let era = scenario.as_ref().map_or(Era::Stateless, |s| s.era);
+    // DNS-rebinding protection: a loopback server answers loopback names only (403 otherwise).
+    let foreign = |v: Option<&str>, strip_scheme: bool| {
+        v.is_some_and(|v| {
+            let v = if strip_scheme {
+                v.split("://").nth(1).unwrap_or(v)
+            } else {
+                v
+            };
+            !is_loopback_authority(v)
+        })
+    };
+    if foreign(req.header("host"), false) || foreign(req.header("origin"), true) {
+        let err = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Host or Origin is not a loopback name"}});
+        return write_json(stream, 403, &[], &err).await;
+    }
     match req.method.as_str() {
         "POST" => {}
         "GET" => {

@@ -307,6 +307,51 @@ fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool, all_complete: bool)
     }
 }
 
+/// Files at least this large get a progress line on a terminal.
+const PROGRESS_MIN_BYTES: u64 = 16 << 20;
+
+/// A reader that draws "name: 42% (420 MiB of 1000 MiB)" on stderr as it goes.
+struct Progress<R> {
+    inner: R,
+    name: String,
+    total: u64,
+    done: u64,
+    last: std::time::Instant,
+}
+
+impl<R> Progress<R> {
+    fn new(inner: R, total: u64, name: &str) -> Self {
+        Progress {
+            inner,
+            name: name.to_owned(),
+            total,
+            done: 0,
+            last: std::time::Instant::now(),
+        }
+    }
+}
+
+impl<R: io::Read> io::Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        if n == 0 {
+            eprint!("\r\x1b[2K");
+        } else if self.last.elapsed() >= std::time::Duration::from_millis(200) {
+            self.last = std::time::Instant::now();
+            let mib = |b: u64| b >> 20;
+            eprint!(
+                "\r\x1b[2K{}: {}% ({} MiB of {} MiB)",
+                self.name,
+                self.done * 100 / self.total.max(1),
+                mib(self.done),
+                mib(self.total)
+            );
+        }
+        Ok(n)
+    }
+}
+
 fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
@@ -318,7 +363,12 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             Box::new(io::stdin().lock())
         } else {
             match File::open(path) {
-                Ok(f) => Box::new(f),
+                Ok(f) => match f.metadata() {
+                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                        Box::new(Progress::new(f, m.len(), &name))
+                    }
+                    _ => Box::new(f),
+                },
                 Err(e) => {
                     eprintln!("mcp-verdict: {name}: {e}");
                     unusable = true;
