@@ -423,7 +423,13 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
         (r, _) => r,
     };
     let order = Arc::new(schedule(&config.mix));
-    let mix = Arc::new(config.mix.clone());
+    let mix: Arc<Vec<_>> = Arc::new(
+        config
+            .mix
+            .iter()
+            .map(|m| client.prepare("tools/call", json!({"name": m.tool, "arguments": m.args})))
+            .collect(),
+    );
     let begin = tokio::time::Instant::now();
     let deadline = config.duration.map(|d| begin + d);
     let mut workers = Vec::new();
@@ -449,10 +455,8 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
                 if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                     break;
                 }
-                let entry = &mix[order[(slot % order.len() as u64) as usize]];
-                let params = json!({"name": entry.tool, "arguments": entry.args,
-                                    "_meta": {"progressToken": format!("soak-{slot}")}});
-                let (verdict, timings) = client.request("tools/call", params).await.finish().await;
+                let prepared = &mix[order[(slot % order.len() as u64) as usize]];
+                let (verdict, timings) = client.send_prepared(prepared).await.finish().await;
                 live.report
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

@@ -41,6 +41,15 @@ pub enum Handshake {
     Auto,
 }
 
+/// A request serialized once, sent many times with fresh ids ([`Client::prepare`]).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    headers: Vec<(String, String)>,
+    /// The body split where the id goes.
+    parts: Vec<Vec<u8>>,
+    template: Request,
+}
+
 /// Records every exchange (for `probe --record`).
 pub type Recorder = Arc<Mutex<Vec<Recorded>>>;
 
@@ -252,15 +261,73 @@ impl Client {
     /// Sends one JSON-RPC message as given, adding the headers (and, on 2026-07-28, the
     /// `_meta` members) the negotiated version needs.
     pub async fn send(&self, mut message: Value) -> Call {
+        let headers = self.headers_for(&mut message);
+        let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
+        let body = serde_json::to_vec(&message).unwrap_or_default();
+        let req_headers: Headers = headers.iter().cloned().collect();
+        let request = Request::new("POST", req_headers, &body);
+        self.dispatch(reqwest::Method::POST, headers, body, request, is_init)
+            .await
+    }
+
+    /// Prepares `method` with `params` once, for sending many times with fresh ids (soak).
+    /// Uses the version and session negotiated so far: call it after the handshake. The body is
+    /// serialized once; each send only splices in the id (also used as the progress token).
+    pub fn prepare(&self, method: &str, mut params: Value) -> Prepared {
+        const MARK: &str = "\u{1}id\u{1}";
+        if let Value::Object(p) = &mut params {
+            let meta = p.entry("_meta").or_insert_with(|| json!({}));
+            if let Value::Object(m) = meta {
+                m.insert("progressToken".into(), json!(MARK));
+            }
+        }
+        let mut message = json!({"jsonrpc": "2.0", "id": MARK, "method": method, "params": params});
+        let headers = self.headers_for(&mut message);
+        let text = serde_json::to_string(&message).unwrap_or_default();
+        let quoted = serde_json::to_string(MARK).unwrap_or_default();
+        let parts = text
+            .split(quoted.as_str())
+            .map(|p| p.as_bytes().to_vec())
+            .collect();
+        let req_headers: Headers = headers.iter().cloned().collect();
+        let mut template = Request::new("POST", req_headers, text.as_bytes());
+        template.ids.clear();
+        Prepared {
+            headers,
+            parts,
+            template,
+        }
+    }
+
+    /// Sends a prepared request with a fresh id.
+    pub async fn send_prepared(&self, prepared: &Prepared) -> Call {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let id_text = id.to_string();
+        let body = prepared.parts.join(id_text.as_bytes());
+        let mut request = prepared.template.clone();
+        request.id = Some(json!(id));
+        request.ids = vec![json!(id)];
+        if let Some(meta) = request.params.as_mut().and_then(|p| p.get_mut("_meta")) {
+            meta["progressToken"] = json!(id);
+        }
+        self.dispatch(
+            reqwest::Method::POST,
+            prepared.headers.clone(),
+            body,
+            request,
+            false,
+        )
+        .await
+    }
+
+    /// The headers (and 2026 `_meta` members) a message needs under the negotiated version.
+    fn headers_for(&self, message: &mut Value) -> Vec<(String, String)> {
         let inner = &self.inner;
         let (version, session_id) = {
             let st = lock(&inner.state);
             (st.version, st.session_id.clone())
         };
-        let method = message
-            .get("method")
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let mut headers: Vec<(String, String)> = vec![
             ("Content-Type".into(), "application/json".into()),
             (
@@ -269,23 +336,17 @@ impl Client {
             ),
         ];
         if let Some(v) = version {
-            let is_init = method.as_deref() == Some("initialize");
             if v >= ProtocolVersion::V2025_06_18 && !is_init {
                 headers.push(("MCP-Protocol-Version".into(), v.as_str().into()));
             }
             if v.is_stateless() {
-                add_stateless_fields(&mut message, &mut headers, v);
+                add_stateless_fields(message, &mut headers, v);
             } else if let Some(sid) = &session_id {
                 headers.push(("Mcp-Session-Id".into(), sid.clone()));
             }
         }
         headers.extend(inner.headers.iter().cloned());
-        let body = serde_json::to_vec(&message).unwrap_or_default();
-        let req_headers: Headers = headers.iter().cloned().collect();
-        let request = Request::new("POST", req_headers, &body);
-        let is_init = method.as_deref() == Some("initialize");
-        self.dispatch(reqwest::Method::POST, headers, body, request, is_init)
-            .await
+        headers
     }
 
     /// Resumes an interrupted 2025-x stream: `GET` with `Last-Event-ID`, judged as the answer to
@@ -319,7 +380,7 @@ impl Client {
         &self,
         http_method: reqwest::Method,
         headers: Vec<(String, String)>,
-        body: Vec<u8>,
+        mut body: Vec<u8>,
         request: Request,
         is_init: bool,
     ) -> Call {
@@ -332,7 +393,11 @@ impl Client {
         let mut rb = inner
             .http
             .request(http_method.clone(), inner.url.clone())
-            .body(body.clone());
+            .body(if inner.recorder.is_some() {
+                body.clone()
+            } else {
+                std::mem::take(&mut body)
+            });
         for (n, v) in &headers {
             rb = rb.header(n, v);
         }

@@ -6,4 +6,4 @@ pub mod client;
 pub mod rmcp;
 
 pub use body::{Deadlines, Frame, JudgedBody, ServerMessage, SharedSession, Timings, VerdictSink};
-pub use client::{Call, Client, ClientBuilder, Handshake};
+pub use client::{Call, Client, ClientBuilder, Handshake, Prepared};

@@ -116,7 +116,7 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
-    let rt = match tokio::runtime::Builder::new_multi_thread()
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {
