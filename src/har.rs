@@ -178,15 +178,22 @@ pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
     let mut count = 0u64;
-    let found = Root {
+    let entries = Entries {
         each,
         count: &mut count,
+    };
+    let found = Member {
+        key: "log",
+        seed: Member {
+            key: "entries",
+            seed: entries,
+        },
     }
     .deserialize(&mut de)
     .map_err(|e| HarError(format!("not a usable HAR file: {e}")))?;
     de.end()
         .map_err(|e| HarError(format!("trailing data after the HAR document: {e}")))?;
-    if !found {
+    if !matches!(found, Some(Some(()))) {
         return Err(HarError("no log.entries array: not a HAR file".into()));
     }
     Ok(())
@@ -199,73 +206,35 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Entry>, HarError> {
     Ok(out)
 }
 
-struct Root<'a> {
-    each: &'a mut dyn FnMut(Entry),
-    count: &'a mut u64,
+/// Deserializes the member `key` of a JSON object with `seed`, skipping every other member
+/// without building it. `None` when the object has no such member.
+struct Member<S> {
+    key: &'static str,
+    seed: S,
 }
 
-impl<'de> DeserializeSeed<'de> for Root<'_> {
-    type Value = bool;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_map(RootVisitor(self))
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Member<S> {
+    type Value = Option<S::Value>;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-struct RootVisitor<'a>(Root<'a>);
-
-impl<'de> Visitor<'de> for RootVisitor<'_> {
-    type Value = bool;
+impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Member<S> {
+    type Value = Option<S::Value>;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a HAR object with a `log` member")
+        write!(f, "an object with a `{}` member", self.key)
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let mut found = false;
-        let Root { each, count } = self.0;
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seed = Some(self.seed);
+        let mut found = None;
         while let Some(key) = map.next_key::<String>()? {
-            if key == "log" && !found {
-                found = map.next_value_seed(Log {
-                    each: &mut *each,
-                    count: &mut *count,
-                })?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
-struct Log<'a> {
-    each: &'a mut dyn FnMut(Entry),
-    count: &'a mut u64,
-}
-
-impl<'de> DeserializeSeed<'de> for Log<'_> {
-    type Value = bool;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-        d.deserialize_map(LogVisitor(self))
-    }
-}
-
-struct LogVisitor<'a>(Log<'a>);
-
-impl<'de> Visitor<'de> for LogVisitor<'_> {
-    type Value = bool;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a HAR `log` object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-        let mut found = false;
-        let Log { each, count } = self.0;
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "entries" && !found {
-                map.next_value_seed(Entries {
-                    each: &mut *each,
-                    count: &mut *count,
-                })?;
-                found = true;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            match seed.take() {
+                Some(s) if key == self.key => found = Some(map.next_value_seed(s)?),
+                other => {
+                    seed = other;
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         Ok(found)
