@@ -644,7 +644,8 @@ impl Exchange {
         });
         let polling = version == ProtocolVersion::V2025_11_25 && last_id.is_some();
         if polling {
-            if stream.track.retry_ms.is_none() {
+            // Only a deliberate close (clean EOF) is the server's polling choice; a reset is not.
+            if stream.track.retry_ms.is_none() && end == End::Eof {
                 self.findings.add(
                     Rule::SseRetryMissing,
                     "closed after an event id without a retry field",

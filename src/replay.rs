@@ -102,7 +102,77 @@ pub fn replay_har<R: Read>(
     })
 }
 
-/// Whether a set of verdicts passes: every exchange complete and none invalid.
-pub fn all_complete<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> bool {
-    verdicts.into_iter().all(|v| v.complete)
+/// Decides the exit code of a run: it passes when every exchange is complete, except that a
+/// refused `server/discover` directly followed by an `initialize` is how a client detects a
+/// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Tally {
+    incomplete: u64,
+    discover_refused: bool,
+}
+
+impl Tally {
+    /// Counts one verdict, in capture order.
+    pub fn add(&mut self, v: &Verdict) {
+        let method = v.method.as_deref();
+        if self.discover_refused && method == Some("initialize") {
+            self.incomplete -= 1;
+        }
+        self.discover_refused = false;
+        if !v.complete {
+            self.incomplete += 1;
+            self.discover_refused = method == Some("server/discover");
+        }
+    }
+
+    /// Starts a new capture (a refused discover does not carry over).
+    pub fn next_capture(&mut self) {
+        self.discover_refused = false;
+    }
+
+    /// Every exchange counted was complete (or a forgiven legacy probe).
+    pub fn all_complete(&self) -> bool {
+        self.incomplete == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{End, Headers, ResponseHead, Session};
+
+    fn verdict(method: &str, status: u16) -> Verdict {
+        let mut session = Session::default();
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
+        let mut ex = session.begin(Request::new("POST", Headers::new(), body.as_bytes()));
+        ex.on_head(ResponseHead {
+            status,
+            headers: Headers::from_iter([("Content-Type", "application/json")]),
+        });
+        ex.feed(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#);
+        session.finish(&mut ex, End::Eof)
+    }
+
+    #[test]
+    fn a_refused_discover_before_initialize_is_forgiven_only_there() {
+        let mut t = Tally::default();
+        t.add(&verdict("server/discover", 400));
+        assert!(!t.all_complete());
+        t.add(&verdict("initialize", 200));
+        assert!(t.all_complete());
+
+        let mut t = Tally::default();
+        t.add(&verdict("server/discover", 400));
+        t.add(&verdict("tools/list", 200));
+        assert!(
+            !t.all_complete(),
+            "not followed by initialize: a real failure"
+        );
+
+        let mut t = Tally::default();
+        t.add(&verdict("server/discover", 400));
+        t.next_capture();
+        t.add(&verdict("initialize", 200));
+        assert!(!t.all_complete(), "does not carry across captures");
+    }
 }

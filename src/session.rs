@@ -107,6 +107,18 @@ impl Session {
 
     /// Decides the version, in order: header, `_meta`, initialize, earlier exchange, default.
     fn decide_version(&self, req: &Request) -> (ProtocolVersion, VersionSource) {
+        // `initialize` exists only up to 2025-11-25 (2026-07-28 has `server/discover`): whatever
+        // a client proposes in it, the exchange itself follows the newest revision that has it.
+        if req.method.as_deref() == Some("initialize") {
+            let proposed = req
+                .param_str("protocolVersion")
+                .and_then(ProtocolVersion::parse)
+                .unwrap_or(ProtocolVersion::V2025_03_26);
+            return (
+                proposed.min(ProtocolVersion::V2025_11_25),
+                VersionSource::Initialize,
+            );
+        }
         let header = req
             .headers
             .get("mcp-protocol-version")
@@ -120,13 +132,6 @@ impl Session {
             .and_then(ProtocolVersion::parse);
         if let Some(v) = meta {
             return (v, VersionSource::Meta);
-        }
-        if req.method.as_deref() == Some("initialize")
-            && let Some(v) = req
-                .param_str("protocolVersion")
-                .and_then(ProtocolVersion::parse)
-        {
-            return (v, VersionSource::Initialize);
         }
         if let Some(v) = self.negotiated {
             return (v, VersionSource::Initialize);

@@ -4,7 +4,7 @@
 //! same semantics as rmcp's own reqwest client (session ids, `202` → `Accepted`, auth challenges,
 //! legacy `server/discover` fallback, SSE resumption), and runs every POST through the core: the
 //! exact headers and bytes sent become a [`Request`], the head and every body chunk go to an
-//! [`Exchange`](crate::Exchange), and rmcp's SSE events come from this crate's framer. An
+//! [`Exchange`], and rmcp's SSE events come from this crate's framer. An
 //! rmcp-based agent gets verdicts by changing only how it builds its transport:
 //!
 //! ```no_run
@@ -130,7 +130,15 @@ impl std::fmt::Debug for VerdictHttpClient {
 impl VerdictHttpClient {
     /// Wraps `http`; every verdict goes to `sink` (a `Fn(&Verdict)` or a tokio
     /// `mpsc::UnboundedSender<Verdict>`). The sink is called on the task that reads the body:
-    /// keep it short.
+    /// keep it short. A closure needs its argument type written out:
+    ///
+    /// ```
+    /// # use mcp_verdict::{Verdict, adapters::rmcp::VerdictHttpClient};
+    /// let http = VerdictHttpClient::new(reqwest::Client::new(), |v: &Verdict| {
+    ///     eprintln!("{} {}", v.index, v.outcome);
+    /// });
+    /// # let _ = http;
+    /// ```
     ///
     /// No deadlines by default (rmcp keeps its own request timeouts); limits are rmcp's
     /// defaults (16 MiB per SSE event and per JSON body).

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Limits;
-use mcp_verdict::replay::{self, Item};
+use mcp_verdict::replay::{self, Item, Tally};
 use mcp_verdict::rules::Rule;
 
 use output::{Format, Printer};
@@ -355,9 +355,10 @@ impl<R: io::Read> io::Read for Progress<R> {
 fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
-    let mut all_complete = true;
+    let mut tally = Tally::default();
     let mut unusable = false;
     for path in &args.files {
+        tally.next_capture();
         let name = path.display().to_string();
         let reader: Box<dyn io::Read> = if name == "-" {
             Box::new(io::stdin().lock())
@@ -379,7 +380,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         printer.begin_file(&name);
         let result = replay::replay_har(reader, limits, &mut |item| {
             if let Item::Verdict(v) = &item {
-                all_complete &= v.complete;
+                tally.add(v);
             }
             printer.item(&name, &item);
         });
@@ -390,5 +391,5 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
     }
     printer.finish();
-    exit_code(&printer, unusable, all_complete)
+    exit_code(&printer, unusable, tally.all_complete())
 }

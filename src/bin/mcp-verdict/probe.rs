@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
 use mcp_verdict::har;
-use mcp_verdict::replay::Item;
+use mcp_verdict::replay::{Item, Tally};
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
@@ -99,10 +99,10 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
-    let mut all_complete = true;
+    let mut tally = Tally::default();
     for (i, mut v) in verdicts.into_iter().enumerate() {
         v.index = i as u64;
-        all_complete &= v.complete;
+        tally.add(&v);
         printer.item(&args.url, &Item::Verdict(Box::new(v)));
     }
     printer.end_file(&args.url);
@@ -118,7 +118,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             unusable = true;
         }
     }
-    exit_code(&printer, unusable, all_complete)
+    exit_code(&printer, unusable, tally.all_complete())
 }
 
 /// The probe sequence. Stops early when the handshake fails.
@@ -143,7 +143,9 @@ async fn session(
             .await,
     );
     if let Some(name) = tool {
-        let params = json!({"name": name, "arguments": args});
+        // A progress token, so servers that report progress do (and the stream shows it).
+        let params =
+            json!({"name": name, "arguments": args, "_meta": {"progressToken": "probe-1"}});
         verdicts.push(client.request("tools/call", params).await.verdict().await);
     }
     verdicts
