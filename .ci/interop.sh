@@ -143,9 +143,9 @@ tail = dict(protocol_version="2025-11-25", status=200, content_type="text/event-
             complete=True, violations=[])
 cases = {
     "echo": handshake() + [("tools/call", "echo", "TOOL_SUCCESS", dict(tail, event_count=1))],
-    # probe sends no progress token, so the server sends no progress: just the result.
+    # probe sends a progress token, so the three progress notifications precede the result.
     "progress": handshake() + [("tools/call", "trigger-long-running-operation", "TOOL_SUCCESS",
-                                dict(tail, event_count=1))],
+                                dict(tail, event_count=4))],
     # The TypeScript SDK answers an unknown tool with an isError result, not a JSON-RPC error.
     "unknown": handshake() + [("tools/call", "no-such-tool", "TOOL_ERROR", dict(tail, event_count=1))],
 }
