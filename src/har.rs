@@ -38,6 +38,10 @@ pub struct Entry {
     pub response_body: Vec<u8>,
     /// How the body ended.
     pub end: End,
+    /// `startedDateTime` (RFC 3339), when known.
+    pub started: Option<String>,
+    /// Total time in milliseconds, when known.
+    pub time_ms: Option<f64>,
 }
 
 /// A capture that cannot be used.
@@ -105,6 +109,10 @@ struct RawEntry {
     error: Option<serde_json::Value>,
     #[serde(default, rename = "_mcp_end")]
     mcp_end: Option<String>,
+    #[serde(default, rename = "startedDateTime")]
+    started: Option<String>,
+    #[serde(default)]
+    time: Option<f64>,
 }
 
 fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, String> {
@@ -165,6 +173,8 @@ impl RawEntry {
             response,
             response_body,
             end,
+            started: self.started,
+            time_ms: self.time,
         })
     }
 }
@@ -299,33 +309,10 @@ mod tests {
     }
 }
 
-/// One exchange to write into a HAR capture (what `probe --record` saw).
-#[derive(Debug, Clone)]
-pub struct Recorded {
-    /// HTTP method.
-    pub method: String,
-    /// Request URL.
-    pub url: String,
-    /// Request headers, as sent (redact secrets before recording).
-    pub request_headers: Headers,
-    /// Request body.
-    pub request_body: Vec<u8>,
-    /// Response head, if one arrived.
-    pub response: Option<ResponseHead>,
-    /// Response body bytes as received.
-    pub response_body: Vec<u8>,
-    /// How the body ended.
-    pub end: End,
-    /// Wall-clock start, RFC 3339.
-    pub started: String,
-    /// Total time in milliseconds.
-    pub time_ms: f64,
-}
-
 /// Writes HAR 1.2 that [`read_entries`] (and other tools) read back: bodies as UTF-8 text when
 /// they are, base64 otherwise; `_mcp_end` for how the body ended, `_error` when the transfer
 /// failed.
-pub fn write(entries: &[Recorded], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result<()> {
     use serde_json::{Value, json};
     let hdrs = |h: &Headers| -> Value {
         Value::Array(
@@ -384,7 +371,8 @@ pub fn write(entries: &[Recorded], out: &mut dyn std::io::Write) -> std::io::Res
                 End::Cancelled => "cancelled",
             };
             let mut entry = json!({
-                "startedDateTime": e.started, "time": e.time_ms,
+                "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),
+                "time": e.time_ms.unwrap_or(0.0),
                 "request": request, "response": response, "cache": {},
                 "timings": {"send": 0, "wait": e.time_ms, "receive": 0},
                 "_mcp_end": end,

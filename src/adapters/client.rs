@@ -17,7 +17,7 @@ use tokio::time::Instant;
 
 use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
 use crate::exchange::ResponseHead;
-use crate::har::Recorded;
+use crate::har::Entry;
 use crate::limits::Limits;
 use crate::request::{Headers, Request};
 use crate::session::Session;
@@ -51,7 +51,7 @@ pub struct Prepared {
 }
 
 /// Records every exchange (for `probe --record`).
-pub type Recorder = Arc<Mutex<Vec<Recorded>>>;
+pub type Recorder = Arc<Mutex<Vec<Entry>>>;
 
 /// Builds a [`Client`].
 pub struct ClientBuilder {
@@ -407,7 +407,8 @@ impl Client {
             Some(d) => tokio::time::timeout(d, send).await.map_err(|_| ()),
             None => Ok(send.await),
         };
-        let record = |resp: Option<&ResponseHead>| Recorded {
+        let record = |resp: Option<&ResponseHead>| Entry {
+            index: 0,
             method: http_method.to_string(),
             url: inner.url.to_string(),
             request_headers: self.redacted(&req_headers),
@@ -415,8 +416,8 @@ impl Client {
             response: resp.cloned(),
             response_body: Vec::new(),
             end: End::Eof,
-            started: rfc3339(wall),
-            time_ms: 0.0,
+            started: Some(rfc3339(wall)),
+            time_ms: None,
         };
         let response = match result {
             Ok(Ok(r)) => r,
@@ -431,7 +432,7 @@ impl Client {
                 if let Some(rec) = &inner.recorder {
                     let mut r = record(None);
                     r.end = end;
-                    r.time_ms = started.elapsed().as_secs_f64() * 1000.0;
+                    r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
                 }
                 if let Some(sink) = &inner.sink {
@@ -475,7 +476,7 @@ impl Client {
                 super::body::Tap::End(end) => {
                     if let Some(mut e) = entry.take() {
                         e.end = end;
-                        e.time_ms = started.elapsed().as_secs_f64() * 1000.0;
+                        e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                         lock(&rec).push(e);
                     }
                 }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::scenarios::{Expect, Scenario};
 use crate::adapters::{Client, Deadlines, Handshake};
-use crate::har::Recorded;
+use crate::har::Entry;
 use crate::limits::Limits;
 use crate::verdict::Verdict;
 
@@ -22,7 +22,7 @@ pub struct Run {
     /// The call's verdict (and any follow-up) compared with the expectation: mismatches.
     pub mismatches: Vec<String>,
     /// Every exchange as recorded, for `replay`.
-    pub recorded: Vec<Recorded>,
+    pub recorded: Vec<Entry>,
 }
 
 impl Run {
