@@ -20,7 +20,7 @@ use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer, SseSink};
 use crate::tool_result;
-use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
+use crate::verdict::{Advice, End, Level, Location, Outcome, RetryAdvice, Unterminated, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 
 /// The response status line and headers.
@@ -368,17 +368,12 @@ impl Exchange {
             last_event_id: None,
             resumable: false,
             end,
-            retry: retry::advise(&RetryFacts {
-                outcome: Outcome::Success,
-                status: None,
-                error_code: None,
-                safe_to_repeat: false,
-                resumable: false,
-                had_session: false,
-                version: self.setup.version,
-                retry_after_ms: None,
-                sse_retry_ms: None,
-            }),
+            // Decided in `finish_with`, once the outcome is known.
+            retry: RetryAdvice {
+                advice: Advice::None,
+                after_ms: None,
+                reason: String::new(),
+            },
             violations: Vec::new(),
             unterminated: None,
             limit: None,

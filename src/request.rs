@@ -88,22 +88,19 @@ impl Request {
     /// Builds the request facts from what was sent. Never fails: a body that is not JSON-RPC is
     /// [`BodyKind::Unreadable`].
     pub fn new(http_method: &str, headers: Headers, body: &[u8]) -> Self {
-        let mut req = Request {
-            http_method: http_method.to_ascii_uppercase(),
-            headers,
-            kind: BodyKind::None,
-            method: None,
-            id: None,
-            ids: Vec::new(),
-            params: None,
-        };
         if body.iter().all(u8::is_ascii_whitespace) {
-            return req;
+            return Request::empty(http_method, headers, BodyKind::None);
         }
-        let Ok(value) = serde_json::from_slice::<Value>(body) else {
-            req.kind = BodyKind::Unreadable;
-            return req;
-        };
+        match serde_json::from_slice::<Value>(body) {
+            Ok(value) => Request::from_value(http_method, headers, value),
+            Err(_) => Request::empty(http_method, headers, BodyKind::Unreadable),
+        }
+    }
+
+    /// Builds the request facts from a message already parsed (a client that holds the `Value`
+    /// it sends need not serialize and parse it again).
+    pub fn from_value(http_method: &str, headers: Headers, value: Value) -> Self {
+        let mut req = Request::empty(http_method, headers, BodyKind::Unreadable);
         match value {
             Value::Object(_) => {
                 req.kind = req.take_message(value);
@@ -118,9 +115,21 @@ impl Request {
                     }
                 }
             }
-            _ => req.kind = BodyKind::Unreadable,
+            _ => {}
         }
         req
+    }
+
+    fn empty(http_method: &str, headers: Headers, kind: BodyKind) -> Self {
+        Request {
+            http_method: http_method.to_ascii_uppercase(),
+            headers,
+            kind,
+            method: None,
+            id: None,
+            ids: Vec::new(),
+            params: None,
+        }
     }
 
     /// Reads one message object into the facts; returns its kind.

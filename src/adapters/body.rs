@@ -103,6 +103,8 @@ pub enum Frame {
 
 #[derive(Default)]
 struct Collector {
+    /// Nobody will read the messages (the caller only wants the verdict): do not copy them.
+    discard: bool,
     queue: VecDeque<ServerMessage>,
     progress: bool,
     first_event: Option<Instant>,
@@ -119,6 +121,9 @@ impl Observer for Collector {
         }
         if m.terminal {
             self.terminal.get_or_insert_with(Instant::now);
+        }
+        if self.discard {
+            return;
         }
         self.queue.push_back(ServerMessage {
             raw: m.raw.to_owned(),
@@ -259,6 +264,9 @@ where
 
     /// Reads to the end (or a deadline) and returns the verdict with its timings.
     pub async fn finish(mut self) -> (Verdict, Timings) {
+        self.collector.discard = true;
+        self.collector.queue.clear();
+        self.delivered = true; // the verdict is taken below, not handed out as a frame
         while std::future::poll_fn(|cx| self.poll_frame(cx))
             .await
             .is_some()

@@ -265,7 +265,7 @@ impl Client {
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
         let req_headers: Headers = headers.iter().cloned().collect();
-        let request = Request::new("POST", req_headers, &body);
+        let request = Request::from_value("POST", req_headers, message);
         self.dispatch(reqwest::Method::POST, headers, body, request, is_init)
             .await
     }
