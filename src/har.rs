@@ -281,34 +281,6 @@ impl<'de> Visitor<'de> for Entries<'_> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_entries_and_errors() {
-        let har = br#"{"log":{"version":"1.2","entries":[
-            {"request":{"method":"POST","url":"http://x/mcp","headers":[{"name":"A","value":"b"}],
-              "postData":{"mimeType":"application/json","text":"{}"}},
-             "response":{"status":200,"headers":[],"content":{"text":"aGk=","encoding":"base64"}}},
-            {"request":{"method":"POST","url":"http://x/mcp","headers":[]},
-             "response":{"status":0,"headers":[],"content":{}},"_error":"net::ERR_CONNECTION_REFUSED"}
-        ]}}"#;
-        let entries = parse(har).unwrap();
-        assert_eq!(entries.len(), 2);
-        assert_eq!(entries[0].response_body, b"hi");
-        assert_eq!(entries[0].request_headers.get("a"), Some("b"));
-        assert!(entries[1].response.is_none());
-        assert_eq!(entries[1].end, End::Reset);
-        assert!(parse(b"{\"log\":{}}").is_err());
-        assert!(parse(b"[]").is_err());
-        assert!(parse(b"{\"log\":{\"entries\":[]}} x").is_err());
-        let bad =
-            br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
-        assert!(parse(bad).unwrap_err().0.contains("entry 0"));
-    }
-}
-
 /// Writes HAR 1.2 that [`read_entries`] (and other tools) read back: bodies as UTF-8 text when
 /// they are, base64 otherwise; `_mcp_end` for how the body ended, `_error` when the transfer
 /// failed.
@@ -390,4 +362,32 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
     }});
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_entries_and_errors() {
+        let har = br#"{"log":{"version":"1.2","entries":[
+            {"request":{"method":"POST","url":"http://x/mcp","headers":[{"name":"A","value":"b"}],
+              "postData":{"mimeType":"application/json","text":"{}"}},
+             "response":{"status":200,"headers":[],"content":{"text":"aGk=","encoding":"base64"}}},
+            {"request":{"method":"POST","url":"http://x/mcp","headers":[]},
+             "response":{"status":0,"headers":[],"content":{}},"_error":"net::ERR_CONNECTION_REFUSED"}
+        ]}}"#;
+        let entries = parse(har).unwrap();
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].response_body, b"hi");
+        assert_eq!(entries[0].request_headers.get("a"), Some("b"));
+        assert!(entries[1].response.is_none());
+        assert_eq!(entries[1].end, End::Reset);
+        assert!(parse(b"{\"log\":{}}").is_err());
+        assert!(parse(b"[]").is_err());
+        assert!(parse(b"{\"log\":{\"entries\":[]}} x").is_err());
+        let bad =
+            br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
+        assert!(parse(bad).unwrap_err().0.contains("entry 0"));
+    }
 }
