@@ -1,0 +1,34 @@
+//! The HAR reader on arbitrary bytes: never panics; whatever parses is replayed, and replaying
+//! from a reader (`replay_har`, entry by entry) gives what parsing first and judging each entry
+//! gives, whole and in small chunks.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_verdict::replay::{self, Item};
+use mcp_verdict::{Limits, Session, har};
+
+fuzz_target!(|input: &[u8]| {
+    let parsed = har::parse(input);
+    let mut streamed = Vec::new();
+    let replayed = replay::replay_har(input, Limits::default(), &mut |item| streamed.push(item));
+    let Ok(entries) = parsed else {
+        // The streaming reader fails too, after delivering the entries before the problem.
+        assert!(replayed.is_err());
+        return;
+    };
+    assert!(replayed.is_ok());
+    let mut whole = Session::default();
+    let mut chunked = Session::default();
+    let mut judged: Vec<Item> = Vec::new();
+    for entry in &entries {
+        let a = replay::judge_entry(&mut whole, entry, &mut std::iter::empty());
+        let b = replay::judge_entry(
+            &mut chunked,
+            entry,
+            &mut [1usize, 7, 2, 64].into_iter().cycle(),
+        );
+        assert_eq!(a, b);
+        judged.push(a);
+    }
+    assert_eq!(judged, streamed);
+});
