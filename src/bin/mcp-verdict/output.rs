@@ -23,6 +23,8 @@ pub struct Printer<W: Write> {
     files: usize,
     in_file: usize,
     skipped: Vec<Skipped>,
+    /// Human format: the file whose table header is not printed yet.
+    title: Option<String>,
     tally: BTreeMap<Outcome, u64>,
     incomplete: u64,
     total: u64,
@@ -52,6 +54,7 @@ impl<W: Write> Printer<W> {
             files: 0,
             in_file: 0,
             skipped: Vec::new(),
+            title: None,
             tally: BTreeMap::new(),
             incomplete: 0,
             total: 0,
@@ -88,13 +91,8 @@ impl<W: Write> Printer<W> {
         self.in_file = 0;
         self.skipped.clear();
         match self.format {
-            Format::Human => {
-                let title = self.paint(BOLD, name);
-                self.emit(&format!(
-                    "{title}\n{:>4}  {:<28} {:>6}  {:<24} {:<12} {:<5} {:>6}  {}\n",
-                    "#", "method", "status", "outcome", "layer", "done", "events", "retry"
-                ));
-            }
+            // The table header waits for the first row, so an unusable file prints none.
+            Format::Human => self.title = Some(name.to_owned()),
             Format::Json => {
                 let sep = if self.files == 0 { "[\n" } else { ",\n" };
                 let file = serde_json::to_string(name).unwrap_or_default();
@@ -105,7 +103,18 @@ impl<W: Write> Printer<W> {
         self.files += 1;
     }
 
+    fn table_header(&mut self) {
+        if let Some(name) = self.title.take() {
+            let title = self.paint(BOLD, &name);
+            self.emit(&format!(
+                "{title}\n{:>4}  {:<28} {:>6}  {:<24} {:<12} {:<5} {:>6}  {}\n",
+                "#", "method", "status", "outcome", "layer", "done", "events", "retry"
+            ));
+        }
+    }
+
     pub fn item(&mut self, file: &str, item: &Item) {
+        self.table_header();
         match item {
             Item::Skipped(s) => {
                 if self.format == Format::Human {
@@ -222,7 +231,7 @@ impl<W: Write> Printer<W> {
             let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
             self.emit(&format!("\n],\"skipped\":{skipped}}}"));
         }
-        if self.format == Format::Human {
+        if self.format == Format::Human && self.title.take().is_none() {
             self.emit("\n");
         }
     }
