@@ -894,3 +894,48 @@ mod rmcp_transport {
         .await;
     }
 }
+
+/// Soak against the real rmcp server: every call judged, and a correct server gives 100 %
+/// TOOL_SUCCESS, in both protocol eras.
+#[tokio::test]
+async fn soak_against_rmcp_is_all_tool_success() {
+    bounded(async {
+        for mode in [Mode::Modern, Mode::Legacy] {
+            let server = support::rmcp_server(mode).await;
+            let client = mcp_verdict::adapters::Client::builder(server.url.clone())
+                .build()
+                .unwrap();
+            let config = mcp_verdict::soak::SoakConfig {
+                mix: vec![mcp_verdict::soak::MixEntry {
+                    tool: "echo".into(),
+                    args: json!({"text": "hi"}),
+                    weight: 1,
+                }],
+                concurrency: 4,
+                requests: Some(100),
+                duration: None,
+                rate: None,
+                handshake: mcp_verdict::adapters::Handshake::Auto,
+            };
+            let live = std::sync::Arc::new(mcp_verdict::soak::Live::default());
+            let report = mcp_verdict::soak::run(&client, &config, live)
+                .await
+                .unwrap();
+            assert_eq!(report.requests, 100, "{mode:?}");
+            assert_eq!(
+                report.outcomes.get("TOOL_SUCCESS"),
+                Some(&100),
+                "{mode:?}: {:?}",
+                report.outcomes
+            );
+            assert_eq!(report.incomplete, 0, "{mode:?}");
+            assert!(
+                report.violations.is_empty(),
+                "{mode:?}: {:?}",
+                report.violations
+            );
+            assert_eq!(report.terminal_us.count(), 100, "{mode:?}");
+        }
+    })
+    .await;
+}
