@@ -789,11 +789,11 @@ impl SseSink for StreamSink<'_> {
         if ev.data.is_empty() {
             return; // priming or keep-alive: never JSON, never counted
         }
-        self.stream.event_count += 1;
-        if self.stream.event_count > self.stream.max_events {
+        if self.stream.event_count >= self.stream.max_events {
             self.stream.too_many = true;
             return;
         }
+        self.stream.event_count += 1;
         self.observer.on_event(ev);
         let at = Some(Location {
             offset: ev.offset,
@@ -854,6 +854,10 @@ impl SseSink for StreamSink<'_> {
 
     fn on_id_field(&mut self, offset: u64) {
         self.legacy("id", offset);
+    }
+
+    fn halted(&self) -> bool {
+        self.stream.too_many
     }
 }
 

@@ -50,6 +50,11 @@ pub trait SseSink {
     fn on_id_field(&mut self, _offset: u64) {}
     /// A comment line (`:` first) was read; `text` excludes the colon.
     fn on_comment(&mut self, _text: &[u8], _offset: u64) {}
+    /// Asked after every line: `true` stops the framer for good (e.g. a count limit was hit),
+    /// so that nothing after that point is read, however the bytes were chunked.
+    fn halted(&self) -> bool {
+        false
+    }
 }
 
 /// The event size limit was exceeded; the framer stops consuming input.
@@ -101,6 +106,8 @@ pub struct SseFramer {
     dispatched: u64,
     max_event_bytes: usize,
     overflow: Option<EventTooLarge>,
+    /// The sink asked to stop.
+    halted: bool,
 }
 
 impl SseFramer {
@@ -121,6 +128,7 @@ impl SseFramer {
             dispatched: 0,
             max_event_bytes,
             overflow: None,
+            halted: false,
         }
     }
 
@@ -147,6 +155,9 @@ impl SseFramer {
     pub fn feed(&mut self, chunk: &[u8], sink: &mut impl SseSink) -> Result<(), EventTooLarge> {
         if let Some(err) = self.overflow {
             return Err(err);
+        }
+        if self.halted {
+            return Ok(());
         }
         let mut rest = chunk;
         if let Bom::Matching(n) = self.bom {
@@ -188,6 +199,10 @@ impl SseFramer {
             }
             self.offset += (i + ending) as u64;
             rest = &rest[i + ending..];
+            if sink.halted() {
+                self.halted = true;
+                return Ok(());
+            }
         }
         Ok(())
     }
