@@ -156,9 +156,6 @@ impl SseFramer {
         if let Some(err) = self.overflow {
             return Err(err);
         }
-        if self.halted {
-            return Ok(());
-        }
         let mut rest = chunk;
         if let Bom::Matching(n) = self.bom {
             rest = self.strip_bom(n, rest);
@@ -169,6 +166,10 @@ impl SseFramer {
                 rest = &rest[1..];
                 self.offset += 1;
             }
+        }
+        // Halted: only the LF of a CRLF split across chunks was still owed (consumed above).
+        if self.halted {
+            return Ok(());
         }
         while !rest.is_empty() {
             let Some(i) = memchr2(b'\r', b'\n', rest) else {

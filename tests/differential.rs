@@ -533,3 +533,43 @@ fn unterminated_final_event() {
     );
     assert_eq!(sse_stream(&[input]), vec![sse(None, Some("a"), None, None)]);
 }
+
+/// A sink that halts the framer (`SseSink::halted`) after `after` events.
+struct HaltAfter {
+    after: usize,
+    events: Vec<String>,
+}
+
+impl SseSink for HaltAfter {
+    fn on_event(&mut self, e: &SseEvent<'_>) {
+        self.events.push(lossy(e.data));
+    }
+    fn halted(&self) -> bool {
+        self.events.len() >= self.after
+    }
+}
+
+fn halted_at(chunks: &[&[u8]]) -> (Vec<String>, u64) {
+    let mut framer = SseFramer::new(1 << 20);
+    let mut sink = HaltAfter {
+        after: 1,
+        events: Vec::new(),
+    };
+    for chunk in chunks {
+        framer.feed(chunk, &mut sink).unwrap();
+    }
+    (sink.events, framer.offset())
+}
+
+/// Found by fuzzing (`sse_framer` with a halting sink): when the line that halts the framer ends
+/// in CRLF and the chunk ends between the CR and the LF, the LF was never consumed, so
+/// `offset()` after the halt depended on the chunking (11 whole, 10 split).
+#[test]
+fn halted_framer_consumes_the_same_bytes_in_any_chunking() {
+    let body: &[u8] = b"data: a\r\n\r\ndata: b\r\n\r\n";
+    let whole = halted_at(&[body]);
+    assert_eq!(whole, (vec!["a".to_owned()], 11));
+    assert_eq!(halted_at(&[&body[..10], &body[10..]]), whole);
+    let bytewise: Vec<&[u8]> = body.chunks(1).collect();
+    assert_eq!(halted_at(&bytewise), whole);
+}

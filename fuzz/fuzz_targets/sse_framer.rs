@@ -3,7 +3,8 @@
 //!
 //! Input layout (so that seeds are plain bodies behind one zero byte):
 //! - byte 0: bits 0-2 = `n`, how many chunk-size bytes follow; bit 3 = use a small event limit
-//!   (taken from the next byte: `4 * b + 1` bytes) instead of 1 MiB;
+//!   (taken from the next byte: `4 * b + 1` bytes) instead of 1 MiB; bits 4-6 = `h`: when not 0,
+//!   the sink halts the framer (`SseSink::halted`) once it has seen `h` events;
 //! - [limit byte], then `n` chunk sizes (`b + 1` each, cycled); `n == 0` feeds one byte at a time;
 //! - the rest is the body.
 #![no_main]
@@ -27,11 +28,17 @@ enum Seen {
 }
 
 #[derive(Default)]
-struct Record(Vec<Seen>);
+struct Record {
+    seen: Vec<Seen>,
+    events: usize,
+    halt_after: usize,
+}
 
 impl SseSink for Record {
     fn on_event(&mut self, e: &SseEvent<'_>) {
-        self.0.push(Seen::Event {
+        assert!(!self.halted(), "an event after the sink halted the framer");
+        self.events += 1;
+        self.seen.push(Seen::Event {
             event_type: e.event_type.to_vec(),
             data: e.data.to_vec(),
             last_event_id: e.last_event_id.map(<[u8]>::to_vec),
@@ -41,13 +48,16 @@ impl SseSink for Record {
         });
     }
     fn on_retry(&mut self, ms: u64, offset: u64) {
-        self.0.push(Seen::Retry(ms, offset));
+        self.seen.push(Seen::Retry(ms, offset));
     }
     fn on_id_field(&mut self, offset: u64) {
-        self.0.push(Seen::Id(offset));
+        self.seen.push(Seen::Id(offset));
     }
     fn on_comment(&mut self, text: &[u8], offset: u64) {
-        self.0.push(Seen::Comment(text.to_vec(), offset));
+        self.seen.push(Seen::Comment(text.to_vec(), offset));
+    }
+    fn halted(&self) -> bool {
+        self.halt_after != 0 && self.events >= self.halt_after
     }
 }
 
@@ -63,9 +73,17 @@ struct Outcome {
     pending: Option<(u64, Vec<u8>, u64)>,
 }
 
-fn run(body: &[u8], limit: usize, sizes: &mut dyn Iterator<Item = usize>) -> Outcome {
+fn run(
+    body: &[u8],
+    limit: usize,
+    halt_after: usize,
+    sizes: &mut dyn Iterator<Item = usize>,
+) -> Outcome {
     let mut framer = SseFramer::new(limit);
-    let mut sink = Record::default();
+    let mut sink = Record {
+        halt_after,
+        ..Record::default()
+    };
     let mut result = Ok(());
     let mut rest = body;
     while !rest.is_empty() {
@@ -85,11 +103,11 @@ fn run(body: &[u8], limit: usize, sizes: &mut dyn Iterator<Item = usize>) -> Out
     } else {
         None
     };
-    if result.is_ok() {
+    if result.is_ok() && !sink.halted() {
         assert_eq!(framer.offset(), body.len() as u64);
     }
     Outcome {
-        seen: sink.0,
+        seen: sink.seen,
         result,
         dispatched: framer.dispatched(),
         offset: if result.is_ok() { framer.offset() } else { 0 },
@@ -117,11 +135,12 @@ fuzz_target!(|input: &[u8]| {
     let (sizes, body) = rest.split_at(n);
     let sizes: Vec<usize> = sizes.iter().map(|&b| usize::from(b) + 1).collect();
 
-    let whole = run(body, limit, &mut std::iter::empty());
+    let halt_after = usize::from((head >> 4) & 7);
+    let whole = run(body, limit, halt_after, &mut std::iter::empty());
     let chunked = if sizes.is_empty() {
-        run(body, limit, &mut std::iter::repeat(1))
+        run(body, limit, halt_after, &mut std::iter::repeat(1))
     } else {
-        run(body, limit, &mut sizes.iter().copied().cycle())
+        run(body, limit, halt_after, &mut sizes.iter().copied().cycle())
     };
     assert_eq!(whole, chunked);
 });
