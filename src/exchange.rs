@@ -824,7 +824,11 @@ impl SseSink for StreamSink<'_> {
             );
             return;
         }
-        let text: Cow<'_, str> = String::from_utf8_lossy(ev.data);
+        // The fast validator first; the replacing decoder only for invalid bytes (WHATWG).
+        let text: Cow<'_, str> = match std::str::from_utf8(ev.data) {
+            Ok(valid) => Cow::Borrowed(valid),
+            Err(_) => String::from_utf8_lossy(ev.data),
+        };
         match jsonrpc::parse_payload(&text) {
             Err(m) => self.not_json(m.0, at),
             Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
