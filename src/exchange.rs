@@ -153,6 +153,8 @@ struct Track {
     last_progress: Option<f64>,
     max_events: u64,
     too_many: bool,
+    /// The request's progress token as JSON text, for a cheap comparison.
+    token_text: Option<String>,
 }
 
 /// Largest error body kept when the status already decided the outcome.
@@ -220,6 +222,7 @@ impl Exchange {
                     last_progress: None,
                     max_events: self.setup.limits.max_events,
                     too_many: false,
+                    token_text: self.req.progress_token().map(Value::to_string),
                 },
             }))
         } else {
@@ -943,28 +946,35 @@ impl StreamSink<'_> {
             Some("notifications/progress") => {
                 #[derive(serde::Deserialize)]
                 #[serde(rename_all = "camelCase")]
-                struct Progress {
-                    progress_token: Option<Value>,
+                struct Progress<'a> {
+                    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
+                    progress_token: Option<&'a serde_json::value::RawValue>,
                     progress: Option<f64>,
                 }
                 let Some(p) = env
                     .params
-                    .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
+                    .and_then(|p| serde_json::from_str::<Progress<'_>>(p.get()).ok())
                 else {
                     return;
                 };
-                if p.progress_token.as_ref() != self.req.progress_token() {
+                // Compare the token's text first (no allocation); parse it only when the text
+                // differs, since equal values can be spelled differently.
+                let expected = self.req.progress_token();
+                let same = match (p.progress_token, expected) {
+                    (None, None) => true,
+                    (Some(raw), Some(want)) => {
+                        self.stream.token_text.as_deref() == Some(raw.get())
+                            || serde_json::from_str::<Value>(raw.get()).ok().as_ref() == Some(want)
+                    }
+                    _ => false,
+                };
+                if !same {
                     self.findings.add(
                         Rule::ProgressTokenMismatch,
                         format!(
                             "progressToken {} but the request's is {}",
-                            p.progress_token
-                                .map(|t| t.to_string())
-                                .unwrap_or("absent".into()),
-                            self.req
-                                .progress_token()
-                                .map(Value::to_string)
-                                .unwrap_or("absent".into())
+                            p.progress_token.map_or("absent", |t| t.get()),
+                            expected.map(Value::to_string).unwrap_or("absent".into())
                         ),
                         at,
                     );
