@@ -307,7 +307,6 @@ impl Exchange {
     pub fn finish_with(&mut self, end: End, observer: &mut dyn Observer) -> (Verdict, Learned) {
         let mut v = self.base_verdict(end);
         let mut terminal = Terminal::default();
-        let mut resumable = false;
         let mut sse_retry = None;
         let head = self.head.take();
         let outcome = match &head {
@@ -317,15 +316,7 @@ impl Exchange {
             Some(h) => {
                 v.status = Some(h.status);
                 v.content_type = h.content_type.clone();
-                self.judge_body(
-                    h,
-                    end,
-                    &mut v,
-                    &mut terminal,
-                    &mut resumable,
-                    &mut sse_retry,
-                    observer,
-                )
+                self.judge_body(h, end, &mut v, &mut terminal, &mut sse_retry, observer)
             }
         };
         v.outcome = outcome;
@@ -334,14 +325,13 @@ impl Exchange {
         v.error_code = terminal.error_code;
         v.error_message = terminal.error_message.take();
         v.result_type = terminal.result_type.take();
-        v.resumable = resumable;
         v.limit = self.limit_hit.map(|l| l.name().to_owned());
         v.retry = retry::advise(&RetryFacts {
             outcome,
             status: v.status,
             error_code: v.error_code,
             safe_to_repeat: self.setup.safe_to_repeat,
-            resumable,
+            resumable: v.resumable,
             had_session: self.req.session_id().is_some(),
             version: self.setup.version,
             retry_after_ms: head.as_ref().and_then(|h| h.retry_after_ms),
@@ -390,7 +380,6 @@ impl Exchange {
         end: End,
         v: &mut Verdict,
         terminal: &mut Terminal,
-        resumable: &mut bool,
         sse_retry: &mut Option<u64>,
         observer: &mut dyn Observer,
     ) -> Outcome {
@@ -427,7 +416,7 @@ impl Exchange {
         }
         match body {
             Body::Stream(mut stream) => {
-                let outcome = self.judge_stream(&mut stream, end, v, resumable, sse_retry);
+                let outcome = self.judge_stream(&mut stream, end, v, sse_retry);
                 if let Some(t) = stream.track.terminal.take() {
                     *terminal = t;
                 }
@@ -583,7 +572,6 @@ impl Exchange {
         stream: &mut Stream,
         end: End,
         v: &mut Verdict,
-        resumable: &mut bool,
         sse_retry: &mut Option<u64>,
     ) -> Outcome {
         let version = self.setup.version;
@@ -593,7 +581,7 @@ impl Exchange {
             .last_event_id()
             .map(|b| String::from_utf8_lossy(b).into_owned());
         if version.has_resumption() {
-            *resumable = last_id.is_some();
+            v.resumable = last_id.is_some();
             v.last_event_id = last_id.clone();
             *sse_retry = stream.track.retry_ms;
         }
