@@ -14,8 +14,9 @@ use crate::rules::Rule;
 use crate::verdict::{End, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 
-/// How many `input_required` ids are remembered for the MRTR id-reuse check.
-const MRTR_MEMORY: usize = 256;
+/// How many entries each bounded memory keeps: `input_required` ids (MRTR id-reuse check) and
+/// resumable streams (Last-Event-ID linking).
+const MEMORY: usize = 256;
 
 /// Context shared by the exchanges of one capture or connection.
 #[derive(Debug, Clone, Default)]
@@ -174,7 +175,7 @@ impl Session {
             self.tools.insert(name, safe);
         }
         if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
-            if self.resumable.len() == MRTR_MEMORY {
+            if self.resumable.len() == MEMORY {
                 self.resumable.remove(0);
             }
             self.resumable.push((last.clone(), req.clone()));
@@ -182,7 +183,7 @@ impl Session {
         if learned.input_required
             && let Some(id) = &req.id
         {
-            if self.input_required_ids.len() == MRTR_MEMORY {
+            if self.input_required_ids.len() == MEMORY {
                 self.input_required_ids.remove(0);
             }
             self.input_required_ids.push(id.clone());
