@@ -41,9 +41,7 @@ use std::pin::pin;
 use std::time::Duration;
 
 use bytes::Bytes;
-use criterion::{
-    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-};
+use criterion::{BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group};
 use futures::StreamExt;
 use futures::executor::block_on;
 use mcp_verdict::sse::{SseEvent, SseFramer, SseSink};
@@ -387,5 +385,101 @@ fn framing(c: &mut Criterion) {
     bench_corpus(c, &big, &all);
 }
 
+/// Interleaved rounds on `progress_1MiB`: every variant once per round, order rotated, so a
+/// machine whose speed drifts (a shared VM) affects them alike. Prints each variant's median
+/// throughput and the median per-round ratio of the core to eventsource-stream's best feed.
+fn interleaved() {
+    const ROUNDS: usize = 21;
+    const ITERS: usize = 40;
+    let corpus = progress_corpus("progress_1MiB", MIB);
+    let feeds = [Feed::PerEvent, Feed::Fixed16K, Feed::Whole];
+    let slices: Vec<Vec<&[u8]>> = feeds
+        .iter()
+        .map(|f| {
+            f.ranges(&corpus)
+                .into_iter()
+                .map(|r| &corpus.body[r])
+                .collect()
+        })
+        .collect();
+    let bytes: Vec<Vec<Bytes>> = feeds
+        .iter()
+        .map(|f| {
+            f.ranges(&corpus)
+                .into_iter()
+                .map(|r| corpus.body.slice(r))
+                .collect()
+        })
+        .collect();
+    let expected = corpus.events.len() as u64;
+    type Variant<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let variants: [Variant<'_>; 5] = [
+        (
+            "core per_event",
+            Box::new(|| assert_eq!(run_core(black_box(&slices[0])), Outcome::ToolSuccess)),
+        ),
+        (
+            "core 16KiB",
+            Box::new(|| assert_eq!(run_core(black_box(&slices[1])), Outcome::ToolSuccess)),
+        ),
+        (
+            "core whole",
+            Box::new(|| assert_eq!(run_core(black_box(&slices[2])), Outcome::ToolSuccess)),
+        ),
+        (
+            "eventsource-stream per_event",
+            Box::new(|| assert_eq!(run_eventsource_stream(black_box(&bytes[0])), expected)),
+        ),
+        (
+            "eventsource-stream 16KiB",
+            Box::new(|| assert_eq!(run_eventsource_stream(black_box(&bytes[1])), expected)),
+        ),
+    ];
+    let mib = corpus.body.len() as f64 * ITERS as f64 / MIB as f64;
+    let mut rates: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
+    let mut ratios: [Vec<f64>; 3] = Default::default();
+    for round in 0..ROUNDS {
+        let mut rate = vec![0.0; variants.len()];
+        for k in 0..variants.len() {
+            let i = (round + k) % variants.len();
+            let started = std::time::Instant::now();
+            for _ in 0..ITERS {
+                (variants[i].1)();
+            }
+            rate[i] = mib / started.elapsed().as_secs_f64();
+        }
+        let es_best = rate[3].max(rate[4]);
+        for (c, r) in ratios.iter_mut().enumerate() {
+            r.push(rate[c] / es_best);
+        }
+        for (i, r) in rate.into_iter().enumerate() {
+            rates[i].push(r);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("\ninterleaved rounds on progress_1MiB ({ROUNDS} rounds of {ITERS} runs; medians):");
+    for (i, (name, _)) in variants.iter().enumerate() {
+        print!("  {name:<30} {:>8.0} MiB/s", median(&mut rates[i]));
+        if i < 3 {
+            print!(
+                "   {:.2}x eventsource-stream's best feed",
+                median(&mut ratios[i])
+            );
+        }
+        println!();
+    }
+}
+
 criterion_group!(benches, framing);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo test --benches` runs this binary in test mode: skip the rounds there.
+    if std::env::args().any(|a| a == "--bench") {
+        interleaved();
+    }
+}

@@ -932,17 +932,7 @@ impl StreamSink<'_> {
     fn notification(&mut self, env: &Envelope<'_>, at: Option<Location>) {
         match env.method {
             Some("notifications/progress") => {
-                #[derive(serde::Deserialize)]
-                #[serde(rename_all = "camelCase")]
-                struct Progress<'a> {
-                    #[serde(borrow, default, deserialize_with = "jsonrpc::present")]
-                    progress_token: Option<&'a serde_json::value::RawValue>,
-                    progress: Option<f64>,
-                }
-                let Some(p) = env
-                    .params
-                    .and_then(|p| serde_json::from_str::<Progress<'_>>(p.get()).ok())
-                else {
+                let Some(p) = env.params.filter(|p| p.readable) else {
                     return;
                 };
                 // Compare the token's text first (no allocation); parse it only when the text

@@ -16,6 +16,116 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de Raw
     <&RawValue>::deserialize(d).map(Some)
 }
 
+/// The members of `params` that the checks read, picked out while the envelope is parsed, so
+/// that a `notifications/progress` (most of a long stream) is parsed once, not once for the
+/// envelope and again for its params.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Params<'a> {
+    /// `params` is an object, without a repeated `progressToken` or `progress` member and with
+    /// a `progress` that is a number or null (else the progress checks do not apply).
+    pub readable: bool,
+    /// The raw `progressToken` member.
+    pub progress_token: Option<&'a RawValue>,
+    /// The `progress` member.
+    pub progress: Option<f64>,
+}
+
+fn params<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Params<'de>>, D::Error> {
+    d.deserialize_any(ParamsVisitor).map(Some)
+}
+
+struct ParamsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
+    type Value = Params<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
+        let mut p = Params {
+            readable: true,
+            ..Params::default()
+        };
+        let (mut token_seen, mut progress_seen) = (false, false);
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::ProgressToken => {
+                    p.readable &= !std::mem::replace(&mut token_seen, true);
+                    p.progress_token = Some(map.next_value::<&RawValue>()?);
+                }
+                Key::Progress => {
+                    p.readable &= !std::mem::replace(&mut progress_seen, true);
+                    match map.next_value::<&RawValue>()?.get() {
+                        "null" => p.progress = None,
+                        // Valid JSON that reads as a float can only be a number.
+                        n => match n.parse::<f64>() {
+                            Ok(v) => p.progress = Some(v),
+                            Err(_) => p.readable = false,
+                        },
+                    }
+                }
+                _ => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Params<'de>, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Params::default())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Params<'de>, E> {
+        Ok(Params::default())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Params<'de>, E> {
+        Ok(Params::default())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Params<'de>, E> {
+        Ok(Params::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Params<'de>, E> {
+        Ok(Params::default())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Params<'de>, E> {
+        Ok(Params::default())
+    }
+    fn visit_unit<E>(self) -> Result<Params<'de>, E> {
+        Ok(Params::default())
+    }
+}
+
+/// A `params` key, told apart without allocating.
+enum Key {
+    ProgressToken,
+    Progress,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "progressToken" => Key::ProgressToken,
+                    "progress" => Key::Progress,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
 #[derive(Deserialize)]
 struct RawEnvelope<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
@@ -24,8 +134,8 @@ struct RawEnvelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "params")]
+    params: Option<Params<'a>>,
     #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -43,8 +153,8 @@ pub struct Envelope<'a> {
     pub method: Option<&'a str>,
     /// The raw `method` member was present.
     pub has_method: bool,
-    /// The raw `params` member.
-    pub params: Option<&'a RawValue>,
+    /// What the `params` member holds that the checks read (present when `params` is).
+    pub params: Option<Params<'a>>,
     /// The raw `result` member.
     pub result: Option<&'a RawValue>,
     /// The raw `error` member.

@@ -1,8 +1,10 @@
 //! The request side of an exchange: HTTP method, headers, and the JSON-RPC message POSTed.
 //!
-//! Parsed once, owned, small: requests are a few hundred bytes, so this uses `serde_json::Value`.
+//! Parsed once into owned facts: the method, the id, and the few `params` members the checks
+//! read. A tool call's arguments are skipped, not built.
 
-use serde_json::Value;
+use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 /// HTTP headers with case-insensitive lookup. Keeps the order and duplicates as sent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,6 +67,274 @@ pub enum BodyKind {
     Unreadable,
 }
 
+/// The members of a request's `params` that the checks read. Everything else (a tool call's
+/// `arguments`, often the bulk of the body) is skipped while parsing, never built as a tree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params {
+    /// `params.name` (tools/call, prompts/get), when a string.
+    pub name: Option<String>,
+    /// `params.uri` (resources/read), when a string.
+    pub uri: Option<String>,
+    /// `params.protocolVersion` (initialize), when a string.
+    pub protocol_version: Option<String>,
+    /// `params._meta`, when an object.
+    pub meta: Option<Map<String, Value>>,
+    /// `params` carries `inputResponses` or `requestState` (an MRTR follow-up).
+    pub mrtr: bool,
+}
+
+impl<'de> Deserialize<'de> for Params {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ParamsVisitor)
+    }
+}
+
+struct ParamsVisitor;
+
+/// An object key of a request message or its `params`, told apart without allocating.
+enum Key {
+    Method,
+    Id,
+    Params,
+    Answer,
+    Name,
+    Uri,
+    ProtocolVersion,
+    Meta,
+    Mrtr,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+                Ok(match v {
+                    "method" => Key::Method,
+                    "id" => Key::Id,
+                    "params" => Key::Params,
+                    "result" | "error" => Key::Answer,
+                    "name" => Key::Name,
+                    "uri" => Key::Uri,
+                    "protocolVersion" => Key::ProtocolVersion,
+                    "_meta" => Key::Meta,
+                    "inputResponses" | "requestState" => Key::Mrtr,
+                    _ => Key::Other,
+                })
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// A string value as an owned `String`; any other value is read and gives `None`.
+struct Text(Option<String>);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text, E> {
+                Ok(Text(Some(v.to_owned())))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E>(self) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Visitor<'de> for ParamsVisitor {
+    type Value = Params;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    // Duplicate members: the last one wins, as in a `serde_json::Value`.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Params, A::Error> {
+        let mut p = Params::default();
+        while let Some(key) = map.next_key::<Key>()? {
+            match key {
+                Key::Name => p.name = map.next_value::<Text>()?.0,
+                Key::Uri => p.uri = map.next_value::<Text>()?.0,
+                Key::ProtocolVersion => p.protocol_version = map.next_value::<Text>()?.0,
+                Key::Meta => {
+                    p.meta = match map.next_value::<Value>()? {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    }
+                }
+                Key::Mrtr => {
+                    map.next_value::<IgnoredAny>()?;
+                    p.mrtr = true;
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Params, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Params::default())
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Params, E> {
+        Ok(Params::default())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Params, E> {
+        Ok(Params::default())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Params, E> {
+        Ok(Params::default())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Params, E> {
+        Ok(Params::default())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Params, E> {
+        Ok(Params::default())
+    }
+    fn visit_unit<E>(self) -> Result<Params, E> {
+        Ok(Params::default())
+    }
+}
+
+/// One message object of a request body, as far as the facts go.
+#[derive(Default)]
+struct Message {
+    method: Option<String>,
+    /// `id`, unless absent or null.
+    id: Option<Value>,
+    params: Option<Params>,
+    /// Has `result` or `error`.
+    answer: bool,
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Message;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
+                let mut m = Message::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Method => m.method = map.next_value::<Text>()?.0,
+                        Key::Id => m.id = Some(map.next_value::<Value>()?).filter(|v| !v.is_null()),
+                        Key::Params => m.params = Some(map.next_value::<Params>()?),
+                        Key::Answer => {
+                            map.next_value::<IgnoredAny>()?;
+                            m.answer = true;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(m)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A request body: one message, a batch, or another JSON value.
+enum Body {
+    Single(Message),
+    Batch(Vec<Option<Message>>),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Body {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Body;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Body, A::Error> {
+                Message::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(Body::Single)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Body, A::Error> {
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Item>()? {
+                    items.push(item.0);
+                }
+                Ok(Body::Batch(items))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Body, E> {
+                Ok(Body::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Body, E> {
+                Ok(Body::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Body, E> {
+                Ok(Body::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Body, E> {
+                Ok(Body::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Body, E> {
+                Ok(Body::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Body, E> {
+                Ok(Body::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A batch element: a message object, or `None` for anything else.
+struct Item(Option<Message>);
+
+impl<'de> Deserialize<'de> for Item {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Body::deserialize(d)? {
+            Body::Single(m) => Ok(Item(Some(m))),
+            _ => Ok(Item(None)),
+        }
+    }
+}
+
 /// The request facts the analyzer needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
@@ -80,8 +350,8 @@ pub struct Request {
     pub id: Option<Value>,
     /// Ids of every request in a batch (or the one id).
     pub ids: Vec<Value>,
-    /// `params` of the (first) request.
-    pub params: Option<Value>,
+    /// What `params` of the (first) request holds, as far as the checks read it.
+    pub params: Option<Params>,
 }
 
 impl Request {
@@ -91,23 +361,28 @@ impl Request {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Request::empty(http_method, headers, BodyKind::None);
         }
-        match serde_json::from_slice::<Value>(body) {
-            Ok(value) => Request::from_value(http_method, headers, value),
+        match serde_json::from_slice::<Body>(body) {
+            Ok(parsed) => Request::from_body(http_method, headers, parsed),
             Err(_) => Request::empty(http_method, headers, BodyKind::Unreadable),
         }
     }
 
     /// Builds the request facts from a message already parsed (a client that holds the `Value`
     /// it sends need not serialize and parse it again).
-    pub fn from_value(http_method: &str, headers: Headers, value: Value) -> Self {
+    pub fn from_value(http_method: &str, headers: Headers, value: &Value) -> Self {
+        match Body::deserialize(value) {
+            Ok(parsed) => Request::from_body(http_method, headers, parsed),
+            Err(_) => Request::empty(http_method, headers, BodyKind::Unreadable),
+        }
+    }
+
+    fn from_body(http_method: &str, headers: Headers, body: Body) -> Self {
         let mut req = Request::empty(http_method, headers, BodyKind::Unreadable);
-        match value {
-            Value::Object(_) => {
-                req.kind = req.take_message(value);
-            }
-            Value::Array(items) => {
+        match body {
+            Body::Single(m) => req.kind = req.take_message(m),
+            Body::Batch(items) => {
                 req.kind = BodyKind::Batch;
-                for item in items {
+                for item in items.into_iter().flatten() {
                     let before = (req.method.clone(), req.id.clone(), req.params.clone());
                     let is_first_request = req.id.is_none();
                     if req.take_message(item) != BodyKind::Request || !is_first_request {
@@ -115,7 +390,7 @@ impl Request {
                     }
                 }
             }
-            _ => {}
+            Body::Other => {}
         }
         req
     }
@@ -132,29 +407,22 @@ impl Request {
         }
     }
 
-    /// Reads one message object into the facts; returns its kind.
-    fn take_message(&mut self, value: Value) -> BodyKind {
-        let Value::Object(mut map) = value else {
-            return BodyKind::Unreadable;
-        };
-        let method = map.get("method").and_then(Value::as_str).map(str::to_owned);
-        let id = map.remove("id").filter(|id| !id.is_null());
-        match (method, id) {
-            (Some(m), Some(id)) => {
-                self.method = Some(m);
+    /// Reads one message into the facts; returns its kind.
+    fn take_message(&mut self, m: Message) -> BodyKind {
+        match (m.method, m.id) {
+            (Some(method), Some(id)) => {
+                self.method = Some(method);
                 self.ids.push(id.clone());
                 self.id = Some(id);
-                self.params = map.remove("params");
+                self.params = m.params;
                 BodyKind::Request
             }
-            (Some(m), None) => {
-                self.method = Some(m);
-                self.params = map.remove("params");
+            (Some(method), None) => {
+                self.method = Some(method);
+                self.params = m.params;
                 BodyKind::Notification
             }
-            (None, _) if map.contains_key("result") || map.contains_key("error") => {
-                BodyKind::Response
-            }
+            (None, _) if m.answer => BodyKind::Response,
             (None, _) => BodyKind::Unreadable,
         }
     }
@@ -172,14 +440,21 @@ impl Request {
         self.param_str("name")
     }
 
-    /// A string member of `params`.
+    /// A string member of `params`: `name`, `uri` or `protocolVersion` (the ones the checks
+    /// read; any other key gives `None`).
     pub fn param_str(&self, key: &str) -> Option<&str> {
-        self.params.as_ref()?.get(key)?.as_str()
+        let p = self.params.as_ref()?;
+        match key {
+            "name" => p.name.as_deref(),
+            "uri" => p.uri.as_deref(),
+            "protocolVersion" => p.protocol_version.as_deref(),
+            _ => None,
+        }
     }
 
     /// A member of `params._meta`.
     pub fn meta(&self, key: &str) -> Option<&Value> {
-        self.params.as_ref()?.get("_meta")?.get(key)
+        self.params.as_ref()?.meta.as_ref()?.get(key)
     }
 
     /// `params._meta.progressToken`.
@@ -189,9 +464,7 @@ impl Request {
 
     /// The request is an MRTR follow-up (carries `inputResponses` or `requestState`).
     pub fn is_mrtr_follow_up(&self) -> bool {
-        self.params
-            .as_ref()
-            .is_some_and(|p| p.get("inputResponses").is_some() || p.get("requestState").is_some())
+        self.params.as_ref().is_some_and(|p| p.mrtr)
     }
 
     /// The session id header, if sent.

@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::adapters::h1::Connection;
 use crate::adapters::{Client, Handshake, Timings};
 use crate::verdict::{Outcome, Verdict};
 
@@ -427,7 +428,12 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
         config
             .mix
             .iter()
-            .map(|m| client.prepare("tools/call", json!({"name": m.tool, "arguments": m.args})))
+            .map(|m| {
+                let prepared =
+                    client.prepare("tools/call", json!({"name": m.tool, "arguments": m.args}));
+                let headers = Connection::headers_of(&prepared);
+                (prepared, headers)
+            })
             .collect(),
     );
     let begin = tokio::time::Instant::now();
@@ -437,6 +443,8 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
         let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
         let rate = config.rate;
         workers.push(tokio::spawn(async move {
+            // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
+            let mut direct = Connection::new(&client);
             loop {
                 if live.stop.load(Ordering::Relaxed) {
                     break;
@@ -455,8 +463,11 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
                 if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                     break;
                 }
-                let prepared = &mix[order[(slot % order.len() as u64) as usize]];
-                let (verdict, timings) = client.send_prepared(prepared).await.finish().await;
+                let k = order[(slot % order.len() as u64) as usize];
+                let (verdict, timings) = match direct.as_mut() {
+                    Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
+                    None => client.send_prepared(&mix[k].0).await.finish().await,
+                };
                 live.report
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())

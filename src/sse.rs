@@ -189,6 +189,34 @@ impl SseFramer {
             let line_start = self.offset - self.line.len() as u64;
             self.check_size(self.offset + i as u64)?;
             if self.line.is_empty() {
+                // The common event, one `data:` line then a blank line, both in this chunk:
+                // dispatch the data where it lies instead of copying it (as httparse borrows).
+                let after = &rest[i + ending..];
+                if self.data.is_empty()
+                    && matches!(after.first(), Some(b'\n' | b'\r'))
+                    && let Some(value) = data_value(&rest[..i])
+                {
+                    if !self.event_open {
+                        self.event_open = true;
+                        self.event_start = line_start;
+                    }
+                    let blank = if after[0] == b'\n' {
+                        1
+                    } else if after.len() > 1 {
+                        if after[1] == b'\n' { 2 } else { 1 }
+                    } else {
+                        self.pending_cr = true;
+                        1
+                    };
+                    self.dispatch_data(Some(value), sink);
+                    self.offset += (i + ending + blank) as u64;
+                    rest = &after[blank..];
+                    if sink.halted() {
+                        self.halted = true;
+                        return Ok(());
+                    }
+                    continue;
+                }
                 self.process_line(&rest[..i], line_start, sink)?;
             } else {
                 let mut line = std::mem::take(&mut self.line);
@@ -311,6 +339,20 @@ impl SseFramer {
     }
 
     fn dispatch(&mut self, sink: &mut impl SseSink) {
+        if self.data.is_empty() {
+            self.dispatch_data(None, sink);
+            return;
+        }
+        let mut data = std::mem::take(&mut self.data);
+        data.pop(); // the LF after the last data line
+        self.dispatch_data(Some(&data), sink);
+        data.clear();
+        self.data = data;
+    }
+
+    /// Dispatches the pending event with `data` (the data buffer without its final LF; `None`
+    /// when the buffer is empty, which per WHATWG dispatches nothing).
+    fn dispatch_data(&mut self, data: Option<&[u8]>, sink: &mut impl SseSink) {
         if self.event_has_id {
             let buf = self.id_buffer.as_deref().unwrap_or_default();
             let last = self.last_event_id.get_or_insert_with(Vec::new);
@@ -319,15 +361,14 @@ impl SseFramer {
         }
         let has_id_field = std::mem::take(&mut self.event_has_id);
         let was_open = std::mem::take(&mut self.event_open);
-        if self.data.is_empty() {
+        let Some(data) = data else {
             self.event_type.clear();
             return;
-        }
+        };
         debug_assert!(was_open);
-        self.data.pop(); // the LF after the last data line
         let event = SseEvent {
             event_type: &self.event_type,
-            data: &self.data,
+            data,
             last_event_id: self.last_event_id.as_deref(),
             has_id_field,
             index: self.dispatched,
@@ -335,7 +376,6 @@ impl SseFramer {
         };
         sink.on_event(&event);
         self.dispatched += 1;
-        self.data.clear();
         self.event_type.clear();
     }
 
@@ -382,6 +422,15 @@ impl SseFramer {
             offset: start,
         })
     }
+}
+
+/// The value of a `data` field line, or `None` for any other line.
+fn data_value(line: &[u8]) -> Option<&[u8]> {
+    if line == b"data" {
+        return Some(b"");
+    }
+    let v = line.strip_prefix(b"data:")?;
+    Some(v.strip_prefix(b" ").unwrap_or(v))
 }
 
 #[cfg(test)]

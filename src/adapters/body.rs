@@ -164,7 +164,8 @@ pub struct JudgedBody<S> {
     settled_at: Option<Instant>,
     head_at: Option<Instant>,
     ended_at: Option<Instant>,
-    sleep: Pin<Box<Sleep>>,
+    /// Armed on the first wait that has a deadline (a reply read without waiting needs none).
+    sleep: Option<Pin<Box<Sleep>>>,
 }
 
 impl<S> std::fmt::Debug for JudgedBody<S> {
@@ -200,7 +201,7 @@ where
             settled_at: None,
             head_at: Some(now),
             ended_at: None,
-            sleep: Box::pin(tokio::time::sleep_until(now + Duration::from_secs(86_400))),
+            sleep: None,
         }
     }
 
@@ -223,7 +224,7 @@ where
             settled_at: None,
             head_at: None,
             ended_at: Some(now),
-            sleep: Box::pin(tokio::time::sleep_until(now + Duration::from_secs(86_400))),
+            sleep: None,
         }
     }
 
@@ -366,10 +367,16 @@ where
                     let Some(at) = self.deadline() else {
                         return Poll::Pending;
                     };
-                    if self.sleep.deadline() != at {
-                        self.sleep.as_mut().reset(at);
-                    }
-                    if self.sleep.as_mut().poll(cx).is_pending() {
+                    let sleep = match &mut self.sleep {
+                        Some(sleep) => {
+                            if sleep.deadline() != at {
+                                sleep.as_mut().reset(at);
+                            }
+                            sleep
+                        }
+                        None => self.sleep.insert(Box::pin(tokio::time::sleep_until(at))),
+                    };
+                    if sleep.as_mut().poll(cx).is_pending() {
                         return Poll::Pending;
                     }
                     let end = if self.settled_at.is_some() {

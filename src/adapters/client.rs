@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
-use crate::exchange::ResponseHead;
+use crate::exchange::{Exchange, ResponseHead};
 use crate::har::Entry;
 use crate::limits::Limits;
 use crate::request::{Headers, Request};
@@ -265,7 +265,7 @@ impl Client {
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
         let req_headers: Headers = headers.iter().cloned().collect();
-        let request = Request::from_value("POST", req_headers, message);
+        let request = Request::from_value("POST", req_headers, &message);
         self.dispatch(reqwest::Method::POST, headers, body, request, is_init)
             .await
     }
@@ -301,15 +301,7 @@ impl Client {
 
     /// Sends a prepared request with a fresh id.
     pub async fn send_prepared(&self, prepared: &Prepared) -> Call {
-        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let id_text = id.to_string();
-        let body = prepared.parts.join(id_text.as_bytes());
-        let mut request = prepared.template.clone();
-        request.id = Some(json!(id));
-        request.ids = vec![json!(id)];
-        if let Some(meta) = request.params.as_mut().and_then(|p| p.get_mut("_meta")) {
-            meta["progressToken"] = json!(id);
-        }
+        let (body, request) = self.instance(prepared);
         self.dispatch(
             reqwest::Method::POST,
             prepared.headers.clone(),
@@ -318,6 +310,71 @@ impl Client {
             false,
         )
         .await
+    }
+
+    /// A prepared request with a fresh id: the body to send and the request facts.
+    fn instance(&self, prepared: &Prepared) -> (Vec<u8>, Request) {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let id_text = id.to_string();
+        let body = prepared.parts.join(id_text.as_bytes());
+        let mut request = prepared.template.clone();
+        request.id = Some(json!(id));
+        request.ids = vec![json!(id)];
+        if let Some(meta) = request.params.as_mut().and_then(|p| p.meta.as_mut()) {
+            meta.insert("progressToken".into(), json!(id));
+        }
+        (body, request)
+    }
+
+    /// Starts judging a prepared request sent by another transport ([`super::h1`]): the body
+    /// to send and the exchange to feed.
+    pub(crate) fn begin_prepared(&self, prepared: &Prepared) -> (Vec<u8>, Exchange) {
+        let (body, request) = self.instance(prepared);
+        (body, lock(&self.inner.session).begin(request))
+    }
+
+    /// Judges the rest of an exchange begun with [`Client::begin_prepared`] from its response.
+    pub(crate) fn judge_body<S, E>(
+        &self,
+        mut exchange: Exchange,
+        head: ResponseHead,
+        body: S,
+        started: Instant,
+    ) -> JudgedBody<S>
+    where
+        S: Stream<Item = Result<Bytes, E>> + Unpin,
+    {
+        exchange.on_head(head);
+        let mut call = JudgedBody::new(exchange, body, self.inner.deadlines, started)
+            .with_session(self.inner.session.clone());
+        if let Some(sink) = &self.inner.sink {
+            call = call.with_sink(sink.clone());
+        }
+        call
+    }
+
+    /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head.
+    pub(crate) fn judge_failure(&self, mut exchange: Exchange, end: End) -> Verdict {
+        let verdict = super::body::finish(&mut exchange, end, Some(&self.inner.session), &mut ());
+        if let Some(sink) = &self.inner.sink {
+            sink(&verdict);
+        }
+        verdict
+    }
+
+    /// The deadlines every call runs under.
+    pub(crate) fn deadlines(&self) -> Deadlines {
+        self.inner.deadlines
+    }
+
+    /// The endpoint.
+    pub fn url(&self) -> &reqwest::Url {
+        &self.inner.url
+    }
+
+    /// The headers of a prepared request, as sent.
+    pub(crate) fn prepared_headers(prepared: &Prepared) -> &[(String, String)] {
+        &prepared.headers
     }
 
     /// The headers (and 2026 `_meta` members) a message needs under the negotiated version.
@@ -385,8 +442,7 @@ impl Client {
         is_init: bool,
     ) -> Call {
         let inner = &self.inner;
-        let req_headers: Headers = headers.iter().cloned().collect();
-        let mut exchange = lock(&inner.session).begin(request);
+        let exchange = lock(&inner.session).begin(request);
 
         let started = Instant::now();
         let wall = SystemTime::now();
@@ -411,7 +467,7 @@ impl Client {
             index: 0,
             method: http_method.to_string(),
             url: inner.url.to_string(),
-            request_headers: self.redacted(&req_headers),
+            request_headers: self.redacted(&headers),
             request_body: body.clone(),
             response: resp.cloned(),
             response_body: Vec::new(),
@@ -427,18 +483,13 @@ impl Client {
                 } else {
                     End::Reset
                 };
-                let verdict =
-                    super::body::finish(&mut exchange, end, Some(&inner.session), &mut ());
                 if let Some(rec) = &inner.recorder {
                     let mut r = record(None);
                     r.end = end;
                     r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
                 }
-                if let Some(sink) = &inner.sink {
-                    sink(&verdict);
-                }
-                return JudgedBody::finished(verdict);
+                return JudgedBody::finished(self.judge_failure(exchange, end));
             }
         };
         let head = ResponseHead {
@@ -457,16 +508,15 @@ impl Client {
         if is_init && let Some(sid) = head.headers.get("mcp-session-id") {
             lock(&inner.state).session_id = Some(sid.to_owned());
         }
-        exchange.on_head(head.clone());
         let stream: BodyStream = Box::pin(response.bytes_stream());
-        let mut call = JudgedBody::new(exchange, stream, inner.deadlines, started)
-            .with_session(inner.session.clone());
-        if let Some(sink) = &inner.sink {
-            call = call.with_sink(sink.clone());
-        }
-        if let Some(rec) = &inner.recorder {
+        let recorded = inner
+            .recorder
+            .as_ref()
+            .map(|rec| (rec, record(Some(&head))));
+        let mut call = self.judge_body(exchange, head, stream, started);
+        if let Some((rec, entry)) = recorded {
             let rec = rec.clone();
-            let mut entry = Some(record(Some(&head)));
+            let mut entry = Some(entry);
             call = call.with_tap(Box::new(move |tap| match tap {
                 super::body::Tap::Chunk(bytes) => {
                     if let Some(e) = entry.as_mut() {
@@ -485,7 +535,7 @@ impl Client {
         call
     }
 
-    fn redacted(&self, headers: &Headers) -> Headers {
+    fn redacted(&self, headers: &[(String, String)]) -> Headers {
         headers
             .iter()
             .map(|(n, v)| {
