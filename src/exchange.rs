@@ -679,7 +679,7 @@ fn judge_terminal(
             Outcome::JsonrpcError
         }
         EnvelopeCheck::Result(result) => {
-            let j = tool_result::judge_result(method, version, result);
+            let j = tool_result::judge_result(method, version, result.get());
             for (rule, detail) in j.violations {
                 findings.add(rule, detail, at);
             }

@@ -11,6 +11,25 @@ use serde_json::value::RawValue;
 
 use crate::rules::Rule;
 
+mod scan;
+
+/// A JSON value's text, borrowed from a payload whose syntax has been checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// The value's JSON text.
+    pub fn get(&self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'a> From<&'a RawValue> for Raw<'a> {
+    fn from(r: &'a RawValue) -> Self {
+        Raw(r.get())
+    }
+}
+
 /// Deserializes a field that is present (even as `null`) into `Some`.
 pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
@@ -19,13 +38,13 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de Raw
 /// The members of `params` that the checks read, picked out while the envelope is parsed, so
 /// that a `notifications/progress` (most of a long stream) is parsed once, not once for the
 /// envelope and again for its params.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Params<'a> {
     /// `params` is an object, without a repeated `progressToken` or `progress` member and with
     /// a `progress` that is a number or null (else the progress checks do not apply).
     pub readable: bool,
     /// The raw `progressToken` member.
-    pub progress_token: Option<&'a RawValue>,
+    pub progress_token: Option<Raw<'a>>,
     /// The `progress` member.
     pub progress: Option<f64>,
 }
@@ -53,18 +72,11 @@ impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
             match key {
                 Key::ProgressToken => {
                     p.readable &= !std::mem::replace(&mut token_seen, true);
-                    p.progress_token = Some(map.next_value::<&RawValue>()?);
+                    p.progress_token = Some(map.next_value::<&RawValue>()?.into());
                 }
                 Key::Progress => {
                     p.readable &= !std::mem::replace(&mut progress_seen, true);
-                    match map.next_value::<&RawValue>()?.get() {
-                        "null" => p.progress = None,
-                        // Valid JSON that reads as a float can only be a number.
-                        n => match n.parse::<f64>() {
-                            Ok(v) => p.progress = Some(v),
-                            Err(_) => p.readable = false,
-                        },
-                    }
+                    read_progress(map.next_value::<&RawValue>()?.get(), &mut p);
                 }
                 _ => {
                     map.next_value::<serde::de::IgnoredAny>()?;
@@ -96,6 +108,19 @@ impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
     }
     fn visit_unit<E>(self) -> Result<Params<'de>, E> {
         Ok(Params::default())
+    }
+}
+
+/// Reads a `progress` member's JSON text into `p`: a number, or null; anything else makes the
+/// params unreadable for the progress checks.
+fn read_progress(raw: &str, p: &mut Params<'_>) {
+    match raw {
+        "null" => p.progress = None,
+        // Valid JSON that reads as a float can only be a number.
+        n => match n.parse::<f64>() {
+            Ok(v) => p.progress = Some(v),
+            Err(_) => p.readable = false,
+        },
     }
 }
 
@@ -143,12 +168,12 @@ struct RawEnvelope<'a> {
 }
 
 /// One JSON-RPC message, borrowed from its payload.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Envelope<'a> {
     /// The raw `jsonrpc` member.
-    pub jsonrpc: Option<&'a RawValue>,
+    pub jsonrpc: Option<Raw<'a>>,
     /// The raw `id` member (`Some("null")` when present as null).
-    pub id: Option<&'a RawValue>,
+    pub id: Option<Raw<'a>>,
     /// The method, when it is a string.
     pub method: Option<&'a str>,
     /// The raw `method` member was present.
@@ -156,9 +181,9 @@ pub struct Envelope<'a> {
     /// What the `params` member holds that the checks read (present when `params` is).
     pub params: Option<Params<'a>>,
     /// The raw `result` member.
-    pub result: Option<&'a RawValue>,
+    pub result: Option<Raw<'a>>,
     /// The raw `error` member.
-    pub error: Option<&'a RawValue>,
+    pub error: Option<Raw<'a>>,
     /// The whole message text.
     pub raw: &'a str,
 }
@@ -212,6 +237,7 @@ pub enum Payload<'a> {
 }
 
 /// Parses a payload. Validates the whole text (trailing bytes are an error).
+#[inline]
 pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
     let first = text.trim_start().as_bytes().first().copied();
     match first {
@@ -230,19 +256,35 @@ pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
     }
 }
 
+#[inline]
 fn parse_object(text: &str) -> Result<Envelope<'_>, Malformed> {
+    if let Some(env) = scan::object(text) {
+        return Ok(env);
+    }
+    parse_object_serde(text)
+}
+
+/// The envelope by serde_json: the reference the fast scan agrees with, and the path for
+/// whatever the scan leaves alone (it also words the syntax errors).
+pub fn parse_object_serde(text: &str) -> Result<Envelope<'_>, Malformed> {
     let raw: RawEnvelope<'_> = serde_json::from_str(text).map_err(describe)?;
-    let method = raw.method.and_then(|m| as_str(m));
+    let method = raw.method.and_then(|m| as_str(m.get()));
     Ok(Envelope {
-        jsonrpc: raw.jsonrpc,
-        id: raw.id,
+        jsonrpc: raw.jsonrpc.map(Raw::from),
+        id: raw.id.map(Raw::from),
         method,
         has_method: raw.method.is_some(),
         params: raw.params,
-        result: raw.result,
-        error: raw.error,
+        result: raw.result.map(Raw::from),
+        error: raw.error.map(Raw::from),
         raw: text,
     })
+}
+
+/// The envelope by the fast scan alone (`None` where it defers to serde_json), for the
+/// differential tests.
+pub fn scan_object(text: &str) -> Option<Envelope<'_>> {
+    scan::object(text)
 }
 
 fn describe(e: serde_json::Error) -> Malformed {
@@ -250,8 +292,7 @@ fn describe(e: serde_json::Error) -> Malformed {
 }
 
 /// A raw JSON string's value, if it is a string without escapes (the common case) or with them.
-pub(crate) fn as_str(raw: &RawValue) -> Option<&str> {
-    let s = raw.get();
+pub(crate) fn as_str(s: &str) -> Option<&str> {
     let inner = s.strip_prefix('"')?.strip_suffix('"')?;
     if inner.contains('\\') {
         None
@@ -261,8 +302,8 @@ pub(crate) fn as_str(raw: &RawValue) -> Option<&str> {
 }
 
 /// A raw value as an owned string (handles escapes).
-pub(crate) fn to_string(raw: &RawValue) -> Option<String> {
-    serde_json::from_str::<String>(raw.get()).ok()
+pub(crate) fn to_string(raw: &str) -> Option<String> {
+    serde_json::from_str::<String>(raw).ok()
 }
 
 /// The envelope checks on a response that is our terminal answer.
@@ -278,7 +319,7 @@ pub enum EnvelopeCheck<'a> {
         message: String,
     },
     /// A valid result response; the result still needs judging.
-    Result(&'a RawValue),
+    Result(Raw<'a>),
 }
 
 /// Checks `jsonrpc`, result/error exclusivity and the error object. The id is checked by the
@@ -311,7 +352,7 @@ struct RawError<'a> {
     message: Option<&'a RawValue>,
 }
 
-fn check_error(error: &RawValue) -> EnvelopeCheck<'_> {
+fn check_error(error: Raw<'_>) -> EnvelopeCheck<'_> {
     let invalid = |d: &str| EnvelopeCheck::Invalid(Rule::JsonrpcErrorObject, d.to_owned());
     if !error.get().starts_with('{') {
         return invalid("error is not an object");
@@ -322,7 +363,7 @@ fn check_error(error: &RawValue) -> EnvelopeCheck<'_> {
     let Some(code) = raw.code.and_then(|c| c.get().parse::<i64>().ok()) else {
         return invalid("error.code is missing or not an integer");
     };
-    let Some(message) = raw.message.and_then(to_string) else {
+    let Some(message) = raw.message.and_then(|m| to_string(m.get())) else {
         return invalid("error.message is missing or not a string");
     };
     EnvelopeCheck::Error { code, message }

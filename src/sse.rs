@@ -200,6 +200,9 @@ impl SseFramer {
                         self.event_open = true;
                         self.event_start = line_start;
                     }
+                    // The event spans the data line and its line end, as on the slow path,
+                    // where the blank line checks that.
+                    self.check_size(self.offset + (i + ending) as u64)?;
                     let blank = if after[0] == b'\n' {
                         1
                     } else if after.len() > 1 {

@@ -48,7 +48,7 @@ const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 pub fn judge_result(
     method: Option<&str>,
     version: ProtocolVersion,
-    result: &RawValue,
+    result: &str,
 ) -> ResultJudgement {
     let is_tool = method == Some("tools/call");
     let mut violations = Vec::new();
@@ -62,7 +62,7 @@ pub fn judge_result(
         result_type,
         violations: vec![(rule, detail)],
     };
-    if !result.get().starts_with('{') {
+    if !result.starts_with('{') {
         let rule = if is_tool {
             Rule::ToolResultNotObject
         } else {
@@ -70,7 +70,7 @@ pub fn judge_result(
         };
         return fail(rule, format!("result is {}", kind_of(result)), None);
     }
-    let Ok(raw) = serde_json::from_str::<RawResult<'_>>(result.get()) else {
+    let Ok(raw) = serde_json::from_str::<RawResult<'_>>(result) else {
         let rule = if is_tool {
             Rule::ToolResultNotObject
         } else {
@@ -83,7 +83,7 @@ pub fn judge_result(
         );
     };
 
-    let result_type = raw.result_type.and_then(to_string);
+    let result_type = raw.result_type.and_then(|r| to_string(r.get()));
     match (raw.result_type, result_type.as_deref()) {
         (None, _) => {
             if version.is_stateless() {
@@ -153,7 +153,7 @@ pub fn judge_result(
         Some(c) if c.get().starts_with('[') => {}
         Some(c) => broken.push((
             Rule::ToolContentNotArray,
-            format!("content is {}", kind_of(c)),
+            format!("content is {}", kind_of(c.get())),
         )),
         None => broken.push((Rule::ToolContentNotArray, "content is missing".to_owned())),
     }
@@ -175,7 +175,7 @@ pub fn judge_result(
         if object_only && !sc.get().starts_with('{') {
             violations.push((
                 Rule::ToolStructuredContentNotObject,
-                format!("structuredContent is {}", kind_of(sc)),
+                format!("structuredContent is {}", kind_of(sc.get())),
             ));
         }
     }
@@ -195,8 +195,8 @@ pub fn judge_result(
 }
 
 /// A short name for a JSON value's type, for details.
-pub(crate) fn kind_of(raw: &RawValue) -> &'static str {
-    match raw.get().as_bytes().first() {
+pub(crate) fn kind_of(raw: &str) -> &'static str {
+    match raw.as_bytes().first() {
         Some(b'{') => "an object",
         Some(b'[') => "an array",
         Some(b'"') => "a string",
@@ -211,8 +211,7 @@ mod tests {
     use super::*;
 
     fn judge(method: &str, v: ProtocolVersion, json: &str) -> ResultJudgement {
-        let raw: Box<RawValue> = serde_json::from_str(json).unwrap();
-        judge_result(Some(method), v, &raw)
+        judge_result(Some(method), v, json)
     }
 
     const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;

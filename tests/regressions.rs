@@ -79,3 +79,27 @@ fn last_event_id_after_max_events_does_not_depend_on_chunking() {
     assert_eq!(bytewise.last_event_id, None);
     assert_eq!(whole, bytewise);
 }
+
+/// fuzz `exchange`, crash-e57f1832: a one-line event whose `data:` line fits `max_event_bytes`
+/// but whose CRLF line end does not. The framer's in-place path for one-line events (taken when
+/// the blank line is in the same chunk) skipped the size check that the blank line makes on the
+/// byte-by-byte path, so the whole body dispatched the event and the bytewise feed reported the
+/// limit.
+#[test]
+fn one_line_event_counts_its_line_end_against_the_size_limit() {
+    let limits = Limits {
+        max_event_bytes: 64,
+        ..Limits::default()
+    };
+    let line = format!("data: {}", "x".repeat(57)); // 63 bytes, then CRLF: 65
+    let body = format!("{line}\r\n\r\n");
+    let whole = judge(limits, body.as_bytes(), body.len(), End::Eof);
+    let bytewise = judge(limits, body.as_bytes(), 1, End::Eof);
+    assert_eq!(bytewise.limit.as_deref(), Some("max_event_bytes"));
+    assert_eq!(whole, bytewise);
+    // With LF the event is 64 bytes: within the limit on both paths.
+    let body = format!("{line}\n\n");
+    let whole = judge(limits, body.as_bytes(), body.len(), End::Eof);
+    assert_eq!(whole.limit, None);
+    assert_eq!(whole, judge(limits, body.as_bytes(), 1, End::Eof));
+}

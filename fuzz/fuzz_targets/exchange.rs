@@ -170,6 +170,12 @@ fuzz_target!(|input: &[u8]| {
         body,
     };
     let sizes: Vec<usize> = sizes.iter().map(|&b| usize::from(b) + 1).collect();
+    // A JSON body goes through the envelope's fast scan: where it answers, serde_json agrees.
+    if let Ok(text) = std::str::from_utf8(body)
+        && let Some(scanned) = mcp_verdict::jsonrpc::scan_object(text)
+    {
+        assert_eq!(Ok(scanned), mcp_verdict::jsonrpc::parse_object_serde(text));
+    }
     let whole = judge(&case, &mut std::iter::empty());
     let chunked = if sizes.is_empty() {
         judge(&case, &mut std::iter::repeat(1))

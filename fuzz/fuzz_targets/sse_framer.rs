@@ -1,5 +1,6 @@
 //! The SSE framer on arbitrary bytes: never panics, and feeding the body whole or in chunks
-//! dispatches the same events, reports the same fields and leaves the same pending event.
+//! dispatches the same events, reports the same fields and leaves the same pending event; and
+//! the envelope's fast scan reads each event's data as serde_json does wherever it answers.
 //!
 //! Input layout (so that seeds are plain bodies behind one zero byte):
 //! - byte 0: bits 0-2 = `n`, how many chunk-size bytes follow; bit 3 = use a small event limit
@@ -10,6 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use mcp_verdict::jsonrpc;
 use mcp_verdict::sse::{EventTooLarge, SseEvent, SseFramer, SseSink};
 
 #[derive(Debug, PartialEq, Eq)]
@@ -143,4 +145,13 @@ fuzz_target!(|input: &[u8]| {
         run(body, limit, halt_after, &mut sizes.iter().copied().cycle())
     };
     assert_eq!(whole, chunked);
+    // The envelope's fast scan agrees with serde_json on every event's data it answers for.
+    for seen in &whole.seen {
+        if let Seen::Event { data, .. } = seen
+            && let Ok(text) = std::str::from_utf8(data)
+            && let Some(scanned) = jsonrpc::scan_object(text)
+        {
+            assert_eq!(Ok(scanned), jsonrpc::parse_object_serde(text), "{text:?}");
+        }
+    }
 });

@@ -1,0 +1,315 @@
+//! The fast path of the envelope parse: one pass over a message object that validates its
+//! syntax and picks out the top-level members (and the two `params` members the progress checks
+//! read) as borrowed text, without serde's visitor machinery.
+//!
+//! It is sound, not complete: when it returns `Some`, serde_json would have accepted the text
+//! and produced the same envelope (`tests/differential.rs` and the `exchange` fuzz target check
+//! this). Anything unusual — an escaped key, a repeated envelope member, nesting deeper than
+//! serde_json's limit, any syntax error — gives `None`, and the caller takes the serde path,
+//! which also words the error.
+
+use super::{Envelope, Params, Raw};
+
+/// serde_json's recursion limit; deeper input goes to serde_json, which decides.
+const MAX_DEPTH: u32 = 128;
+
+/// Scans `text` as one JSON-RPC message object.
+pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut env = Envelope {
+        jsonrpc: None,
+        id: None,
+        method: None,
+        has_method: false,
+        params: None,
+        result: None,
+        error: None,
+        raw: text,
+    };
+    let mut method_raw: Option<Raw<'_>> = None;
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        i += 1;
+    } else {
+        loop {
+            let (key, after) = key(b, i)?;
+            i = ws(b, after);
+            if b.get(i) != Some(&b':') {
+                return None;
+            }
+            let start = ws(b, i + 1);
+            let (end, params) = if key == b"params" && b.get(start) == Some(&b'{') {
+                let (end, p) = params(text, start)?;
+                (end, Some(p))
+            } else {
+                (value(b, start, 1)?, None)
+            };
+            let raw = Raw(&text[start..end]);
+            // serde's params visitor decodes a `params` that is not an object (and rejects a
+            // lone surrogate escape or a number out of range, where the scan only checks the
+            // syntax): MCP params are objects, so leave the rest to it.
+            if key == b"params" && params.is_none() {
+                return None;
+            }
+            let slot = match key {
+                b"jsonrpc" => Some(&mut env.jsonrpc),
+                b"id" => Some(&mut env.id),
+                b"method" => Some(&mut method_raw),
+                b"result" => Some(&mut env.result),
+                b"error" => Some(&mut env.error),
+                b"params" => {
+                    if env.params.replace(params.unwrap_or_default()).is_some() {
+                        return None; // serde's derive rejects a repeated member
+                    }
+                    None
+                }
+                _ => None,
+            };
+            if let Some(slot) = slot
+                && slot.replace(raw).is_some()
+            {
+                return None;
+            }
+            i = ws(b, end);
+            match b.get(i) {
+                Some(b',') => i = ws(b, i + 1),
+                Some(b'}') => {
+                    i += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    if ws(b, i) != b.len() {
+        return None;
+    }
+    env.has_method = method_raw.is_some();
+    env.method = method_raw.and_then(|m| super::as_str(m.get()));
+    Some(env)
+}
+
+/// The `params` object at `start`: its end, and the progress members.
+fn params(text: &str, start: usize) -> Option<(usize, Params<'_>)> {
+    let b = text.as_bytes();
+    let mut p = Params {
+        readable: true,
+        ..Params::default()
+    };
+    let (mut token_seen, mut progress_seen) = (false, false);
+    let mut i = ws(b, start + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some((i + 1, p));
+    }
+    loop {
+        let (key, after) = key(b, i)?;
+        i = ws(b, after);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let vstart = ws(b, i + 1);
+        let end = value(b, vstart, 2)?;
+        let raw = &text[vstart..end];
+        match key {
+            b"progressToken" => {
+                p.readable &= !std::mem::replace(&mut token_seen, true);
+                p.progress_token = Some(Raw(raw));
+            }
+            b"progress" => {
+                p.readable &= !std::mem::replace(&mut progress_seen, true);
+                super::read_progress(raw, &mut p);
+            }
+            _ => {}
+        }
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b'}') => return Some((i + 1, p)),
+            _ => return None,
+        }
+    }
+}
+
+/// JSON whitespace from `i`.
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The first `"`, `\` or control character at or after `i`, eight bytes at a time (the
+/// strings of a message are short: a SIMD search costs more to set up than it saves).
+fn special(b: &[u8], mut i: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A high bit where a byte of `v` is zero (or, above the first such byte, maybe another:
+    // only the lowest is read).
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    while let Some(word) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(word.try_into().ok()?);
+        let hits = zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if hits != 0 {
+            return Some(i + (hits.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..]
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|n| i + n)
+}
+
+/// An object key at `i` without escapes: its bytes and the index after its closing quote.
+fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let end = special(b, i + 1)?;
+    if b[end] != b'"' {
+        return None;
+    }
+    Some((&b[i + 1..end], end + 1))
+}
+
+/// A string at `i` (at its opening quote); the index after its closing quote.
+fn string(b: &[u8], mut i: usize) -> Option<usize> {
+    i += 1;
+    loop {
+        i = special(b, i)?;
+        match b[i] {
+            b'"' => return Some(i + 1),
+            b'\\' => {}
+            _ => return None, // a control character
+        }
+        // An escape: as serde_json accepts it (any `\uXXXX`, paired or not).
+        match b.get(i + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => i += 2,
+            b'u' => {
+                let hex = b.get(i + 2..i + 6)?;
+                if !hex.iter().all(u8::is_ascii_hexdigit) {
+                    return None;
+                }
+                i += 6;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A number at `i`, by the JSON grammar; the index after it.
+fn number(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |b: &[u8], mut i: usize| {
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > start).then_some(i)
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i)? {
+        b'0' => i += 1,
+        b'1'..=b'9' => i = digits(b, i)?,
+        _ => return None,
+    }
+    if b.get(i) == Some(&b'.') {
+        i = digits(b, i + 1)?;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        i = digits(b, i)?;
+    }
+    // serde_json reads `01` or `1x` as an error; leave those to it.
+    if b.get(i)
+        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'.')
+    {
+        return None;
+    }
+    Some(i)
+}
+
+/// Any value at `i`, nested at most [`MAX_DEPTH`] counting from `depth`; the index after it.
+/// Iterative: the open containers are bits of a `u128` (1 = object).
+fn value(b: &[u8], mut i: usize, depth: u32) -> Option<usize> {
+    let mut stack: u128 = 0;
+    let mut open: u32 = 0;
+    loop {
+        // A value starts at `i`.
+        match *b.get(i)? {
+            c @ (b'{' | b'[') => {
+                if depth + open >= MAX_DEPTH {
+                    return None;
+                }
+                let close = if c == b'{' { b'}' } else { b']' };
+                i = ws(b, i + 1);
+                if b.get(i) == Some(&close) {
+                    i += 1;
+                } else {
+                    stack = (stack << 1) | u128::from(c == b'{');
+                    open += 1;
+                    if c == b'{' {
+                        i = member_start(b, i)?;
+                    }
+                    continue;
+                }
+            }
+            b'"' => i = string(b, i)?,
+            b't' => i = literal(b, i, b"true")?,
+            b'f' => i = literal(b, i, b"false")?,
+            b'n' => i = literal(b, i, b"null")?,
+            b'-' | b'0'..=b'9' => i = number(b, i)?,
+            _ => return None,
+        }
+        // After a value: close containers, or move to the next element.
+        loop {
+            if open == 0 {
+                return Some(i);
+            }
+            let in_object = stack & 1 == 1;
+            i = ws(b, i);
+            match *b.get(i)? {
+                b',' => {
+                    i = ws(b, i + 1);
+                    if in_object {
+                        i = member_start(b, i)?;
+                    }
+                    break;
+                }
+                b'}' if in_object => {}
+                b']' if !in_object => {}
+                _ => return None,
+            }
+            i += 1;
+            stack >>= 1;
+            open -= 1;
+        }
+    }
+}
+
+/// `"key" :` at `i` inside a nested object (escapes allowed: the key is not looked at); the
+/// index of the value.
+fn member_start(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let i = ws(b, string(b, i)?);
+    if b.get(i) != Some(&b':') {
+        return None;
+    }
+    Some(ws(b, i + 1))
+}
+
+fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    (b.get(i..i + word.len())? == word).then_some(i + word.len())
+}

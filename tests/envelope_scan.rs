@@ -1,0 +1,214 @@
+//! The envelope's fast scan against serde_json: wherever the scan answers, serde_json accepts
+//! the same text and reads the same envelope. The scan may defer (answer `None`) on anything;
+//! on the messages servers actually send it must answer, or the fast path is dead code.
+
+use mcp_verdict::jsonrpc::{parse_object_serde, scan_object};
+use proptest::prelude::*;
+
+/// Whitespace as JSON allows it, sometimes none.
+fn ws() -> impl Strategy<Value = String> {
+    prop::sample::select(vec!["", "", "", " ", "\n", "\t ", "\r\n  "]).prop_map(str::to_owned)
+}
+
+fn string() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        "a",
+        "progress",
+        "é",
+        "😀",
+        "\\n",
+        "\\\"",
+        "\\\\",
+        "\\/",
+        "\\u00e9",
+        "\\ud83d\\ude00",
+        "\\ud800",
+        "\\uZZZZ",
+        "\\x",
+        "\u{1}",
+        "\u{7f}",
+        " ",
+    ]);
+    prop::collection::vec(pieces, 0..5).prop_map(|p| format!("\"{}\"", p.concat()))
+}
+
+fn number() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "0",
+        "-0",
+        "1",
+        "42",
+        "-17",
+        "3.25",
+        "1e3",
+        "1E+2",
+        "2e-5",
+        "-0.5e10",
+        "01",
+        "1.",
+        ".5",
+        "-",
+        "1e",
+        "1.5e+",
+        "999999999999999999999999",
+        "1e400",
+        "0x10",
+        "+1",
+    ])
+    .prop_map(str::to_owned)
+}
+
+fn value() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        prop::sample::select(vec!["null", "true", "false", "nul", "tru"]).prop_map(str::to_owned),
+        number(),
+        string(),
+    ];
+    leaf.prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            (
+                prop::collection::vec((ws(), inner.clone(), ws()), 0..4),
+                any::<bool>()
+            )
+                .prop_map(|(items, trailing)| {
+                    let body: Vec<String> = items
+                        .into_iter()
+                        .map(|(a, v, b)| format!("{a}{v}{b}"))
+                        .collect();
+                    format!("[{}{}]", body.join(","), if trailing { "," } else { "" })
+                }),
+            prop::collection::vec((string(), ws(), inner), 0..4).prop_map(|members| {
+                let body: Vec<String> = members
+                    .into_iter()
+                    .map(|(k, w, v)| format!("{k}{w}:{w}{v}"))
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            }),
+        ]
+    })
+}
+
+/// `params` as progress notifications carry it, with the usual mistakes.
+fn params() -> impl Strategy<Value = String> {
+    let member = prop_oneof![
+        value().prop_map(|v| format!("\"progressToken\":{v}")),
+        prop_oneof![number(), value()].prop_map(|v| format!("\"progress\":{v}")),
+        number().prop_map(|v| format!("\"total\":{v}")),
+        string().prop_map(|v| format!("\"message\":{v}")),
+        value().prop_map(|v| format!("\"_meta\":{v}")),
+        Just("\"progr\\u0065ss\":1".to_owned()),
+    ];
+    prop_oneof![
+        prop::collection::vec(member, 0..5).prop_map(|m| format!("{{{}}}", m.join(","))),
+        value(),
+    ]
+}
+
+fn message() -> impl Strategy<Value = String> {
+    let key = prop::sample::select(vec![
+        "jsonrpc",
+        "id",
+        "method",
+        "params",
+        "result",
+        "error",
+        "other",
+        "j\\u0073onrpc",
+        "",
+    ]);
+    let member = (
+        key,
+        ws(),
+        prop_oneof![value(), params(), Just("\"2.0\"".to_owned())],
+    );
+    (prop::collection::vec(member, 0..7), ws(), ws()).prop_map(|(members, lead, trail)| {
+        let body: Vec<String> = members
+            .into_iter()
+            .map(|(k, w, v)| format!("{w}\"{k}\"{w}:{w}{v}{w}"))
+            .collect();
+        format!("{lead}{{{}}}{trail}", body.join(","))
+    })
+}
+
+/// Agreement: where the scan answers, serde_json reads the same envelope.
+fn agree(text: &str) -> Result<(), TestCaseError> {
+    if let Some(scanned) = scan_object(text) {
+        match parse_object_serde(text) {
+            Ok(env) => prop_assert_eq!(scanned, env, "text: {}", text),
+            Err(e) => prop_assert!(
+                false,
+                "scan accepted what serde_json rejects ({:?}): {}",
+                e,
+                text
+            ),
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    #[test]
+    fn scan_agrees_with_serde(text in message()) {
+        agree(&text)?;
+    }
+
+    /// One character inserted, removed or replaced anywhere: mostly broken JSON.
+    #[test]
+    fn scan_agrees_with_serde_on_damaged_text(
+        text in message(),
+        at in any::<prop::sample::Index>(),
+        how in 0..3u8,
+        c in prop::sample::select(vec!['"', '\\', '{', '}', '[', ']', ',', ':', '0', '-', 'e', ' ', '\u{0}', 'é']),
+    ) {
+        let mut chars: Vec<char> = text.chars().collect();
+        let i = at.index(chars.len() + 1);
+        match how {
+            0 => chars.insert(i, c),
+            1 if i < chars.len() => {
+                chars.remove(i);
+            }
+            _ if i < chars.len() => chars[i] = c,
+            _ => chars.push(c),
+        }
+        agree(&chars.into_iter().collect::<String>())?;
+    }
+}
+
+#[test]
+fn scan_answers_for_what_servers_send() {
+    let typical = [
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":3,"total":10,"message":"Indexed 3 of 10 files: src/é.rs…"}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"a \"quoted\" line\nand more"}],"isError":false}}"#,
+        r#"{"jsonrpc":"2.0","id":"req-7","error":{"code":-32602,"message":"Unknown tool: nope"}}"#,
+        r#"{ "jsonrpc" : "2.0", "id" : 2, "method" : "sampling/createMessage", "params" : { "messages" : [ ] } }"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t-1","progress":0.5,"_meta":{"x":[1,2,{"y":null}]}}}"#,
+    ];
+    for text in typical {
+        let scanned = scan_object(text).unwrap_or_else(|| panic!("the scan deferred on {text}"));
+        assert_eq!(Ok(scanned), parse_object_serde(text));
+    }
+}
+
+#[test]
+fn scan_defers_where_serde_decides() {
+    for text in [
+        r#"{"id":1,"id":2}"#, // repeated member: serde rejects it
+        r#"{"jsonrpc":"2.0","params":{},"params":1}"#, // repeated params
+        r#"{"j\u0073onrpc":"2.0"}"#, // escaped key
+        r#"{"id":01}"#,       // leading zero
+        r#"{"id":1,}"#,       // trailing comma
+        "{\"method\":\"a\u{1}b\"}", // raw control character
+        r#"{"a":1} x"#,       // trailing bytes
+        r#"[{"id":1}]"#,      // a batch is not an object
+    ] {
+        assert_eq!(scan_object(text), None, "{text}");
+    }
+    let deep = format!("{{\"id\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+    assert_eq!(scan_object(&deep), None);
+    assert!(
+        parse_object_serde(&deep).is_ok(),
+        "serde_json reads deep RawValues"
+    );
+}
