@@ -17,6 +17,11 @@
 //! After criterion's per-request times, the bench prints the throughput loss of each variant
 //! against bare reqwest, from criterion's batches and from interleaved rounds (the variants
 //! take turns, so a machine whose load drifts affects them alike). Target: under 5 %.
+//!
+//! The tiny server does no work at all (its reply costs less than the client's request), the
+//! worst case for any wrapper. The last table runs the same comparison against a real MCP
+//! server, the rmcp Streamable-HTTP server the live tests use (`echo` tool, 2026-07-28, JSON
+//! replies), where a call costs what it costs in practice.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -33,6 +38,10 @@ use hyper_util::rt::TokioIo;
 use mcp_verdict::adapters::{Client, Prepared};
 use mcp_verdict::{End, Headers, ProtocolVersion, Request as McpRequest, ResponseHead, Session};
 use serde_json::{Value, json};
+
+#[allow(dead_code)]
+#[path = "../tests/support/mod.rs"]
+mod support;
 
 /// Requests in flight at once, for both clients.
 const CONCURRENCY: u64 = 4;
@@ -446,6 +455,108 @@ fn interleaved(rt: &tokio::runtime::Runtime, addr: SocketAddr, kind: &str) -> Ve
         .collect()
 }
 
+/// Starts the rmcp server on its own thread and runtime; it lives as long as the bench process.
+fn start_rmcp_server() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        rt.block_on(async move {
+            let server = support::rmcp_server(support::Mode::ModernJson).await;
+            tx.send(server.url.clone()).expect("report the URL");
+            std::future::pending::<()>().await;
+            drop(server);
+        });
+    });
+    rx.recv().expect("the rmcp server started")
+}
+
+/// One `echo` call to the rmcp server through bare reqwest, with the body and headers a
+/// 2026-07-28 client sends (as the wrapper sends them).
+async fn bare_rmcp(http: &reqwest::Client, url: &str, id: u64) -> usize {
+    let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "echo", "arguments": {"text": "hello"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+        },
+    }});
+    let body = serde_json::to_vec(&message).expect("JSON");
+    let response = http
+        .post(url)
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", "2026-07-28")
+        .header("Mcp-Method", "tools/call")
+        .header("Mcp-Name", "echo")
+        .body(body)
+        .send()
+        .await
+        .expect("a response");
+    response.bytes().await.expect("a body").len()
+}
+
+/// Interleaved rounds against the rmcp server: bare reqwest, then the wrapper.
+fn interleaved_rmcp(rt: &tokio::runtime::Runtime, url: &str) -> Vec<(f64, f64)> {
+    const ROUNDS: usize = 15;
+    const PER_ROUND: u64 = 1000;
+    let http = reqwest::Client::new();
+    let client = Client::builder(url)
+        .http_client(reqwest::Client::new())
+        .build()
+        .expect("a valid URL");
+    client.set_protocol(ProtocolVersion::V2026_07_28);
+    let echo = || json!({"name": "echo", "arguments": {"text": "hello"}});
+    let url = url.to_owned();
+    rt.block_on(async {
+        assert!(bare_rmcp(&http, &url, 0).await > 0);
+        let v = client.request("tools/call", echo()).await.verdict().await;
+        assert_eq!(v.outcome, mcp_verdict::Outcome::ToolSuccess, "{v:?}");
+    });
+    let variants: [Box<dyn Fn() -> Duration>; 2] = [
+        Box::new(|| {
+            let (http, url) = (http.clone(), url.clone());
+            rt.block_on(run(PER_ROUND, move |i| {
+                let (http, url) = (http.clone(), url.clone());
+                async move {
+                    std::hint::black_box(bare_rmcp(&http, &url, i).await);
+                }
+            }))
+        }),
+        Box::new(|| {
+            let client = client.clone();
+            rt.block_on(run(PER_ROUND, move |_| {
+                let client = client.clone();
+                async move {
+                    let v = client.request("tools/call", echo()).await.verdict().await;
+                    std::hint::black_box(v.complete);
+                }
+            }))
+        }),
+    ];
+    let mut totals = [0.0f64; 2];
+    let mut ratios = Vec::new();
+    for round in 0..ROUNDS {
+        let mut times = [0.0f64; 2];
+        for k in 0..2 {
+            let i = (round + k) % 2;
+            times[i] = variants[i]().as_secs_f64();
+        }
+        totals[0] += times[0];
+        totals[1] += times[1];
+        ratios.push(times[0] / times[1]);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let n = (ROUNDS as u64 * PER_ROUND) as f64;
+    vec![
+        (n / totals[0], 0.0),
+        (n / totals[1], (1.0 - ratios[ROUNDS / 2]) * 100.0),
+    ]
+}
+
 const VARIANTS: [&str; 5] = [
     "reqwest",
     "reqwest+parse",
@@ -513,6 +624,20 @@ fn main() {
         );
         for kind in ["sse", "json"] {
             table(kind, &interleaved(&rt, addr, kind));
+        }
+        let url = start_rmcp_server();
+        println!(
+            "\nagainst the rmcp Streamable-HTTP server (echo, 2026-07-28, JSON; {CONCURRENCY} in flight, 15 rounds of 1000):"
+        );
+        println!(
+            "  {:<16} {:>9}  {:>16}",
+            "variant", "req/s", "loss vs reqwest"
+        );
+        for (name, (rate, loss)) in ["reqwest", "Client"]
+            .iter()
+            .zip(interleaved_rmcp(&rt, &url))
+        {
+            println!("  {name:<16} {rate:>9.0}  {loss:>+15.1}%");
         }
     }
 }

@@ -40,6 +40,12 @@ impl Headers {
     }
 }
 
+impl From<Vec<(String, String)>> for Headers {
+    fn from(pairs: Vec<(String, String)>) -> Self {
+        Headers(pairs)
+    }
+}
+
 impl<N: Into<String>, V: Into<String>> FromIterator<(N, V)> for Headers {
     fn from_iter<I: IntoIterator<Item = (N, V)>>(iter: I) -> Self {
         Headers(

@@ -264,9 +264,8 @@ impl Client {
         let headers = self.headers_for(&mut message);
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
-        let req_headers: Headers = headers.iter().cloned().collect();
-        let request = Request::from_value("POST", req_headers, &message);
-        self.dispatch(reqwest::Method::POST, headers, body, request, is_init)
+        let request = Request::from_value("POST", Headers::from(headers), &message);
+        self.dispatch(reqwest::Method::POST, body, request, is_init)
             .await
     }
 
@@ -302,14 +301,8 @@ impl Client {
     /// Sends a prepared request with a fresh id.
     pub async fn send_prepared(&self, prepared: &Prepared) -> Call {
         let (body, request) = self.instance(prepared);
-        self.dispatch(
-            reqwest::Method::POST,
-            prepared.headers.clone(),
-            body,
-            request,
-            false,
-        )
-        .await
+        self.dispatch(reqwest::Method::POST, body, request, false)
+            .await
     }
 
     /// A prepared request with a fresh id: the body to send and the request facts.
@@ -425,24 +418,25 @@ impl Client {
             headers.push(("Mcp-Session-Id".into(), sid));
         }
         headers.extend(inner.headers.iter().cloned());
-        let req_headers: Headers = headers.iter().cloned().collect();
+        let req_headers = Headers::from(headers);
         let request = lock(&inner.session)
             .resumption(last_event_id, req_headers.clone())
             .unwrap_or_else(|| Request::new("GET", req_headers, b""));
-        self.dispatch(reqwest::Method::GET, headers, Vec::new(), request, false)
+        self.dispatch(reqwest::Method::GET, Vec::new(), request, false)
             .await
     }
 
     async fn dispatch(
         &self,
         http_method: reqwest::Method,
-        headers: Vec<(String, String)>,
         mut body: Vec<u8>,
         request: Request,
         is_init: bool,
     ) -> Call {
         let inner = &self.inner;
         let exchange = lock(&inner.session).begin(request);
+        let headers = &exchange.request().headers;
+        let recorded_headers = inner.recorder.as_ref().map(|_| self.redacted(headers));
 
         let started = Instant::now();
         let wall = SystemTime::now();
@@ -454,7 +448,7 @@ impl Client {
             } else {
                 std::mem::take(&mut body)
             });
-        for (n, v) in &headers {
+        for (n, v) in headers.iter() {
             rb = rb.header(n, v);
         }
         let send = rb.send();
@@ -467,7 +461,7 @@ impl Client {
             index: 0,
             method: http_method.to_string(),
             url: inner.url.to_string(),
-            request_headers: self.redacted(&headers),
+            request_headers: recorded_headers.clone().unwrap_or_default(),
             request_body: body.clone(),
             response: resp.cloned(),
             response_body: Vec::new(),
@@ -535,7 +529,7 @@ impl Client {
         call
     }
 
-    fn redacted(&self, headers: &[(String, String)]) -> Headers {
+    fn redacted(&self, headers: &Headers) -> Headers {
         headers
             .iter()
             .map(|(n, v)| {
