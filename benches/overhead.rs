@@ -39,7 +39,6 @@ use mcp_verdict::adapters::{Client, Prepared};
 use mcp_verdict::{End, Headers, ProtocolVersion, Request as McpRequest, ResponseHead, Session};
 use serde_json::{Value, json};
 
-#[allow(dead_code)]
 #[path = "../tests/support/mod.rs"]
 mod support;
 
