@@ -4,9 +4,13 @@
 
 use std::sync::Arc;
 
+mod support;
+
+use mcp_verdict::adapters::h1::Connection;
 use mcp_verdict::adapters::{Client, Handshake};
 use mcp_verdict::faults::FaultServer;
 use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig};
+use mcp_verdict::{Outcome, ProtocolVersion};
 use serde_json::json;
 
 fn mix(cut_every: u32) -> Vec<MixEntry> {
@@ -148,4 +152,34 @@ fn cli_threshold_breaks_with_exit_1_and_writes_reports() {
     assert_eq!(merged.requests, 100);
     let _ = std::fs::remove_dir_all(&dir);
     drop(server);
+}
+
+/// soak's direct HTTP/1.1 path reopens a connection the server closed (`Connection: close` after
+/// each answer): every call gets its HTTP answer, none is judged `CONNECTION_FAILED`; once no
+/// server listens, the call is a clear `CONNECTION_FAILED`, not a hang.
+#[tokio::test]
+async fn direct_connection_reopens_after_the_server_closes_it() {
+    let body = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":false}}"#;
+    let server = support::raw_server(support::Raw::Status(200, body.into()), 4).await;
+    let client = Client::builder(server.url.clone()).build().unwrap();
+    client.set_protocol(ProtocolVersion::V2025_11_25);
+    let prepared = client.prepare("tools/call", json!({"name": "echo", "arguments": {}}));
+    let headers = Connection::headers_of(&prepared);
+    let mut conn = Connection::new(&client).expect("an http:// URL");
+    let bounded = std::time::Duration::from_secs(20);
+    let mut outcomes = Vec::new();
+    for _ in 0..5 {
+        let call = conn.send(&prepared, &headers);
+        let (verdict, _) = tokio::time::timeout(bounded, async { call.await.finish().await })
+            .await
+            .expect("bounded in time");
+        outcomes.push((verdict.status, verdict.outcome));
+    }
+    // The first call has id 1, as the canned answer does; the later ones get a foreign id.
+    assert_eq!(outcomes[0], (Some(200), Outcome::ToolSuccess));
+    for (status, outcome) in &outcomes[1..4] {
+        assert_eq!(*status, Some(200));
+        assert_ne!(*outcome, Outcome::ConnectionFailed);
+    }
+    assert_eq!(outcomes[4], (None, Outcome::ConnectionFailed));
 }
