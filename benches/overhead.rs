@@ -420,36 +420,49 @@ fn interleaved(rt: &tokio::runtime::Runtime, addr: SocketAddr, kind: &str) -> Ve
             }))
         }),
     ];
-    for v in &variants {
+    let table = take_turns(&variants, ROUNDS, PER_ROUND);
+    table
+        .iter()
+        .map(|(rate, losses)| (*rate, losses[0], losses[1]))
+        .collect()
+}
+
+/// Runs every variant once (warm-up), then once per round for `rounds` rounds, the order
+/// rotated, each run `per_round` requests. Per variant: requests per second over all rounds,
+/// and the median per-round throughput loss against variant 0 and against variant 1.
+fn take_turns(
+    variants: &[Box<dyn Fn() -> Duration + '_>],
+    rounds: usize,
+    per_round: u64,
+) -> Vec<(f64, [f64; 2])> {
+    for v in variants {
         v();
     }
-    let mut totals = [0.0f64; 5];
-    let mut vs_bare: [Vec<f64>; 5] = Default::default();
-    let mut vs_parsed: [Vec<f64>; 5] = Default::default();
-    for round in 0..ROUNDS {
-        let mut times = [0.0f64; 5];
-        for k in 0..5 {
-            let i = (round + k) % 5;
+    let k = variants.len();
+    let mut totals = vec![0.0f64; k];
+    let mut ratios: Vec<[Vec<f64>; 2]> = (0..k).map(|_| Default::default()).collect();
+    for round in 0..rounds {
+        let mut times = vec![0.0f64; k];
+        for j in 0..k {
+            let i = (round + j) % k;
             times[i] = variants[i]().as_secs_f64();
         }
-        for i in 0..5 {
+        for i in 0..k {
             totals[i] += times[i];
-            vs_bare[i].push(times[0] / times[i]);
-            vs_parsed[i].push(times[1] / times[i]);
+            for (base, r) in ratios[i].iter_mut().enumerate() {
+                r.push(times[base.min(k - 1)] / times[i]);
+            }
         }
     }
     let median_loss = |r: &mut Vec<f64>| {
         r.sort_by(f64::total_cmp);
-        (1.0 - r[ROUNDS / 2]) * 100.0
+        (1.0 - r[rounds / 2]) * 100.0
     };
-    let n = (ROUNDS as u64 * PER_ROUND) as f64;
-    (0..5)
+    let n = (rounds as u64 * per_round) as f64;
+    (0..k)
         .map(|i| {
-            (
-                n / totals[i],
-                median_loss(&mut vs_bare[i]),
-                median_loss(&mut vs_parsed[i]),
-            )
+            let [a, b] = &mut ratios[i];
+            (n / totals[i], [median_loss(a), median_loss(b)])
         })
         .collect()
 }
@@ -536,24 +549,10 @@ fn interleaved_rmcp(rt: &tokio::runtime::Runtime, url: &str) -> Vec<(f64, f64)> 
             }))
         }),
     ];
-    let mut totals = [0.0f64; 2];
-    let mut ratios = Vec::new();
-    for round in 0..ROUNDS {
-        let mut times = [0.0f64; 2];
-        for k in 0..2 {
-            let i = (round + k) % 2;
-            times[i] = variants[i]().as_secs_f64();
-        }
-        totals[0] += times[0];
-        totals[1] += times[1];
-        ratios.push(times[0] / times[1]);
-    }
-    ratios.sort_by(f64::total_cmp);
-    let n = (ROUNDS as u64 * PER_ROUND) as f64;
-    vec![
-        (n / totals[0], 0.0),
-        (n / totals[1], (1.0 - ratios[ROUNDS / 2]) * 100.0),
-    ]
+    take_turns(&variants, ROUNDS, PER_ROUND)
+        .into_iter()
+        .map(|(rate, losses)| (rate, losses[0]))
+        .collect()
 }
 
 const VARIANTS: [&str; 5] = [

@@ -91,24 +91,7 @@ impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
         Ok(Params::default())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Params<'de>, E> {
-        Ok(Params::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Params<'de>, E> {
-        Ok(Params::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Params<'de>, E> {
-        Ok(Params::default())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Params<'de>, E> {
-        Ok(Params::default())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Params<'de>, E> {
-        Ok(Params::default())
-    }
-    fn visit_unit<E>(self) -> Result<Params<'de>, E> {
-        Ok(Params::default())
-    }
+    scalars_give!(Params<'de>, Params::default());
 }
 
 /// Reads a `progress` member's JSON text into `p`: a number, or null; anything else makes the

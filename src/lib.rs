@@ -31,6 +31,31 @@
 //! [`exchange`] (the state machine), [`session`] (context), [`har`] and [`replay`] (captures).
 #![deny(missing_docs)]
 
+/// Visitor methods for every JSON scalar, each giving `$value`: for serde visitors that read
+/// objects (and arrays) and let any other value through as "nothing to read here".
+macro_rules! scalars_give {
+    ($ty:ty, $value:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<$ty, E> {
+            Ok($value)
+        }
+        fn visit_unit<E>(self) -> Result<$ty, E> {
+            Ok($value)
+        }
+    };
+}
+
 #[cfg(feature = "client")]
 pub mod adapters;
 mod client_checks;

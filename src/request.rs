@@ -218,24 +218,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
         Ok(Params::default())
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<Params, E> {
-        Ok(Params::default())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Params, E> {
-        Ok(Params::default())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Params, E> {
-        Ok(Params::default())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Params, E> {
-        Ok(Params::default())
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Params, E> {
-        Ok(Params::default())
-    }
-    fn visit_unit<E>(self) -> Result<Params, E> {
-        Ok(Params::default())
-    }
+    scalars_give!(Params, Params::default());
 }
 
 /// One message object of a request body, as far as the facts go.
@@ -306,24 +289,7 @@ impl<'de> Deserialize<'de> for Body {
                 }
                 Ok(Body::Batch(items))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Body, E> {
-                Ok(Body::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Body, E> {
-                Ok(Body::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Body, E> {
-                Ok(Body::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Body, E> {
-                Ok(Body::Other)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Body, E> {
-                Ok(Body::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Body, E> {
-                Ok(Body::Other)
-            }
+            scalars_give!(Body, Body::Other);
         }
         d.deserialize_any(V)
     }
