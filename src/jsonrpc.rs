@@ -63,27 +63,16 @@ impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
     }
 
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Params<'de>, A::Error> {
-        let mut p = Params {
-            readable: true,
-            ..Params::default()
-        };
-        let (mut token_seen, mut progress_seen) = (false, false);
+        let mut reader = ParamsReader::new();
         while let Some(key) = map.next_key::<Key>()? {
             match key {
-                Key::ProgressToken => {
-                    p.readable &= !std::mem::replace(&mut token_seen, true);
-                    p.progress_token = Some(map.next_value::<&RawValue>()?.into());
-                }
-                Key::Progress => {
-                    p.readable &= !std::mem::replace(&mut progress_seen, true);
-                    read_progress(map.next_value::<&RawValue>()?.get(), &mut p);
-                }
-                _ => {
+                Key::Other => {
                     map.next_value::<serde::de::IgnoredAny>()?;
                 }
+                key => reader.member(key, map.next_value::<&RawValue>()?.get()),
             }
         }
-        Ok(p)
+        Ok(reader.params)
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Params<'de>, A::Error> {
@@ -94,16 +83,48 @@ impl<'de> serde::de::Visitor<'de> for ParamsVisitor {
     scalars_give!(Params<'de>, Params::default());
 }
 
-/// Reads a `progress` member's JSON text into `p`: a number, or null; anything else makes the
-/// params unreadable for the progress checks.
-fn read_progress(raw: &str, p: &mut Params<'_>) {
-    match raw {
-        "null" => p.progress = None,
-        // Valid JSON that reads as a float can only be a number.
-        n => match n.parse::<f64>() {
-            Ok(v) => p.progress = Some(v),
-            Err(_) => p.readable = false,
-        },
+/// Reads a `params` object member by member: the one reading behind both the serde visitor
+/// and the fast scan.
+struct ParamsReader<'a> {
+    params: Params<'a>,
+    token_seen: bool,
+    progress_seen: bool,
+}
+
+impl<'a> ParamsReader<'a> {
+    fn new() -> Self {
+        ParamsReader {
+            params: Params {
+                readable: true,
+                ..Params::default()
+            },
+            token_seen: false,
+            progress_seen: false,
+        }
+    }
+
+    /// Takes one member with its JSON text. A repeated `progressToken` or `progress`, or a
+    /// `progress` that is neither a number nor null, makes the params unreadable.
+    fn member(&mut self, key: Key, raw: &'a str) {
+        let p = &mut self.params;
+        match key {
+            Key::ProgressToken => {
+                p.readable &= !std::mem::replace(&mut self.token_seen, true);
+                p.progress_token = Some(Raw(raw));
+            }
+            Key::Progress => {
+                p.readable &= !std::mem::replace(&mut self.progress_seen, true);
+                match raw {
+                    "null" => p.progress = None,
+                    // Valid JSON that reads as a float can only be a number.
+                    n => match n.parse::<f64>() {
+                        Ok(v) => p.progress = Some(v),
+                        Err(_) => p.readable = false,
+                    },
+                }
+            }
+            Key::Other => {}
+        }
     }
 }
 
@@ -112,6 +133,16 @@ enum Key {
     ProgressToken,
     Progress,
     Other,
+}
+
+impl Key {
+    fn of(key: &[u8]) -> Key {
+        match key {
+            b"progressToken" => Key::ProgressToken,
+            b"progress" => Key::Progress,
+            _ => Key::Other,
+        }
+    }
 }
 
 impl<'de> Deserialize<'de> for Key {
@@ -123,11 +154,7 @@ impl<'de> Deserialize<'de> for Key {
                 f.write_str("an object key")
             }
             fn visit_str<E>(self, v: &str) -> Result<Key, E> {
-                Ok(match v {
-                    "progressToken" => Key::ProgressToken,
-                    "progress" => Key::Progress,
-                    _ => Key::Other,
-                })
+                Ok(Key::of(v.as_bytes()))
             }
         }
         d.deserialize_str(KeyVisitor)

@@ -178,14 +178,7 @@ impl SseFramer {
                 self.offset += rest.len() as u64;
                 break;
             };
-            let ending = if rest[i] == b'\n' {
-                1
-            } else if i + 1 < rest.len() {
-                if rest[i + 1] == b'\n' { 2 } else { 1 }
-            } else {
-                self.pending_cr = true;
-                1
-            };
+            let ending = self.line_end(&rest[i..]);
             let line_start = self.offset - self.line.len() as u64;
             self.check_size(self.offset + i as u64)?;
             if self.line.is_empty() {
@@ -203,14 +196,7 @@ impl SseFramer {
                     // The event spans the data line and its line end, as on the slow path,
                     // where the blank line checks that.
                     self.check_size(self.offset + (i + ending) as u64)?;
-                    let blank = if after[0] == b'\n' {
-                        1
-                    } else if after.len() > 1 {
-                        if after[1] == b'\n' { 2 } else { 1 }
-                    } else {
-                        self.pending_cr = true;
-                        1
-                    };
+                    let blank = self.line_end(after);
                     self.dispatch_data(Some(value), sink);
                     self.offset += (i + ending + blank) as u64;
                     rest = &after[blank..];
@@ -237,6 +223,19 @@ impl SseFramer {
             }
         }
         Ok(())
+    }
+
+    /// The length of the line end that `at` starts with (at a CR or LF): CRLF is one line end,
+    /// and a CR that ends the chunk is one too, whose LF, if it comes, the next chunk skips.
+    fn line_end(&mut self, at: &[u8]) -> usize {
+        match at {
+            [b'\r', b'\n', ..] => 2,
+            [b'\r'] => {
+                self.pending_cr = true;
+                1
+            }
+            _ => 1,
+        }
     }
 
     /// Handles the start-of-stream BOM, carried across chunks. Returns the unconsumed input.

@@ -57,6 +57,17 @@ impl Default for Deadlines {
     }
 }
 
+impl Deadlines {
+    /// Waits for `fut` (a request, up to its response head) under the deadline that applies
+    /// before any body arrives: `overall`, else `max_total`. `Err(())` when it passed.
+    pub async fn until_head<F: Future>(&self, fut: F) -> Result<F::Output, ()> {
+        match self.overall.or(self.max_total) {
+            Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| ()),
+            None => Ok(fut.await),
+        }
+    }
+}
+
 /// An owned JSON-RPC message from the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerMessage {

@@ -451,12 +451,7 @@ impl Client {
         for (n, v) in headers.iter() {
             rb = rb.header(n, v);
         }
-        let send = rb.send();
-        let head_deadline = inner.deadlines.overall.or(inner.deadlines.max_total);
-        let result = match head_deadline {
-            Some(d) => tokio::time::timeout(d, send).await.map_err(|_| ()),
-            None => Ok(send.await),
-        };
+        let result = inner.deadlines.until_head(rb.send()).await;
         let record = |resp: Option<&ResponseHead>| Entry {
             index: 0,
             method: http_method.to_string(),

@@ -117,13 +117,11 @@ impl Connection {
     pub async fn send(&mut self, prepared: &Prepared, headers: &HeaderMap) -> H1Call {
         let (body, exchange) = self.client.begin_prepared(prepared);
         let started = Instant::now();
-        let d = self.client.deadlines();
-        let response = match d.overall.or(d.max_total) {
-            Some(limit) => tokio::time::timeout(limit, self.head(Bytes::from(body), headers))
-                .await
-                .unwrap_or(Err(End::Timeout)),
-            None => self.head(Bytes::from(body), headers).await,
-        };
+        let deadlines = self.client.deadlines();
+        let response = deadlines
+            .until_head(self.head(Bytes::from(body), headers))
+            .await
+            .unwrap_or(Err(End::Timeout));
         let response = match response {
             Ok(r) => r,
             Err(end) => {

@@ -196,11 +196,7 @@ impl VerdictHttpClient {
         request: reqwest::Request,
     ) -> Result<(reqwest::Response, Instant), Error> {
         let started = Instant::now();
-        let send = self.http.execute(request);
-        let result = match self.deadlines.overall.or(self.deadlines.max_total) {
-            Some(d) => tokio::time::timeout(d, send).await.map_err(|_| ()),
-            None => Ok(send.await),
-        };
+        let result = self.deadlines.until_head(self.http.execute(request)).await;
         match result {
             Ok(Ok(response)) => Ok((response, started)),
             Ok(Err(e)) => {

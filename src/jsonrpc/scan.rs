@@ -3,12 +3,12 @@
 //! read) as borrowed text, without serde's visitor machinery.
 //!
 //! It is sound, not complete: when it returns `Some`, serde_json would have accepted the text
-//! and produced the same envelope (`tests/differential.rs` and the `exchange` fuzz target check
-//! this). Anything unusual — an escaped key, a repeated envelope member, nesting deeper than
+//! and produced the same envelope (`tests/envelope_scan.rs` and the `sse_framer` and `exchange`
+//! fuzz targets check this). Anything unusual — an escaped key, a repeated envelope member, nesting deeper than
 //! serde_json's limit, any syntax error — gives `None`, and the caller takes the serde path,
 //! which also words the error.
 
-use super::{Envelope, Params, Raw};
+use super::{Envelope, Key, ParamsReader, Raw};
 
 /// serde_json's recursion limit; deeper input goes to serde_json, which decides.
 const MAX_DEPTH: u32 = 128;
@@ -16,8 +16,8 @@ const MAX_DEPTH: u32 = 128;
 /// Scans `text` as one JSON-RPC message object.
 pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
     let b = text.as_bytes();
-    let mut i = ws(b, 0);
-    if b.get(i) != Some(&b'{') {
+    let open = ws(b, 0);
+    if b.get(open) != Some(&b'{') {
         return None;
     }
     let mut env = Envelope {
@@ -31,61 +31,39 @@ pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
         raw: text,
     };
     let mut method_raw: Option<Raw<'_>> = None;
-    i = ws(b, i + 1);
-    if b.get(i) == Some(&b'}') {
-        i += 1;
-    } else {
-        loop {
-            let (key, after) = key(b, i)?;
-            i = ws(b, after);
-            if b.get(i) != Some(&b':') {
-                return None;
-            }
-            let start = ws(b, i + 1);
-            let (end, params) = if key == b"params" && b.get(start) == Some(&b'{') {
-                let (end, p) = params(text, start)?;
-                (end, Some(p))
-            } else {
-                (value(b, start, 1)?, None)
-            };
-            let raw = Raw(&text[start..end]);
+    let end = members(b, open, |key, start| {
+        if key == b"params" {
             // serde's params visitor decodes a `params` that is not an object (and rejects a
             // lone surrogate escape or a number out of range, where the scan only checks the
-            // syntax): MCP params are objects, so leave the rest to it.
-            if key == b"params" && params.is_none() {
+            // syntax): MCP params are objects, so leave the rest to it. A repeated `params`
+            // is an error for serde's derive: that too.
+            if b.get(start) != Some(&b'{') || env.params.is_some() {
                 return None;
             }
-            let slot = match key {
-                b"jsonrpc" => Some(&mut env.jsonrpc),
-                b"id" => Some(&mut env.id),
-                b"method" => Some(&mut method_raw),
-                b"result" => Some(&mut env.result),
-                b"error" => Some(&mut env.error),
-                b"params" => {
-                    if env.params.replace(params.unwrap_or_default()).is_some() {
-                        return None; // serde's derive rejects a repeated member
-                    }
-                    None
-                }
-                _ => None,
-            };
-            if let Some(slot) = slot
-                && slot.replace(raw).is_some()
-            {
-                return None;
-            }
-            i = ws(b, end);
-            match b.get(i) {
-                Some(b',') => i = ws(b, i + 1),
-                Some(b'}') => {
-                    i += 1;
-                    break;
-                }
-                _ => return None,
-            }
+            let mut reader = ParamsReader::new();
+            let end = members(b, start, |key, at| {
+                let end = value(b, at, 2)?;
+                reader.member(Key::of(key), &text[at..end]);
+                Some(end)
+            })?;
+            env.params = Some(reader.params);
+            return Some(end);
         }
-    }
-    if ws(b, i) != b.len() {
+        let end = value(b, start, 1)?;
+        let slot = match key {
+            b"jsonrpc" => &mut env.jsonrpc,
+            b"id" => &mut env.id,
+            b"method" => &mut method_raw,
+            b"result" => &mut env.result,
+            b"error" => &mut env.error,
+            _ => return Some(end),
+        };
+        // serde's derive rejects a repeated member.
+        slot.replace(Raw(&text[start..end]))
+            .is_none()
+            .then_some(end)
+    })?;
+    if ws(b, end) != b.len() {
         return None;
     }
     env.has_method = method_raw.is_some();
@@ -93,17 +71,16 @@ pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
     Some(env)
 }
 
-/// The `params` object at `start`: its end, and the progress members.
-fn params(text: &str, start: usize) -> Option<(usize, Params<'_>)> {
-    let b = text.as_bytes();
-    let mut p = Params {
-        readable: true,
-        ..Params::default()
-    };
-    let (mut token_seen, mut progress_seen) = (false, false);
-    let mut i = ws(b, start + 1);
+/// The members of the object whose `{` is at `open`, keys without escapes: `member(key, at)`
+/// reads the value at `at` and returns where it ends. Returns the index after the `}`.
+fn members<'b>(
+    b: &'b [u8],
+    open: usize,
+    mut member: impl FnMut(&'b [u8], usize) -> Option<usize>,
+) -> Option<usize> {
+    let mut i = ws(b, open + 1);
     if b.get(i) == Some(&b'}') {
-        return Some((i + 1, p));
+        return Some(i + 1);
     }
     loop {
         let (key, after) = key(b, i)?;
@@ -111,24 +88,10 @@ fn params(text: &str, start: usize) -> Option<(usize, Params<'_>)> {
         if b.get(i) != Some(&b':') {
             return None;
         }
-        let vstart = ws(b, i + 1);
-        let end = value(b, vstart, 2)?;
-        let raw = &text[vstart..end];
-        match key {
-            b"progressToken" => {
-                p.readable &= !std::mem::replace(&mut token_seen, true);
-                p.progress_token = Some(Raw(raw));
-            }
-            b"progress" => {
-                p.readable &= !std::mem::replace(&mut progress_seen, true);
-                super::read_progress(raw, &mut p);
-            }
-            _ => {}
-        }
-        i = ws(b, end);
+        i = ws(b, member(key, ws(b, i + 1))?);
         match b.get(i) {
             Some(b',') => i = ws(b, i + 1),
-            Some(b'}') => return Some((i + 1, p)),
+            Some(b'}') => return Some(i + 1),
             _ => return None,
         }
     }
