@@ -66,6 +66,8 @@ mod findings;
 pub mod har;
 pub mod jsonrpc;
 pub mod limits;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 pub mod replay;
 pub mod request;
 pub mod retry;

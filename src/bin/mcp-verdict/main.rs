@@ -5,6 +5,7 @@
 mod faults;
 mod output;
 mod probe;
+mod proxy;
 mod soak;
 
 use std::fs::File;
@@ -43,6 +44,8 @@ enum Command {
     Demo(DemoArgs),
     /// Sustained tools/call load with a verdict for every response.
     Soak(SoakArgs),
+    /// Forward to an MCP endpoint and judge every exchange of any client as it streams.
+    Proxy(ProxyArgs),
     /// Work with soak reports.
     Report {
         #[command(subcommand)]
@@ -117,6 +120,57 @@ struct SoakArgs {
     /// Serve Prometheus text on this loopback address while running, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(clap::Args)]
+struct ProxyArgs {
+    /// The real MCP endpoint, e.g. http://127.0.0.1:8000/mcp (served at the same path).
+    #[arg(long)]
+    upstream: String,
+    /// Address to listen on (loopback unless told otherwise; a warning otherwise).
+    #[arg(long, default_value = "127.0.0.1:8788")]
+    listen: String,
+    /// Write one verdict per line (the JSON of `replay --format jsonl`); `-` is stdout.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Record every exchange as HAR 1.2, written at Ctrl-C (replay gives the same verdicts).
+    #[arg(long, value_name = "FILE.har")]
+    record: Option<PathBuf>,
+    /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    /// Show Authorization, Cookie, Set-Cookie and Mcp-Session-Id values in recordings.
+    #[arg(long)]
+    no_redact: bool,
+    /// No human line per exchange on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Largest request head, in bytes (larger: 431).
+    #[arg(long, default_value_t = 64 << 10)]
+    max_head_bytes: usize,
+    /// Largest request body, in bytes (larger: 413).
+    #[arg(long, default_value_t = 4 << 20)]
+    max_request_bytes: u64,
+    /// Most client connections at once (more: 503).
+    #[arg(long, default_value_t = 4096)]
+    max_connections: usize,
+    /// Time a client has to send a request head and body, e.g. 30s.
+    #[arg(long, default_value = "30s")]
+    head_timeout: String,
+    /// Time the upstream has to send a response head.
+    #[arg(long, default_value = "600s")]
+    upstream_head_timeout: String,
+    /// Longest silence inside a response body before the upstream is given up (0: none).
+    #[arg(long, default_value = "600s")]
+    idle_timeout: String,
+    /// Largest response body kept per exchange in the recording, in bytes.
+    #[arg(long, default_value_t = 16 << 20)]
+    record_max_body_bytes: usize,
+    /// Also accept this Origin (exact, e.g. https://app.example; repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -247,6 +301,7 @@ fn main() -> ExitCode {
         Command::ServeFaults(args) => faults::serve(args),
         Command::Demo(args) => faults::demo(args),
         Command::Soak(args) => soak::run(args),
+        Command::Proxy(args) => proxy::run(args),
         Command::Report { command } => match command {
             ReportCommand::Merge {
                 files,

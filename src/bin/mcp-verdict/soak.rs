@@ -79,20 +79,11 @@ pub fn run(args: SoakArgs) -> ExitCode {
         if args.rate.is_some_and(|r| r.is_nan() || r <= 0.0) {
             return Err("--rate must be positive".to_owned());
         }
-        let listen = match &args.metrics_listen {
-            Some(a) => {
-                let addr: std::net::SocketAddr = a
-                    .parse()
-                    .map_err(|_| format!("--metrics-listen {a:?}: expected IP:PORT"))?;
-                if !addr.ip().is_loopback() {
-                    return Err(format!(
-                        "--metrics-listen {a}: only loopback addresses are served"
-                    ));
-                }
-                Some(addr)
-            }
-            None => None,
-        };
+        let listen = args
+            .metrics_listen
+            .as_deref()
+            .map(metrics_addr)
+            .transpose()?;
         let builder = Client::builder(args.url.clone())
             .limits(args.limits.limits())
             .deadlines(Deadlines {
@@ -129,7 +120,10 @@ pub fn run(args: SoakArgs) -> ExitCode {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
-            tokio::spawn(serve_metrics(listener, live.clone()));
+            let live = live.clone();
+            tokio::spawn(serve_metrics(listener, move || {
+                live.snapshot().prometheus()
+            }));
         }
         let stopper = live.clone();
         tokio::spawn(async move {
@@ -216,14 +210,31 @@ async fn progress_bar(live: Arc<Live>) {
     }
 }
 
-/// Answers every connection with the current Prometheus text.
-async fn serve_metrics(listener: tokio::net::TcpListener, live: Arc<Live>) {
+/// The `--metrics-listen` address: IP:PORT on loopback only.
+pub(crate) fn metrics_addr(a: &str) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = a
+        .parse()
+        .map_err(|_| format!("--metrics-listen {a:?}: expected IP:PORT"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--metrics-listen {a}: only loopback addresses are served"
+        ));
+    }
+    Ok(addr)
+}
+
+/// Answers every connection with the current Prometheus text from `render`.
+pub(crate) async fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    render: impl Fn() -> String + Send + Sync + 'static,
+) {
+    let render = Arc::new(render);
     while let Ok((mut stream, _)) = listener.accept().await {
-        let live = live.clone();
+        let render = render.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 2048];
             let _ = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await;
-            let body = live.snapshot().prometheus();
+            let body = render();
             let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
