@@ -187,8 +187,13 @@ async fn handle(
     if let Some(h) = out.headers_mut() {
         *h = headers::client_response(resp.headers());
     }
+    let length = resp
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
     let upstream = Box::pin(resp.bytes_stream());
-    let body = TeeBody::new(upstream, tap, reset, shared.config.idle_timeout);
+    let body = TeeBody::new(upstream, tap, reset, shared.config.idle_timeout, length);
     Ok(out
         .body(Either::Left(body))
         .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))

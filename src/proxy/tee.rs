@@ -47,23 +47,33 @@ pub struct TeeBody {
     tap: Tap,
     reset: Arc<AtomicBool>,
     idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// Bytes still due by the upstream's `Content-Length` (hyper stops polling a body whose
+    /// length is met, so the end is taken from the count).
+    remaining: Option<u64>,
     done: bool,
 }
 
 impl TeeBody {
-    /// A body reading `upstream` for the client; `reset` is the client connection's flag.
+    /// A body reading `upstream` for the client; `reset` is the client connection's flag;
+    /// `length` is the upstream's `Content-Length`, when it sent one.
     pub fn new(
         upstream: Upstream,
-        tap: Tap,
+        mut tap: Tap,
         reset: Arc<AtomicBool>,
         idle: Option<Duration>,
+        length: Option<u64>,
     ) -> Self {
+        let done = length == Some(0);
+        if done {
+            tap.finish(End::Eof);
+        }
         TeeBody {
             upstream,
             tap,
             reset,
             idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
-            done: false,
+            remaining: length,
+            done,
         }
     }
 
@@ -97,6 +107,13 @@ impl Body for TeeBody {
                     sleep.as_mut().reset(Instant::now() + *d);
                 }
                 this.tap.on_chunk(&chunk);
+                if let Some(left) = &mut this.remaining {
+                    *left = left.saturating_sub(chunk.len() as u64);
+                    if *left == 0 {
+                        this.done = true;
+                        this.tap.finish(End::Eof);
+                    }
+                }
                 Poll::Ready(Some(Ok(Frame::data(chunk))))
             }
             Poll::Ready(Some(Err(_))) => this.broke(End::Reset, "the upstream broke off"),
@@ -124,7 +141,10 @@ impl Body for TeeBody {
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::default()
+        match self.remaining {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
     }
 }
 

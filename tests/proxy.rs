@@ -1,0 +1,207 @@
+//! `mcp-verdict proxy` between real clients and real servers on 127.0.0.1: every fault scenario
+//! through the proxy gives the verdict `probe` gives directly, the proxy's own verdicts equal the
+//! replay of its recording, and the bodies are the same bytes on both sides. Also: the rmcp
+//! client (this crate's transport and plain rmcp) against the rmcp server, a client that cancels,
+//! refusals, and many streams at once.
+//!
+//! Every test is bounded in time and in requests.
+#![cfg(feature = "cli")]
+
+mod support;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_verdict::faults::{FaultServer, demo, scenarios};
+use mcp_verdict::har::{self, Entry};
+use mcp_verdict::proxy::{Config, ExchangeRecord, Proxy, Sink};
+use mcp_verdict::replay::{Item, judge_entry};
+use mcp_verdict::{End, Limits, Outcome, Session, Verdict};
+
+const TEST_BOUND: Duration = Duration::from_secs(120);
+
+async fn bounded<F: Future>(f: F) -> F::Output {
+    tokio::time::timeout(TEST_BOUND, f)
+        .await
+        .expect("the test finished within its bound")
+}
+
+/// Collects the proxy's verdicts.
+#[derive(Default)]
+struct Verdicts(Mutex<Vec<Verdict>>);
+
+impl Sink for Verdicts {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        if let Some(v) = record.verdict {
+            self.0.lock().unwrap().push(v.clone());
+        }
+    }
+}
+
+impl Verdicts {
+    fn sorted(&self) -> Vec<Verdict> {
+        let mut v = self.0.lock().unwrap().clone();
+        v.sort_by_key(|v| v.index);
+        v
+    }
+}
+
+fn loopback() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+async fn start_proxy(upstream: &str, limits: Limits) -> (Proxy, Arc<Verdicts>) {
+    let mut config = Config::new(upstream, loopback());
+    config.limits = limits;
+    let seen = Arc::new(Verdicts::default());
+    let proxy = Proxy::builder(config)
+        .sink(seen.clone())
+        .record()
+        .start()
+        .await
+        .expect("the proxy starts");
+    (proxy, seen)
+}
+
+/// The recording, through the HAR writer and reader.
+fn recorded(proxy: &Proxy) -> Vec<Entry> {
+    let mut bytes = Vec::new();
+    proxy.recorder().unwrap().write(&mut bytes).unwrap();
+    har::parse(&bytes).unwrap()
+}
+
+fn replayed(entries: &[Entry], limits: Limits) -> Vec<Verdict> {
+    let mut session = Session::new(limits);
+    entries
+        .iter()
+        .filter_map(
+            |e| match judge_entry(&mut session, e, &mut std::iter::empty()) {
+                Item::Verdict(v) => Some(*v),
+                Item::Skipped(_) => None,
+            },
+        )
+        .collect()
+}
+
+fn json(v: &Verdict) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
+/// A verdict without the fields that name where it was seen: the index, and how the reader let
+/// go of a stream that was already complete (`eof` or `open` depends on timing).
+fn essence(v: &Verdict) -> String {
+    let mut v = v.clone();
+    v.index = 0;
+    if v.complete && matches!(v.end, End::Eof | End::Open) {
+        v.end = End::Eof;
+    }
+    json(&v)
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut h = DefaultHasher::new();
+    h.write(bytes);
+    h.finish()
+}
+
+/// Bodies on both sides of the proxy: the client's recording (what came out of the proxy) and
+/// the proxy's (what came from the upstream, and what the client sent). A body the client let go
+/// of early (after the answer, or at its deadline) is a prefix of what the proxy forwarded.
+fn same_bodies(name: &str, client: &[Entry], proxy: &[Entry], failures: &mut Vec<String>) {
+    if client.len() != proxy.len() {
+        failures.push(format!(
+            "{name}: client recorded {} exchanges, proxy {}",
+            client.len(),
+            proxy.len()
+        ));
+        return;
+    }
+    for (c, p) in client.iter().zip(proxy) {
+        if hash(&c.request_body) != hash(&p.request_body) {
+            failures.push(format!("{name}: entry {}: request bodies differ", c.index));
+        }
+        let whole =
+            matches!(c.end, End::Eof | End::Reset) && matches!(p.end, End::Eof | End::Reset);
+        let ok = if whole {
+            hash(&c.response_body) == hash(&p.response_body) && c.end == p.end
+        } else {
+            p.response_body.starts_with(&c.response_body)
+        };
+        if !ok {
+            failures.push(format!(
+                "{name}: entry {}: response bodies differ (client {} bytes {:?}, proxy {} bytes {:?})",
+                c.index,
+                c.response_body.len(),
+                c.end,
+                p.response_body.len(),
+                p.end
+            ));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay() {
+    bounded(async {
+        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+        let list = scenarios::all();
+        let mut failures = Vec::new();
+        for batch in list.chunks(8) {
+            let mut runs = Vec::new();
+            for s in batch {
+                let s = s.clone();
+                let upstream = server.url(Some(s.name));
+                runs.push(tokio::spawn(async move {
+                    let mut limits = Limits::default();
+                    if let Some(n) = s.client_max_event_bytes {
+                        limits.max_event_bytes = n;
+                    }
+                    let direct = demo::probe(&upstream, &s).await;
+                    let (proxy, seen) = start_proxy(&upstream, limits).await;
+                    let through = demo::probe(&proxy.url(), &s).await;
+                    // The proxy finishes an exchange when the client lets go of it.
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    (s, limits, direct, through, seen.sorted(), recorded(&proxy))
+                }));
+            }
+            for run in runs {
+                let (s, limits, direct, through, at_proxy, entries) = run.await.unwrap();
+                let name = s.name;
+                // The client through the proxy sees what it sees directly.
+                failures.extend(through.mismatches.iter().map(|m| format!("{name}: through the proxy: {m}")));
+                failures.extend(direct.mismatches.iter().map(|m| format!("{name}: direct: {m}")));
+                let a: Vec<_> = direct.verdicts.iter().map(essence).collect();
+                let b: Vec<_> = through.verdicts.iter().map(essence).collect();
+                if a != b {
+                    failures.push(format!("{name}: client verdicts differ through the proxy:\n  {a:?}\n  {b:?}"));
+                }
+                // The proxy's verdicts equal probe's, except that the proxy cannot tell a client's
+                // deadline from a deliberate close: both are the client closing (CANCELLED).
+                let mut want = direct.verdicts.clone();
+                if s.client_deadline_ms.is_some()
+                    && let Some(call) = want.iter_mut().find(|v| v.outcome == Outcome::TimedOut)
+                {
+                    let recheck = at_proxy.iter().find(|v| v.index == call.index);
+                    assert_eq!(recheck.map(|v| v.outcome), Some(Outcome::Cancelled), "{name}");
+                    *call = recheck.unwrap().clone();
+                }
+                let a: Vec<_> = want.iter().map(essence).collect();
+                let b: Vec<_> = at_proxy.iter().map(essence).collect();
+                if a != b {
+                    failures.push(format!("{name}: proxy verdicts differ from probe's:\n  probe: {a:?}\n  proxy: {b:?}"));
+                }
+                // Replay of the proxy's recording gives the proxy's verdicts, index and end included.
+                let again = replayed(&entries, limits);
+                if again.iter().map(json).collect::<Vec<_>>() != at_proxy.iter().map(json).collect::<Vec<_>>() {
+                    failures.push(format!("{name}: replay of the recording differs from the proxy's verdicts"));
+                }
+                same_bodies(name, &through.recorded, &entries, &mut failures);
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    })
+    .await;
+}
