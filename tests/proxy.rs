@@ -205,3 +205,160 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
     })
     .await;
 }
+
+// --- real clients and the rmcp server --------------------------------------------------------
+
+fn client(url: &str) -> mcp_verdict::adapters::Client {
+    mcp_verdict::adapters::Client::builder(url)
+        .deadlines(mcp_verdict::adapters::Deadlines {
+            overall: Some(Duration::from_secs(10)),
+            ..Default::default()
+        })
+        .build()
+        .unwrap()
+}
+
+async fn client_session(c: &mcp_verdict::adapters::Client, handshake: mcp_verdict::adapters::Handshake) -> Vec<Verdict> {
+    use serde_json::json;
+    let mut verdicts = c.handshake(handshake).await;
+    verdicts.push(c.request("tools/list", json!({})).await.verdict().await);
+    for params in [
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+        json!({"name": "fail", "arguments": {}}),
+        json!({"name": "progress", "arguments": {}, "_meta": {"progressToken": "p1"}}),
+        json!({"name": "nope", "arguments": {}}),
+    ] {
+        verdicts.push(c.request("tools/call", params).await.verdict().await);
+    }
+    verdicts
+}
+
+/// This crate's client against the rmcp server, directly and through the proxy: the same
+/// verdicts on the client, at the proxy, and in the replay of the proxy's recording.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crate_client_and_rmcp_server_through_the_proxy() {
+    use mcp_verdict::adapters::Handshake;
+    use support::Mode;
+    bounded(async {
+        for (mode, handshake) in [
+            (Mode::Modern, Handshake::Stateless),
+            (Mode::ModernJson, Handshake::Stateless),
+            (Mode::Legacy, Handshake::Auto),
+        ] {
+            let server = support::rmcp_server(mode).await;
+            let direct = client_session(&client(&server.url), handshake).await;
+            let (proxy, seen) = start_proxy(&server.url, Limits::default()).await;
+            let through = client_session(&client(&proxy.url()), handshake).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let at_proxy = seen.sorted();
+            let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
+            assert_eq!(ess(&direct), ess(&through), "{mode:?}: client verdicts through the proxy");
+            assert_eq!(ess(&direct), ess(&at_proxy), "{mode:?}: proxy verdicts");
+            let again = replayed(&recorded(&proxy), Limits::default());
+            assert_eq!(
+                again.iter().map(json).collect::<Vec<_>>(),
+                at_proxy.iter().map(json).collect::<Vec<_>>(),
+                "{mode:?}: replay of the recording"
+            );
+            let calls: Vec<_> = at_proxy
+                .iter()
+                .filter(|v| v.method.as_deref() == Some("tools/call"))
+                .map(|v| v.outcome)
+                .collect();
+            assert_eq!(
+                calls,
+                [Outcome::ToolSuccess, Outcome::ToolError, Outcome::ToolSuccess, Outcome::JsonrpcError],
+                "{mode:?}"
+            );
+        }
+    })
+    .await;
+}
+
+#[cfg(feature = "rmcp")]
+mod rmcp_clients {
+    use super::*;
+    use mcp_verdict::adapters::rmcp::VerdictHttpClient;
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::{
+        StreamableHttpClient, StreamableHttpClientTransportConfig,
+    };
+
+    /// rmcp's client over `http`: list tools, call echo, fail and progress, then close.
+    async fn rmcp_session<C: StreamableHttpClient + Send + Sync + 'static>(http: C, url: &str) {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        let transport = StreamableHttpClientTransport::with_client(http, config);
+        let client = ().serve(transport).await.expect("rmcp connects");
+        assert_eq!(client.list_all_tools().await.expect("tools/list").len(), 3);
+        let mut args = serde_json::Map::new();
+        args.insert("text".into(), serde_json::json!("hi"));
+        let echo = client
+            .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+            .await
+            .expect("echo");
+        assert_eq!(echo.is_error, Some(false));
+        let fail = client.call_tool(CallToolRequestParams::new("fail")).await.expect("fail");
+        assert_eq!(fail.is_error, Some(true));
+        let progress = client
+            .call_tool(CallToolRequestParams::new("progress"))
+            .await
+            .expect("progress");
+        assert_eq!(progress.is_error, Some(false));
+        client.cancel().await.expect("rmcp closes");
+    }
+
+    fn outcomes(v: &[Verdict]) -> Vec<(Option<String>, Outcome)> {
+        v.iter().map(|v| (v.method.clone(), v.outcome)).collect()
+    }
+
+    /// rmcp's client through this crate's transport and through plain reqwest, against the
+    /// rmcp server behind the proxy: the transport's verdicts equal the proxy's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rmcp_client_and_rmcp_server_through_the_proxy() {
+        bounded(async {
+            for mode in [support::Mode::Modern, support::Mode::Legacy] {
+                let server = support::rmcp_server(mode).await;
+                // Through this crate's transport.
+                let (proxy, seen) = start_proxy(&server.url, Limits::default()).await;
+                let (http, mut rx) = VerdictHttpClient::channel(reqwest::Client::new());
+                rmcp_session(http, &proxy.url()).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let mut at_client = Vec::new();
+                while let Ok(v) = rx.try_recv() {
+                    at_client.push(v);
+                }
+                at_client.sort_by_key(|v| v.index);
+                let at_proxy = seen.sorted();
+                assert!(at_proxy.len() >= 5, "{mode:?}: {}", at_proxy.len());
+                assert_eq!(outcomes(&at_client), outcomes(&at_proxy), "{mode:?}");
+                let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
+                assert_eq!(ess(&at_client), ess(&at_proxy), "{mode:?}");
+
+                // Plain rmcp (its own reqwest client): the proxy judges what it sends.
+                let (proxy, seen) = start_proxy(&server.url, Limits::default()).await;
+                rmcp_session(reqwest::Client::new(), &proxy.url()).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let plain = seen.sorted();
+                let calls: Vec<_> = plain
+                    .iter()
+                    .filter(|v| v.method.as_deref() == Some("tools/call"))
+                    .map(|v| v.outcome)
+                    .collect();
+                assert_eq!(
+                    calls,
+                    [Outcome::ToolSuccess, Outcome::ToolError, Outcome::ToolSuccess],
+                    "{mode:?}"
+                );
+                assert!(plain.iter().all(|v| v.complete), "{mode:?}: {plain:?}");
+                let again = replayed(&recorded(&proxy), Limits::default());
+                assert_eq!(
+                    again.iter().map(json).collect::<Vec<_>>(),
+                    plain.iter().map(json).collect::<Vec<_>>()
+                );
+            }
+        })
+        .await;
+    }
+}
