@@ -11,12 +11,12 @@ mod support;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_verdict::faults::{FaultServer, demo, scenarios};
 use mcp_verdict::har::{self, Entry};
-use mcp_verdict::proxy::{Config, ExchangeRecord, Proxy, Sink};
+use mcp_verdict::proxy::{Config, Proxy};
 use mcp_verdict::replay::{Item, judge_entry};
 use mcp_verdict::{End, Limits, Outcome, Session, Verdict};
 
@@ -28,25 +28,7 @@ async fn bounded<F: Future>(f: F) -> F::Output {
         .expect("the test finished within its bound")
 }
 
-/// Collects the proxy's verdicts.
-#[derive(Default)]
-struct Verdicts(Mutex<Vec<Verdict>>);
-
-impl Sink for Verdicts {
-    fn exchange(&self, record: &ExchangeRecord<'_>) {
-        if let Some(v) = record.verdict {
-            self.0.lock().unwrap().push(v.clone());
-        }
-    }
-}
-
-impl Verdicts {
-    fn sorted(&self) -> Vec<Verdict> {
-        let mut v = self.0.lock().unwrap().clone();
-        v.sort_by_key(|v| v.index);
-        v
-    }
-}
+use support::{ProxyVerdicts as Verdicts, chunk, post, read_request};
 
 fn loopback() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -218,7 +200,10 @@ fn client(url: &str) -> mcp_verdict::adapters::Client {
         .unwrap()
 }
 
-async fn client_session(c: &mcp_verdict::adapters::Client, handshake: mcp_verdict::adapters::Handshake) -> Vec<Verdict> {
+async fn client_session(
+    c: &mcp_verdict::adapters::Client,
+    handshake: mcp_verdict::adapters::Handshake,
+) -> Vec<Verdict> {
     use serde_json::json;
     let mut verdicts = c.handshake(handshake).await;
     verdicts.push(c.request("tools/list", json!({})).await.verdict().await);
@@ -252,7 +237,11 @@ async fn crate_client_and_rmcp_server_through_the_proxy() {
             tokio::time::sleep(Duration::from_millis(300)).await;
             let at_proxy = seen.sorted();
             let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
-            assert_eq!(ess(&direct), ess(&through), "{mode:?}: client verdicts through the proxy");
+            assert_eq!(
+                ess(&direct),
+                ess(&through),
+                "{mode:?}: client verdicts through the proxy"
+            );
             assert_eq!(ess(&direct), ess(&at_proxy), "{mode:?}: proxy verdicts");
             let again = replayed(&recorded(&proxy), Limits::default());
             assert_eq!(
@@ -267,7 +256,12 @@ async fn crate_client_and_rmcp_server_through_the_proxy() {
                 .collect();
             assert_eq!(
                 calls,
-                [Outcome::ToolSuccess, Outcome::ToolError, Outcome::ToolSuccess, Outcome::JsonrpcError],
+                [
+                    Outcome::ToolSuccess,
+                    Outcome::ToolError,
+                    Outcome::ToolSuccess,
+                    Outcome::JsonrpcError
+                ],
                 "{mode:?}"
             );
         }
@@ -299,7 +293,10 @@ mod rmcp_clients {
             .await
             .expect("echo");
         assert_eq!(echo.is_error, Some(false));
-        let fail = client.call_tool(CallToolRequestParams::new("fail")).await.expect("fail");
+        let fail = client
+            .call_tool(CallToolRequestParams::new("fail"))
+            .await
+            .expect("fail");
         assert_eq!(fail.is_error, Some(true));
         let progress = client
             .call_tool(CallToolRequestParams::new("progress"))
@@ -348,7 +345,11 @@ mod rmcp_clients {
                     .collect();
                 assert_eq!(
                     calls,
-                    [Outcome::ToolSuccess, Outcome::ToolError, Outcome::ToolSuccess],
+                    [
+                        Outcome::ToolSuccess,
+                        Outcome::ToolError,
+                        Outcome::ToolSuccess
+                    ],
                     "{mode:?}"
                 );
                 assert!(plain.iter().all(|v| v.complete), "{mode:?}: {plain:?}");
@@ -361,4 +362,136 @@ mod rmcp_clients {
         })
         .await;
     }
+}
+
+// --- cancel, refusals, many streams ----------------------------------------------------------
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#;
+
+/// A client drops a long-running call after its first event: the upstream sees its stream
+/// closed within 100 ms (on 2026-07-28 that close is the cancel), and the proxy says CANCELLED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_closes_the_upstream_stream() {
+    bounded(async {
+        let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", upstream.local_addr().unwrap());
+        let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut s, _) = upstream.accept().await.unwrap();
+            let _ = read_request(&mut s).await;
+            let progress = support::progress_event("t", 1);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+                chunk(&progress)
+            );
+            s.write_all(head.as_bytes()).await.unwrap();
+            let mut buf = [0u8; 64];
+            while matches!(s.read(&mut buf).await, Ok(n) if n > 0) {}
+            let _ = closed_tx.send(tokio::time::Instant::now());
+        });
+        let (proxy, seen) = start_proxy(&url, Limits::default()).await;
+        let mut c = TcpStream::connect(proxy.addr()).await.unwrap();
+        c.write_all(post("/mcp", CALL).as_bytes()).await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("notifications/progress") {
+            let n = c.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the first event arrives");
+            got.extend_from_slice(&buf[..n]);
+        }
+        drop(c);
+        let dropped = tokio::time::Instant::now();
+        let closed = closed_rx.await.expect("the upstream saw the close");
+        let after = closed.saturating_duration_since(dropped);
+        assert!(after < Duration::from_millis(100), "upstream saw the close after {after:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let v = seen.sorted();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].outcome, Outcome::Cancelled);
+        assert_eq!(v[0].end, End::Cancelled);
+        assert_eq!(v[0].event_count, Some(1));
+    })
+    .await;
+}
+
+async fn exchange_raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let _ = c.write_all(request).await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What must not be forwarded is refused with a status and a one-line reason; a redirect
+/// reaches the client as sent (not followed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_and_no_redirect_following() {
+    bounded(async {
+        let server =
+            support::raw_server(support::Raw::Status(307, r#"{"moved":true}"#.into()), 1).await;
+        let mut config = Config::new(server.url.clone(), loopback());
+        config.max_request_bytes = 1024;
+        config.max_head_bytes = 8192;
+        config.max_connections = 2;
+        let proxy = Proxy::builder(config).start().await.unwrap();
+        let addr = proxy.addr();
+        let status = |text: &str| text.split(' ').nth(1).unwrap_or("").to_owned();
+
+        let r = exchange_raw(addr, post("/elsewhere", CALL).as_bytes()).await;
+        assert_eq!(status(&r), "404", "{r}");
+        assert!(r.contains("serves only /mcp"), "{r}");
+        let r = exchange_raw(
+            addr,
+            post("/mcp", CALL)
+                .replace("Host: 127.0.0.1", "Host: evil.example")
+                .as_bytes(),
+        )
+        .await;
+        assert_eq!(status(&r), "403", "{r}");
+        let with_origin = post("/mcp", CALL).replace(
+            "Host: 127.0.0.1",
+            "Host: 127.0.0.1\r\nOrigin: https://evil.example",
+        );
+        let r = exchange_raw(addr, with_origin.as_bytes()).await;
+        assert_eq!(status(&r), "403", "{r}");
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"p":"{}"}}}}"#,
+            "a".repeat(2000)
+        );
+        let r = exchange_raw(addr, post("/mcp", &big).as_bytes()).await;
+        assert_eq!(status(&r), "413", "{r}");
+        assert!(r.contains("--max-request-bytes"), "{r}");
+        let huge_head = post("/mcp", CALL).replace(
+            "Host: 127.0.0.1",
+            &format!("Host: 127.0.0.1\r\nX-Big: {}", "b".repeat(20_000)),
+        );
+        let r = exchange_raw(addr, huge_head.as_bytes()).await;
+        assert_eq!(status(&r), "431", "{r}");
+        let r = exchange_raw(
+            addr,
+            b"PUT /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+        )
+        .await;
+        assert_eq!(status(&r), "405", "{r}");
+        let r = exchange_raw(addr, b"NOT HTTP AT ALL\r\n\r\n").await;
+        assert!(r.is_empty() || status(&r) == "400", "{r}");
+
+        // The redirect is passed on as it came.
+        let r = exchange_raw(addr, post("/mcp", CALL).as_bytes()).await;
+        assert_eq!(status(&r), "307", "{r}");
+        assert!(r.ends_with(r#"{"moved":true}"#), "{r}");
+
+        // Over the connection cap: 503 with the reason.
+        let _a = TcpStream::connect(addr).await.unwrap();
+        let _b = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let r = exchange_raw(addr, post("/mcp", CALL).as_bytes()).await;
+        assert_eq!(status(&r), "503", "{r}");
+        assert!(r.contains("--max-connections"), "{r}");
+    })
+    .await;
 }
