@@ -329,7 +329,7 @@ impl Exchange {
         v.error_code = terminal.error_code;
         v.error_message = terminal.error_message.take();
         v.result_type = terminal.result_type.take();
-        v.limit = self.limit_hit.map(|l| l.name().to_owned());
+        v.limit = self.limit_hit;
         v.retry = retry::advise(&RetryFacts {
             outcome,
             status: v.status,
