@@ -84,7 +84,7 @@ pub use crate::core::sse;
 #[cfg(feature = "tools")]
 pub use crate::tools::{faults, soak};
 
-pub use exchange::{Exchange, Learned, Message, Observer, ResponseHead};
+pub use exchange::{Exchange, Message, Observer, ResponseHead};
 pub use jsonrpc::Kind as MessageKind;
 pub use limits::{LimitKind, Limits};
 pub use request::{BodyKind, Headers, Request};

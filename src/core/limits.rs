@@ -66,7 +66,11 @@ mod tests {
 
     #[test]
     fn serde_name_is_the_limit_name() {
-        for kind in [LimitKind::EventBytes, LimitKind::BodyBytes, LimitKind::Events] {
+        for kind in [
+            LimitKind::EventBytes,
+            LimitKind::BodyBytes,
+            LimitKind::Events,
+        ] {
             let json = serde_json::to_string(&kind).unwrap();
             assert_eq!(json, format!("\"{}\"", kind.name()));
             assert_eq!(serde_json::from_str::<LimitKind>(&json).unwrap(), kind);

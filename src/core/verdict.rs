@@ -289,6 +289,7 @@ pub struct Unterminated {
 
 /// The verdict for one exchange. See the crate docs for how each field is decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[must_use]
 pub struct Verdict {
     /// 0-based position of the entry in the capture (or the exchange number, live).
     pub index: u64,

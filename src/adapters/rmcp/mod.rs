@@ -277,7 +277,9 @@ impl VerdictHttpClient {
                 Tap::End(end) => c.end = Some(end),
             }
         });
-        self.judged(exchange, response, started, Some(tap))
+        // The verdict went to the sink; only the captured body is wanted here.
+        let _ = self
+            .judged(exchange, response, started, Some(tap))
             .verdict()
             .await;
         std::mem::take(&mut *lock(&captured))
