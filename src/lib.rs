@@ -76,7 +76,7 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::{
     client_checks, exchange, findings, jsonrpc, limits, request, retry, rules, session,
-    tool_result, verdict, version,
+    tool_result, verdict, version, wire,
 };
 
 pub use crate::captures::{har, replay};

@@ -28,6 +28,7 @@ use crate::sse::{SseEvent, SseFramer};
 use crate::tool_result;
 use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
+use crate::wire;
 
 /// The response status line and headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,7 +220,10 @@ impl Exchange {
             self.head.is_none() && !self.finished,
             "Exchange::on_head called twice, or after the exchange was finished"
         );
-        let content_type = head.headers.get("content-type").map(media_type);
+        let content_type = head
+            .headers
+            .get("content-type")
+            .map(|v| wire::media_type(v).to_ascii_lowercase());
         let media = match content_type.as_deref() {
             Some("application/json") => Media::Json,
             Some(t) if t.ends_with("+json") => Media::Json,
@@ -656,14 +660,4 @@ fn report(observer: &mut dyn Observer, env: &Envelope<'_>, terminal: bool, event
         terminal,
         event,
     });
-}
-
-/// The media type without parameters, lowercased.
-fn media_type(value: &str) -> String {
-    value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
 use crate::adapters::Client;
 use crate::adapters::h1::Connection;
+use crate::adapters::lock;
 
 /// Live counters, for a progress bar and a metrics endpoint.
 #[derive(Debug, Default)]
@@ -24,10 +25,7 @@ pub struct Live {
 impl Live {
     /// A copy of the report so far.
     pub fn snapshot(&self) -> Report {
-        self.report
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.report).clone()
     }
 }
 
@@ -105,10 +103,7 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
                     Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
                     None => client.send_prepared(&mix[k].0).await.finish().await,
                 };
-                live.report
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .record(&verdict, &timings);
+                lock(&live.report).record(&verdict, &timings);
             }
         }));
     }
