@@ -116,8 +116,11 @@ impl ClientBuilder {
     ///
     /// # Errors
     /// When the URL does not parse.
-    pub fn build(self) -> Result<Client, String> {
-        let url = reqwest::Url::parse(&self.url).map_err(|e| format!("{}: {e}", self.url))?;
+    pub fn build(self) -> Result<Client, BuildError> {
+        let url = reqwest::Url::parse(&self.url).map_err(|e| BuildError::Url {
+            url: self.url.clone(),
+            reason: e.to_string(),
+        })?;
         let http = self.http.unwrap_or_default();
         Ok(Client {
             inner: Arc::new(Inner {
@@ -135,6 +138,29 @@ impl ClientBuilder {
         })
     }
 }
+
+/// Why a [`ClientBuilder`] could not build its client.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The endpoint URL does not parse.
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Url { url, reason } => write!(f, "{url}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
 
 #[derive(Default)]
 struct State {

@@ -14,4 +14,4 @@ pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub use client::{Call, Client, ClientBuilder, Handshake, Prepared};
+pub use client::{BuildError, Call, Client, ClientBuilder, Handshake, Prepared};
