@@ -95,6 +95,11 @@ pub use verdict::{
 };
 pub use version::{ProtocolVersion, VersionSource};
 
+/// The README's library example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// Internals exposed to the fuzz targets only (`--features fuzzing`): the envelope's fast scan
 /// and its serde reference, which must agree on every input.
 #[cfg(feature = "fuzzing")]
