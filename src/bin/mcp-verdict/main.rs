@@ -5,6 +5,7 @@
 mod faults;
 mod output;
 mod probe;
+mod report;
 mod soak;
 
 use std::fs::File;
@@ -13,11 +14,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_verdict::Limits;
+use mcp_verdict::{Limits, Session, har};
 use mcp_verdict::Rule;
 use mcp_verdict::replay::{self, Item, Tally};
 
 use output::{Format, Printer};
+use report::{Decision, Run, Trace, TraceObserver};
 
 #[derive(Parser)]
 #[command(
@@ -192,8 +194,11 @@ struct ReplayArgs {
 #[derive(clap::Args)]
 struct OutputArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
-    format: FormatArg,
+    #[arg(long, value_enum, default_value_t = OutputFormatArg::Human)]
+    format: OutputFormatArg,
+    /// Also write a self-contained HTML report (summary, sortable table, timelines) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -230,6 +235,18 @@ enum FormatArg {
     Json,
     /// One verdict per line.
     Jsonl,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutputFormatArg {
+    /// A readable table.
+    Human,
+    /// One JSON document: an array of per-file results.
+    Json,
+    /// One verdict per line.
+    Jsonl,
+    /// JUnit XML: one test case per exchange, failures for incomplete ones.
+    Junit,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -286,11 +303,43 @@ impl OutputArgs {
         let stdout = io::stdout();
         let color = self.color.enabled();
         let format = match self.format {
-            FormatArg::Human => Format::Human,
-            FormatArg::Json => Format::Json,
-            FormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Human => Format::Human,
+            OutputFormatArg::Json => Format::Json,
+            OutputFormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Junit => Format::Silent,
         };
         Printer::new(stdout.lock(), format, color)
+    }
+}
+
+impl OutputArgs {
+    /// Whether a report needs the whole run (traces) kept.
+    fn wants_run(&self) -> bool {
+        self.html.is_some() || self.format == OutputFormatArg::Junit
+    }
+
+    /// Writes `--html` and, for `--format junit`, the JUnit document to the output. Returns
+    /// whether a file could not be written.
+    fn write_reports<W: Write>(
+        &self,
+        printer: &mut Printer<W>,
+        run: &Run,
+        unusable: bool,
+        all_complete: bool,
+    ) -> bool {
+        let incomplete = run.traces.iter().filter(|t| !t.verdict.complete).count();
+        let mut decision = Decision::of(unusable, all_complete, incomplete);
+        let mut failed = false;
+        if let Some(path) = &self.html {
+            failed = report::write_file(path, &report::html::exchanges_page(run, &decision));
+            if failed {
+                decision = Decision::of(true, all_complete, incomplete);
+            }
+        }
+        if self.format == OutputFormatArg::Junit {
+            printer.document(&report::junit::exchanges(run, &decision));
+        }
+        failed
     }
 }
 
@@ -357,6 +406,11 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     let limits = args.limits.limits();
     let mut tally = Tally::default();
     let mut unusable = false;
+    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let mut run = args.out.wants_run().then(|| Run {
+        command: "replay",
+        ..Run::default()
+    });
     for path in &args.files {
         tally.next_capture();
         let name = path.display().to_string();
@@ -378,17 +432,44 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             }
         };
         printer.begin_file(&name);
-        let result = replay::replay_har(reader, limits, &mut |item| {
-            if let Item::Verdict(v) = &item {
-                tally.add(v);
+        let result = match run.as_mut() {
+            None => replay::replay_har(reader, limits, &mut |item| {
+                if let Item::Verdict(v) = &item {
+                    tally.add(v);
+                }
+                printer.item(&name, &item);
+            }),
+            Some(run) => {
+                run.sources.push(name.clone());
+                let mut session = Session::new(limits);
+                har::read_entries(reader, &mut |entry| {
+                    let mut seen = TraceObserver::default();
+                    let item = replay::judge_entry_with(
+                        &mut session,
+                        &entry,
+                        &mut std::iter::empty(),
+                        &mut seen,
+                    );
+                    match &item {
+                        Item::Verdict(v) => {
+                            tally.add(v);
+                            run.traces
+                                .push(Trace::from_entry(&name, &entry, (**v).clone(), seen));
+                        }
+                        Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
+                    }
+                    printer.item(&name, &item);
+                })
             }
-            printer.item(&name, &item);
-        });
+        };
         printer.end_file(&name);
         if let Err(e) = result {
             eprintln!("mcp-verdict: {name}: {e}");
             unusable = true;
         }
+    }
+    if let Some(run) = &run {
+        unusable |= args.out.write_reports(&mut printer, run, unusable, tally.all_complete());
     }
     printer.finish();
     exit_code(&printer, unusable, tally.all_complete())
