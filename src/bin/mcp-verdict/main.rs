@@ -119,6 +119,13 @@ struct SoakArgs {
     /// Serve Prometheus text on this loopback address while running, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+    /// Write a self-contained HTML report (percentiles plotted, throughput and outcomes over
+    /// time) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+    /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
+    #[arg(long, value_name = "FILE.xml")]
+    junit: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
 }

@@ -19,7 +19,7 @@ const STYLE: &str = r#"
 header{padding:18px 28px;background:#16202e;color:#fff}header h1{margin:0;font-size:20px}header p{margin:4px 0 0;color:#c6cfdc}
 main{padding:8px 28px 40px;max-width:1200px}h2{font-size:17px;margin:26px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
 .decision{font-size:16px;padding:10px 14px;border-radius:6px;margin:14px 0;border:1px solid}
-.decision.pass{background:#e9f6ec;border-color:#9fd3ac;color:var(--ok)}.decision.fail{background:#fdecea;border-color:#f1aaa4;color:var(--bad)}
+.decision.pass{background:#e9f6ec;border-color:#9fd3ac;color:var(--ok)}.decision.fail{background:#fdecea;border-color:#f1aaa4;color:var(--bad)}.decision.warn{background:#fff5e0;border-color:#e9c46a;color:var(--warn)}
 .stats{display:flex;gap:14px;flex-wrap:wrap;margin:0;padding:0}.stats div{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:120px}
 .stats dt{color:var(--mute);font-size:12px}.stats dd{margin:0;font-size:22px;font-weight:600}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
@@ -34,7 +34,7 @@ svg .body{stroke:#7aa7d9;stroke-width:6}svg .notification{fill:#3b7dd8}svg .serv
 svg .pos{fill-opacity:.35;stroke-width:1.5}svg .pos.notification{stroke:#3b7dd8}svg .pos.server-request{stroke:#9b59b6}svg .pos.terminal{stroke:var(--ok)}svg .pos.other-response{stroke:#999}
 svg .head{stroke:#16202e;stroke-width:2}svg .end-ok{stroke:var(--ok);stroke-width:2}svg .end-bad{stroke:var(--bad);stroke-width:2}svg .missing{stroke:var(--bad);stroke-dasharray:3 3;stroke-width:2;fill:none}
 svg .grid{stroke:#eceef2}svg .s0{stroke:#3b7dd8;fill:none;stroke-width:2}svg .s1{stroke:#9b59b6;fill:none;stroke-width:2}svg .s2{stroke:#1e7b34;fill:none;stroke-width:2}
-svg .bar-ok{fill:#8fcf9d}svg .bar-bad{fill:#e57368}svg .tput{stroke:#16202e;fill:none;stroke-width:2}
+svg .bar-ok{fill:#8fcf9d}svg .bar-bad{fill:#e57368}
 .legend span{margin-right:14px;font-size:12px}.legend i{display:inline-block;width:10px;height:10px;border-radius:5px;margin-right:4px;vertical-align:-1px}
 .note{color:var(--mute);font-size:12px}
 "#;
@@ -74,8 +74,13 @@ fn page(title: &str, subtitle: &str, body: &str) -> String {
     )
 }
 
-fn decision_html(d: &Decision) -> String {
-    let class = if d.code == 0 { "pass" } else { "fail" };
+/// The exit decision; amber when it passes although some calls were not complete.
+fn decision_html(d: &Decision, incomplete: u64) -> String {
+    let class = match (d.code, incomplete) {
+        (0, 0) => "pass",
+        (0, _) => "warn",
+        _ => "fail",
+    };
     format!(
         "<p class=\"decision {class}\" id=\"decision\" data-exit=\"{}\">Exit {}: {}</p>\n",
         d.code,
@@ -156,7 +161,7 @@ pub fn exchanges_page(run: &Run, decision: &Decision) -> String {
     let total = run.traces.len();
     let mut b = String::new();
     b.push_str("<h2>Summary</h2>\n");
-    b.push_str(&decision_html(decision));
+    b.push_str(&decision_html(decision, incomplete));
     b.push_str("<dl class=\"stats\">");
     b.push_str(&stat("n-total", "exchanges", total));
     b.push_str(&stat("n-complete", "complete", total as u64 - incomplete));
@@ -491,7 +496,7 @@ fn q_axis(q: f64) -> f64 {
 pub fn soak_page(url: &str, report: &Report, samples: &[Sample], decision: &Decision) -> String {
     let mut b = String::new();
     b.push_str("<h2>Summary</h2>\n");
-    b.push_str(&decision_html(decision));
+    b.push_str(&decision_html(decision, report.incomplete));
     b.push_str("<dl class=\"stats\">");
     b.push_str(&stat("n-total", "calls", report.requests));
     b.push_str(&stat(
@@ -619,10 +624,11 @@ fn percentile_svg(series: &[(&str, &Latency)]) -> String {
         pts.push(format!("{:.1},{:.1}", x(1.0), y(hist.max() as f64 / 1000.0)));
         let _ = write!(
             s,
-            "<polyline class=\"s{i}\" points=\"{}\"/><text x=\"{}\" y=\"{}\" class=\"s{i}\" style=\"stroke:none;fill:currentColor\">{name}</text>",
+            "<polyline class=\"s{i}\" points=\"{}\"/><text x=\"{}\" y=\"{}\" style=\"fill:{}\">{name}</text>",
             pts.join(" "),
             l + 10.0,
-            top + 14.0 + 14.0 * i as f64
+            top + 14.0 + 14.0 * i as f64,
+            ["#3b7dd8", "#9b59b6", "#1e7b34"][i % 3]
         );
     }
     let _ = write!(
@@ -640,57 +646,52 @@ fn over_time_svg(samples: &[Sample]) -> String {
         return "<p class=\"note\">The run was too short for samples over time (one per second).</p>\n".into();
     }
     let (w, h, l, r, top, bottom) = (760.0, 220.0, 60.0, 700.0, 16.0, 180.0);
-    // Per interval: calls finished, of which incomplete, and the rate.
-    let steps: Vec<(f64, u64, u64, f64)> = samples
+    // Per interval: its end (s), calls per second, and incomplete calls per second.
+    let steps: Vec<(f64, f64, f64, u64, u64)> = samples
         .windows(2)
         .map(|p| {
-            let dt = (p[1].t_ms.saturating_sub(p[0].t_ms)) as f64 / 1000.0;
+            let dt = (p[1].t_ms.saturating_sub(p[0].t_ms) as f64 / 1000.0).max(0.001);
             let n = p[1].requests.saturating_sub(p[0].requests);
             let bad = p[1].incomplete.saturating_sub(p[0].incomplete);
-            (p[1].t_ms as f64 / 1000.0, n, bad, n as f64 / dt.max(0.001))
+            (p[1].t_ms as f64 / 1000.0, n as f64 / dt, bad as f64 / dt, n, bad)
         })
         .collect();
-    let max_n = steps.iter().map(|s| s.1).max().unwrap_or(1).max(1) as f64;
-    let max_rate = steps.iter().map(|s| s.3).fold(0.0, f64::max).max(0.001);
+    let max_rate = steps.iter().map(|s| s.1).fold(0.0, f64::max).max(0.001);
     let t_end = steps.last().map(|s| s.0).unwrap_or(1.0).max(0.001);
-    let bw = ((r - l) / steps.len() as f64 - 1.0).max(1.0);
     let mut s = format!(
         "<svg id=\"over-time\" viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"throughput and outcomes over time\">"
     );
-    let mut line = Vec::new();
-    for (i, (t, n, bad, rate)) in steps.iter().enumerate() {
-        let bx = l + (r - l) * i as f64 / steps.len() as f64;
-        let hn = (bottom - top) * (*n as f64 / max_n);
-        let hb = (bottom - top) * (*bad as f64 / max_n);
+    let mut t0 = 0.0;
+    for (t, rate, bad_rate, n, bad) in &steps {
+        let x0 = l + (r - l) * t0 / t_end;
+        let bw = ((r - l) * (t - t0) / t_end - 1.0).max(1.0);
+        let hn = (bottom - top) * rate / max_rate;
+        let hb = (bottom - top) * bad_rate / max_rate;
         let _ = write!(
             s,
-            "<rect class=\"bar-ok\" x=\"{bx:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\"><title>{t:.0}s: {n} calls, {bad} incomplete</title></rect>",
+            "<rect class=\"bar-ok\" x=\"{x0:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\"><title>{t0:.1}-{t:.1} s: {n} calls, {bad} incomplete</title></rect>",
             bottom - hn,
             hn - hb
         );
         if *bad > 0 {
             let _ = write!(
                 s,
-                "<rect class=\"bar-bad\" x=\"{bx:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{hb:.1}\"/>",
+                "<rect class=\"bar-bad\" x=\"{x0:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{hb:.1}\"/>",
                 bottom - hb
             );
         }
-        line.push(format!(
-            "{:.1},{:.1}",
-            bx + bw / 2.0,
-            bottom - (bottom - top) * rate / max_rate
-        ));
+        t0 = *t;
     }
     let _ = write!(
         s,
-        "<polyline class=\"tput\" points=\"{}\"/><line class=\"axis\" x1=\"{l}\" y1=\"{bottom}\" x2=\"{r}\" y2=\"{bottom}\"/>\
-<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max_rate:.0}/s</text><text x=\"{l}\" y=\"{}\">0 s</text><text x=\"{r}\" y=\"{}\" text-anchor=\"end\">{t_end:.0} s</text></svg>\n",
-        line.join(" "),
+        "<line class=\"axis\" x1=\"{l}\" y1=\"{bottom}\" x2=\"{r}\" y2=\"{bottom}\"/><line class=\"grid\" x1=\"{l}\" y1=\"{top}\" x2=\"{r}\" y2=\"{top}\"/>\
+<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max_rate:.0}/s</text><text x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text><text x=\"{l}\" y=\"{}\">0 s</text><text x=\"{r}\" y=\"{}\" text-anchor=\"end\">{t_end:.1} s</text></svg>\n",
         l - 4.0,
-        top + 8.0,
+        top + 4.0,
+        l - 4.0,
         bottom + 16.0,
         bottom + 16.0
     );
-    s.push_str("<p class=\"legend\"><span><i style=\"background:#8fcf9d\"></i>complete calls per interval</span><span><i style=\"background:#e57368\"></i>incomplete</span><span><i style=\"background:#16202e\"></i>throughput (calls/s, line)</span></p>\n");
+    s.push_str("<p class=\"legend\"><span><i style=\"background:#8fcf9d\"></i>complete calls per second</span><span><i style=\"background:#e57368\"></i>incomplete calls per second</span> (one bar per sampling interval of about a second)</p>\n");
     s
 }

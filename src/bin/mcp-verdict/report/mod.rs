@@ -9,7 +9,7 @@ pub mod html;
 pub mod junit;
 mod trace;
 
-pub use trace::{Clock, Point, PointKind, Trace, TraceObserver};
+pub use trace::{Clock, PointKind, Trace, TraceObserver};
 
 use mcp_verdict::replay::Skipped;
 
