@@ -162,8 +162,9 @@ fn assert_summary(
     );
     assert_eq!(&outcome_table(&page.dom), outcomes);
     assert!(
-        page.dom
-            .contains(&format!("id=\"decision\" data-exit=\"{exit}\">Exit {exit}:")),
+        page.dom.contains(&format!(
+            "id=\"decision\" data-exit=\"{exit}\">Exit {exit}:"
+        )),
         "exit decision {exit} not shown"
     );
 }
@@ -268,10 +269,7 @@ fn replay_html_matches_the_json_of_the_same_run() {
         .iter()
         .map(|f| f["verdicts"].as_array().unwrap().len())
         .sum();
-    let section = &rendered.dom[rendered
-        .dom
-        .find(&format!("id=\"x-{before}\""))
-        .unwrap()..];
+    let section = &rendered.dom[rendered.dom.find(&format!("id=\"x-{before}\"")).unwrap()..];
     let section = &section[..section.find("</section>").unwrap()];
     assert!(section.contains("STREAM_ABORTED"), "{section}");
     assert!(section.contains("the answer began here and was cut off"));
@@ -313,7 +311,10 @@ fn replay_junit_validates_against_the_jenkins_schema_and_counts_failures() {
         total + skipped,
         "one test case per exchange and per skipped entry"
     );
-    assert!(xml.contains(&format!("<testsuites name=\"mcp-verdict replay\" tests=\"{}\" failures=\"{failures}\"", total + skipped)));
+    assert!(xml.contains(&format!(
+        "<testsuites name=\"mcp-verdict replay\" tests=\"{}\" failures=\"{failures}\"",
+        total + skipped
+    )));
     assert!(xml.contains("<failure type=\"stream.STREAM_ABORTED\""));
     let path = dir.join("replay.xml");
     std::fs::write(&path, &xml).unwrap();
@@ -395,7 +396,8 @@ fn soak_html_and_junit_match_the_report_of_the_same_run() {
         .unwrap();
     let exit = out.status.code().unwrap();
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
-    let outcomes: BTreeMap<String, u64> = serde_json::from_value(report["outcomes"].clone()).unwrap();
+    let outcomes: BTreeMap<String, u64> =
+        serde_json::from_value(report["outcomes"].clone()).unwrap();
     let total = report["requests"].as_u64().unwrap();
     let incomplete = report["incomplete"].as_u64().unwrap();
     assert_eq!((total, incomplete), (100, 20));
@@ -412,7 +414,9 @@ fn soak_html_and_junit_match_the_report_of_the_same_run() {
     assert_summary(&rendered, total, incomplete, &outcomes, exit);
     let hdr = &rendered.dom[rendered.dom.find("id=\"hdr\"").expect("percentile plot")..];
     assert_eq!(
-        hdr[..hdr.find("</svg>").unwrap()].matches("<polyline").count(),
+        hdr[..hdr.find("</svg>").unwrap()]
+            .matches("<polyline")
+            .count(),
         3,
         "head, first event and terminal response plotted"
     );
@@ -425,7 +429,12 @@ fn probe_html_draws_live_arrival_times() {
     let dir = scratch("probe-html");
     let page = dir.join("probe.html");
     let out = bin()
-        .args(["probe", &server.url(Some("sse-progress")), "--tool", "progress"])
+        .args([
+            "probe",
+            &server.url(Some("sse-progress")),
+            "--tool",
+            "progress",
+        ])
         .args(["--format", "json", "--html"])
         .arg(&page)
         .output()

@@ -14,9 +14,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_verdict::{Limits, Session, har};
 use mcp_verdict::Rule;
 use mcp_verdict::replay::{self, Item, Tally};
+use mcp_verdict::{Limits, Session, har};
 
 use output::{Format, Printer};
 use report::{Decision, Run, Trace, TraceObserver};
@@ -123,6 +123,11 @@ struct SoakArgs {
     /// time) to FILE.
     #[arg(long, value_name = "FILE.html")]
     html: Option<PathBuf>,
+    /// Export one span per call and the mcp.client.operation.duration histogram as OTLP/HTTP
+    /// protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<PathBuf>,
@@ -172,6 +177,11 @@ struct ProbeArgs {
     /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// Export one span per exchange and the mcp.client.operation.duration histogram as
+    /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(long, value_name = "FILE.har")]
     record: Option<PathBuf>,
@@ -476,7 +486,9 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
     }
     if let Some(run) = &run {
-        unusable |= args.out.write_reports(&mut printer, run, unusable, tally.all_complete());
+        unusable |= args
+            .out
+            .write_reports(&mut printer, run, unusable, tally.all_complete());
     }
     printer.finish();
     exit_code(&printer, unusable, tally.all_complete())

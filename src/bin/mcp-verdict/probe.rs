@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
 use mcp_verdict::har;
@@ -96,6 +96,17 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(crate::report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let began = SystemTime::now();
     let judged = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
 
     let mut printer = args.out.printer();
@@ -110,17 +121,33 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     }
     printer.end_file(&args.url);
     let mut unusable = false;
-    if args.out.wants_run() {
+    #[cfg(feature = "otel")]
+    let exporting = otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let exporting = false;
+    if args.out.wants_run() || exporting {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         let run = Run {
             command: "probe",
             sources: vec![args.url.clone()],
-            traces: traces(&args.url, verdicts, &entries, args.limits.limits()),
+            traces: traces(&args.url, verdicts, &entries, args.limits.limits(), began),
             skipped: Vec::new(),
         };
-        unusable |= args
-            .out
-            .write_reports(&mut printer, &run, false, tally.all_complete());
+        if args.out.wants_run() {
+            unusable |= args
+                .out
+                .write_reports(&mut printer, &run, false, tally.all_complete());
+        }
+        #[cfg(feature = "otel")]
+        if let Some(otlp) = &otlp {
+            for t in &run.traces {
+                otlp.record(&crate::report::otel_exchange(t, &args.url));
+            }
+            if let Err(e) = otlp.shutdown() {
+                eprintln!("mcp-verdict: {e}");
+                unusable = true;
+            }
+        }
     }
     printer.finish();
     if let Some(path) = &args.record {
@@ -137,7 +164,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 }
 
 /// What was measured live for one exchange: its timings and each message's arrival.
-type Measured = Option<(Timings, Vec<Duration>)>;
+type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
 /// without live timings (the client runs them as one step); the others are measured.
@@ -171,14 +198,14 @@ async fn session(
 
 /// One request, with every server message's arrival time (from just before sending).
 async fn measured(client: &Client, method: &str, params: Value) -> (Verdict, Measured) {
-    let sent = Instant::now();
+    let (sent, wall) = (Instant::now(), SystemTime::now());
     let mut call = client.request(method, params).await;
     let mut arrivals = Vec::new();
     while call.next_message().await.is_some() {
         arrivals.push(sent.elapsed());
     }
     let (verdict, timings) = call.finish().await;
-    (verdict, Some((timings, arrivals)))
+    (verdict, Some((wall, timings, arrivals)))
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,
@@ -188,9 +215,13 @@ fn traces(
     verdicts: Vec<(Verdict, Measured)>,
     recorded: &[har::Entry],
     limits: mcp_verdict::Limits,
+    began: SystemTime,
 ) -> Vec<Trace> {
     let mut session = mcp_verdict::Session::new(limits);
     let aligned = recorded.len() == verdicts.len();
+    // The handshake's exchanges ran one after another from `began`: each starts where the
+    // previous one ended (their own send times were not taken).
+    let mut next_start = began;
     verdicts
         .into_iter()
         .enumerate()
@@ -200,11 +231,14 @@ fn traces(
             };
             let mut seen = TraceObserver::default();
             replay::judge_entry_with(&mut session, entry, &mut std::iter::empty(), &mut seen);
-            let trace = Trace::from_entry(url, entry, verdict, seen);
-            match live {
-                Some((timings, arrivals)) => trace.live(&timings, &arrivals),
-                None => trace,
+            let mut trace = Trace::from_entry(url, entry, verdict, seen);
+            if let Some((wall, timings, arrivals)) = live {
+                trace = trace.live(&timings, &arrivals);
+                next_start = wall;
             }
+            trace.started = Some(next_start);
+            next_start += Duration::from_secs_f64(trace.end_ms.unwrap_or(0.0).max(0.0) / 1000.0);
+            trace
         })
         .collect()
 }

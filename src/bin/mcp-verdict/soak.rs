@@ -3,8 +3,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
@@ -13,9 +13,9 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::SoakArgs;
+use crate::probe::{fail, handshake_of, with_headers};
 use crate::report::html::Sample;
 use crate::report::{self, Decision};
-use crate::probe::{fail, handshake_of, with_headers};
 
 /// Parses `500ms`, `30s`, `5m`, `1h`, or plain seconds.
 pub(crate) fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
@@ -125,6 +125,22 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o.map(Arc::new),
+        Err(e) => return fail(e),
+    };
+    #[cfg(feature = "otel")]
+    let live = Arc::new(match &otlp {
+        Some(o) => Live::with_hook(otel_hook(o.clone(), &args.url)),
+        None => Live::default(),
+    });
+    #[cfg(not(feature = "otel"))]
     let live = Arc::new(Live::default());
     let samples = Arc::new(Mutex::new(Vec::new()));
     let result = rt.block_on(async {
@@ -205,6 +221,13 @@ pub fn run(args: SoakArgs) -> ExitCode {
     }
     for b in &broken {
         let _ = writeln!(out, "threshold broken: {b}");
+    }
+    #[cfg(feature = "otel")]
+    if let Some(o) = &otlp
+        && let Err(e) = o.shutdown()
+    {
+        eprintln!("mcp-verdict: {e}");
+        unusable = true;
     }
     if args.html.is_some() || args.junit.is_some() {
         unusable |= write_reports(&args, &report, &samples, &broken, unusable);
@@ -346,7 +369,10 @@ fn write_reports(
     match args.max_incomplete_rate {
         Some(max) => gates.push((
             format!("incomplete rate at most {max}"),
-            broken.iter().find(|b| b.starts_with("incomplete rate")).cloned(),
+            broken
+                .iter()
+                .find(|b| b.starts_with("incomplete rate"))
+                .cloned(),
         )),
         None => gates.push((
             "every call complete".to_owned(),
@@ -378,4 +404,37 @@ fn write_reports(
         );
     }
     failed
+}
+
+/// Exports every finished call: a span from its send time (now minus its duration) with the
+/// head, first event and terminal response as events.
+#[cfg(feature = "otel")]
+fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
+    use report::otel::{Event, Exchange, server_of};
+    let server = server_of(url);
+    Box::new(move |verdict, timings| {
+        let duration = timings.end.unwrap_or_default();
+        let events = [
+            (timings.head, "http.response.head"),
+            (timings.first_event, "sse.first_event"),
+            (timings.terminal, "mcp.response"),
+        ]
+        .into_iter()
+        .filter_map(|(at, name)| {
+            at.map(|at| Event {
+                at,
+                name,
+                method: None,
+            })
+        })
+        .collect();
+        otlp.record(&Exchange {
+            verdict,
+            start: std::time::SystemTime::now() - duration,
+            duration,
+            events,
+            session_id: None,
+            server: server.clone(),
+        });
+    })
 }

@@ -186,11 +186,17 @@ pub fn exchanges_page(run: &Run, decision: &Decision) -> String {
             c = v.complete,
             idx = v.index,
             src = esc(&short_source(&t.source)),
-            st = v.status.map(|s| s.to_string()).unwrap_or_else(|| "-".into()),
+            st = v
+                .status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "-".into()),
             badge = badge(v),
             l = v.layer.as_str(),
             cw = if v.complete { "yes" } else { "no" },
-            ev = v.event_count.map(|e| e.to_string()).unwrap_or_else(|| "-".into()),
+            ev = v
+                .event_count
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "-".into()),
             end = end_word(v),
             head = fmt_ms(t.head_ms),
             tot = fmt_ms(t.end_ms),
@@ -304,10 +310,7 @@ fn trace_section(i: usize, t: &Trace) -> String {
     if !t.points.is_empty() {
         s.push_str("<ol class=\"note\" start=\"0\">");
         for p in &t.points {
-            let at = p
-                .at_ms
-                .map(|a| format!("+{a:.1} ms, "))
-                .unwrap_or_default();
+            let at = p.at_ms.map(|a| format!("+{a:.1} ms, ")).unwrap_or_default();
             let _ = write!(
                 s,
                 "<li>{at}byte {}: {} {}</li>",
@@ -334,10 +337,14 @@ fn timeline_svg(t: &Trace) -> String {
     let timed = t.end_ms.is_some() || t.head_ms.is_some();
     let live = t.clock == Clock::Live;
     let last_point = t.points.iter().filter_map(|p| p.at_ms).fold(0.0, f64::max);
-    let span = [t.end_ms.unwrap_or(0.0), t.head_ms.unwrap_or(0.0), last_point]
-        .into_iter()
-        .fold(0.0, f64::max)
-        .max(0.001);
+    let span = [
+        t.end_ms.unwrap_or(0.0),
+        t.head_ms.unwrap_or(0.0),
+        last_point,
+    ]
+    .into_iter()
+    .fold(0.0, f64::max)
+    .max(0.001);
     let tx = |ms: f64| X0 + (X1 - X0) * (ms / span).clamp(0.0, 1.0);
     let bytes = (t.body_bytes as f64).max(1.0);
     let bx = |offset: u64| X0 + (X1 - X0) * (offset as f64 / bytes).clamp(0.0, 1.0);
@@ -349,7 +356,11 @@ fn timeline_svg(t: &Trace) -> String {
         v.index
     );
     // Lane A: time.
-    let end_a = if timed { tx(t.end_ms.unwrap_or(span)) } else { X1 };
+    let end_a = if timed {
+        tx(t.end_ms.unwrap_or(span))
+    } else {
+        X1
+    };
     let _ = write!(
         s,
         "<line class=\"lane\" x1=\"{X0}\" y1=\"{ya}\" x2=\"{end_a:.1}\" y2=\"{ya}\"/>\
@@ -383,11 +394,7 @@ fn timeline_svg(t: &Trace) -> String {
             t.end_ms.unwrap_or(span)
         );
     } else {
-        let _ = write!(
-            s,
-            "<text x=\"{X0}\" y=\"{}\">{unit}</text>",
-            ya + 24.0
-        );
+        let _ = write!(s, "<text x=\"{X0}\" y=\"{}\">{unit}</text>", ya + 24.0);
     }
     // Where messages, the end and the missing answer go: lane A (live) or lane B (bytes).
     let (y, end_x) = if body_lane {
@@ -621,7 +628,11 @@ fn percentile_svg(series: &[(&str, &Latency)]) -> String {
             ));
             a += 0.05;
         }
-        pts.push(format!("{:.1},{:.1}", x(1.0), y(hist.max() as f64 / 1000.0)));
+        pts.push(format!(
+            "{:.1},{:.1}",
+            x(1.0),
+            y(hist.max() as f64 / 1000.0)
+        ));
         let _ = write!(
             s,
             "<polyline class=\"s{i}\" points=\"{}\"/><text x=\"{}\" y=\"{}\" style=\"fill:{}\">{name}</text>",
@@ -653,7 +664,13 @@ fn over_time_svg(samples: &[Sample]) -> String {
             let dt = (p[1].t_ms.saturating_sub(p[0].t_ms) as f64 / 1000.0).max(0.001);
             let n = p[1].requests.saturating_sub(p[0].requests);
             let bad = p[1].incomplete.saturating_sub(p[0].incomplete);
-            (p[1].t_ms as f64 / 1000.0, n as f64 / dt, bad as f64 / dt, n, bad)
+            (
+                p[1].t_ms as f64 / 1000.0,
+                n as f64 / dt,
+                bad as f64 / dt,
+                n,
+                bad,
+            )
         })
         .collect();
     let max_rate = steps.iter().map(|s| s.1).fold(0.0, f64::max).max(0.001);

@@ -62,7 +62,9 @@ fn testcase(out: &mut String, class: &str, t: &Trace, forgiven: bool) {
             esc(&advice),
             esc(&format!(
                 "status {}, body ended {}: {}",
-                v.status.map(|s| s.to_string()).unwrap_or_else(|| "none".into()),
+                v.status
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| "none".into()),
                 super::html::end_word(v),
                 v.retry.reason
             ))
@@ -149,7 +151,12 @@ fn wrap(name: &str, tests: usize, failures: usize, decision: &Decision, suites: 
 
 /// The document for `soak`: one test case per gate (every call complete, and each threshold
 /// given), since a soak's calls number in the thousands and are counted, not listed.
-pub fn soak(url: &str, report: &Report, gates: &[(String, Option<String>)], decision: &Decision) -> String {
+pub fn soak(
+    url: &str,
+    report: &Report,
+    gates: &[(String, Option<String>)],
+    decision: &Decision,
+) -> String {
     let mut s = String::new();
     let failures = gates.iter().filter(|(_, broken)| broken.is_some()).count();
     let _ = writeln!(
@@ -171,11 +178,7 @@ pub fn soak(url: &str, report: &Report, gates: &[(String, Option<String>)], deci
             esc(name)
         );
         if let Some(why) = broken {
-            let _ = write!(
-                s,
-                "<failure type=\"threshold\" message=\"{}\"/>",
-                esc(why)
-            );
+            let _ = write!(s, "<failure type=\"threshold\" message=\"{}\"/>", esc(why));
         }
         let _ = writeln!(
             s,

@@ -7,6 +7,8 @@
 
 pub mod html;
 pub mod junit;
+#[cfg(feature = "otel")]
+pub mod otel;
 mod trace;
 
 pub use trace::{Clock, PointKind, Trace, TraceObserver};
@@ -99,5 +101,36 @@ pub fn write_file(path: &std::path::Path, text: &str) -> bool {
             eprintln!("mcp-verdict: {}: {e}", path.display());
             true
         }
+    }
+}
+
+/// A trace as an OTLP exchange: span events for the head and every timed message.
+#[cfg(feature = "otel")]
+pub fn otel_exchange<'a>(t: &'a Trace, url: &str) -> otel::Exchange<'a> {
+    let ms = |m: f64| std::time::Duration::from_secs_f64(m.max(0.0) / 1000.0);
+    let mut events = Vec::new();
+    if let Some(h) = t.head_ms {
+        events.push(otel::Event {
+            at: ms(h),
+            name: "http.response.head",
+            method: None,
+        });
+    }
+    for p in &t.points {
+        if let Some(at) = p.at_ms {
+            events.push(otel::Event {
+                at: ms(at),
+                name: p.kind.event_name(),
+                method: p.method.clone(),
+            });
+        }
+    }
+    otel::Exchange {
+        verdict: &t.verdict,
+        start: t.started.unwrap_or_else(std::time::SystemTime::now),
+        duration: ms(t.end_ms.unwrap_or(0.0)),
+        events,
+        session_id: t.session_id.as_deref(),
+        server: otel::server_of(url),
     }
 }

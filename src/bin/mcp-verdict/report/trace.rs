@@ -1,6 +1,6 @@
 //! One exchange on a time axis: when the head came, what each SSE event carried, how it ended.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use mcp_verdict::adapters::Timings;
 use mcp_verdict::har::Entry;
@@ -33,6 +33,17 @@ pub enum PointKind {
 }
 
 impl PointKind {
+    /// The span event name in telemetry.
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub fn event_name(self) -> &'static str {
+        match self {
+            PointKind::Notification => "mcp.notification",
+            PointKind::ServerRequest => "mcp.server_request",
+            PointKind::Terminal => "mcp.response",
+            PointKind::OtherResponse => "mcp.other_response",
+        }
+    }
+
     /// The CSS class and legend word.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -74,6 +85,10 @@ pub struct Trace {
     pub body_bytes: u64,
     /// Messages from the server, in order.
     pub points: Vec<Point>,
+    /// When the request was sent (wall clock), when known.
+    pub started: Option<SystemTime>,
+    /// The request's `Mcp-Session-Id`.
+    pub session_id: Option<String>,
 }
 
 /// Collects the messages of one exchange as the core frames them.
@@ -129,6 +144,11 @@ impl Trace {
             end_ms,
             body_bytes: entry.response_body.len() as u64,
             points: seen.points,
+            started: None,
+            session_id: entry
+                .request_headers
+                .get("mcp-session-id")
+                .map(str::to_owned),
         }
     }
 
@@ -159,6 +179,8 @@ impl Trace {
             end_ms: None,
             body_bytes: 0,
             points: Vec::new(),
+            started: None,
+            session_id: None,
         }
     }
 }
