@@ -294,6 +294,9 @@ fn trace_section(i: usize, t: &Trace) -> String {
     if let Some(limit) = &v.limit {
         let _ = write!(s, "<li>limit hit: {}</li>", esc(limit));
     }
+    if let Some(session) = &t.session_id {
+        let _ = write!(s, "<li>session: <code>{}</code></li>", esc(session));
+    }
     for viol in &v.violations {
         let level = match viol.level {
             mcp_verdict::Level::Must => "<span class=\"must\">MUST</span>",
