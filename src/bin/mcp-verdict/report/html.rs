@@ -645,9 +645,9 @@ fn percentile_svg(series: &[(&str, &Latency)]) -> String {
             ["#3b7dd8", "#9b59b6", "#1e7b34"][i % 3]
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<text x=\"{r}\" y=\"{}\" text-anchor=\"end\">percentile (log scale of 1/(1-q))</text></svg>\n",
+        "<text x=\"{r}\" y=\"{}\" text-anchor=\"end\">percentile (log scale of 1/(1-q))</text></svg>",
         h - 4.0
     );
     // Legend colours as text, for readers without SVG styling.
@@ -702,10 +702,10 @@ fn over_time_svg(samples: &[Sample]) -> String {
         }
         t0 = *t;
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<line class=\"axis\" x1=\"{l}\" y1=\"{bottom}\" x2=\"{r}\" y2=\"{bottom}\"/><line class=\"grid\" x1=\"{l}\" y1=\"{top}\" x2=\"{r}\" y2=\"{top}\"/>\
-<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max_rate:.0}/s</text><text x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text><text x=\"{l}\" y=\"{}\">0 s</text><text x=\"{r}\" y=\"{}\" text-anchor=\"end\">{t_end:.1} s</text></svg>\n",
+<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max_rate:.0}/s</text><text x=\"{}\" y=\"{bottom}\" text-anchor=\"end\">0</text><text x=\"{l}\" y=\"{}\">0 s</text><text x=\"{r}\" y=\"{}\" text-anchor=\"end\">{t_end:.1} s</text></svg>",
         l - 4.0,
         top + 4.0,
         l - 4.0,
