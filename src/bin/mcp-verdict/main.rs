@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Rule;
-use mcp_verdict::replay::{self, Item, Tally};
+use mcp_verdict::replay::{self, Item};
 use mcp_verdict::{Limits, Session, har};
 
 use output::{Format, Printer};
@@ -337,13 +337,8 @@ impl OutputArgs {
 
     /// Writes `--html` and, for `--format junit`, the JUnit document to the output. Returns
     /// whether a file could not be written.
-    fn write_reports<W: Write>(
-        &self,
-        printer: &mut Printer<W>,
-        run: &Run,
-        unusable: bool,
-        all_complete: bool,
-    ) -> bool {
+    fn write_reports<W: Write>(&self, printer: &mut Printer<W>, run: &Run, unusable: bool) -> bool {
+        let all_complete = printer.all_complete();
         let incomplete = run.traces.iter().filter(|t| !t.verdict.complete).count();
         let mut decision = Decision::of(unusable, all_complete, incomplete);
         let mut failed = false;
@@ -361,12 +356,12 @@ impl OutputArgs {
 }
 
 /// The exit code for a run: 2 unusable input, else 0 when every exchange was complete.
-fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool, all_complete: bool) -> ExitCode {
+fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
     if printer.broken_pipe() {
         ExitCode::SUCCESS
     } else if unusable {
         ExitCode::from(2)
-    } else if all_complete {
+    } else if printer.all_complete() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -421,7 +416,6 @@ impl<R: io::Read> io::Read for Progress<R> {
 fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
-    let mut tally = Tally::default();
     let mut unusable = false;
     // Reports need every exchange with its timeline; plain output streams and keeps nothing.
     let mut run = args.out.wants_run().then(|| Run {
@@ -429,7 +423,6 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         ..Run::default()
     });
     for path in &args.files {
-        tally.next_capture();
         let name = path.display().to_string();
         let reader: Box<dyn io::Read> = if name == "-" {
             Box::new(io::stdin().lock())
@@ -450,12 +443,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         };
         printer.begin_file(&name);
         let result = match run.as_mut() {
-            None => replay::replay_har(reader, limits, &mut |item| {
-                if let Item::Verdict(v) = &item {
-                    tally.add(v);
-                }
-                printer.item(&name, &item);
-            }),
+            None => replay::replay_har(reader, limits, &mut |item| printer.item(&name, &item)),
             Some(run) => {
                 run.sources.push(name.clone());
                 let mut session = Session::new(limits);
@@ -469,7 +457,6 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
                     );
                     match &item {
                         Item::Verdict(v) => {
-                            tally.add(v);
                             run.traces
                                 .push(Trace::from_entry(&name, &entry, (**v).clone(), seen));
                         }
@@ -486,10 +473,8 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
     }
     if let Some(run) = &run {
-        unusable |= args
-            .out
-            .write_reports(&mut printer, run, unusable, tally.all_complete());
+        unusable |= args.out.write_reports(&mut printer, run, unusable);
     }
     printer.finish();
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
 use mcp_verdict::har;
-use mcp_verdict::replay::{self, Item, Tally};
+use mcp_verdict::replay::{self, Item};
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
@@ -111,11 +111,9 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
-    let mut tally = Tally::default();
     let mut verdicts = Vec::with_capacity(judged.len());
     for (i, (mut v, live)) in judged.into_iter().enumerate() {
         v.index = i as u64;
-        tally.add(&v);
         printer.item(&args.url, &Item::Verdict(Box::new(v.clone())));
         verdicts.push((v, live));
     }
@@ -134,9 +132,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             skipped: Vec::new(),
         };
         if args.out.wants_run() {
-            unusable |= args
-                .out
-                .write_reports(&mut printer, &run, false, tally.all_complete());
+            unusable |= args.out.write_reports(&mut printer, &run, false);
         }
         #[cfg(feature = "otel")]
         if let Some(otlp) = &otlp {
@@ -160,7 +156,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             unusable = true;
         }
     }
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }
 
 /// What was measured live for one exchange: its timings and each message's arrival.

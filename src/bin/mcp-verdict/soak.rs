@@ -163,7 +163,9 @@ pub fn run(args: SoakArgs) -> ExitCode {
             .html
             .is_some()
             .then(|| tokio::spawn(sample(live.clone(), samples.clone())));
-        let report = soak::run(&client, &config, live.clone()).await;
+        let report = soak::run(&client, &config, live.clone())
+            .await
+            .map_err(|e| e.to_string());
         if let Some(p) = progress {
             p.abort();
             eprint!("\r\x1b[2K");

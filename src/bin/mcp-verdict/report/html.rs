@@ -292,7 +292,7 @@ fn trace_section(i: usize, t: &Trace) -> String {
         );
     }
     if let Some(limit) = &v.limit {
-        let _ = write!(s, "<li>limit hit: {}</li>", esc(limit));
+        let _ = write!(s, "<li>limit hit: {}</li>", esc(&limit.to_string()));
     }
     if let Some(session) = &t.session_id {
         let _ = write!(s, "<li>session: <code>{}</code></li>", esc(session));
@@ -305,7 +305,7 @@ fn trace_section(i: usize, t: &Trace) -> String {
         let _ = write!(
             s,
             "<li class=\"viol\">{level} <code>{}</code>: {}</li>",
-            esc(&viol.rule),
+            viol.rule.id(),
             esc(&viol.detail)
         );
     }

@@ -164,7 +164,7 @@ impl Otlp {
             KeyValue::new("mcp_verdict.end", super::html::end_word(v)),
         ]);
         if !v.violations.is_empty() {
-            let rules: Vec<_> = v.violations.iter().map(|r| r.rule.clone().into()).collect();
+            let rules: Vec<_> = v.violations.iter().map(|r| r.rule.id().into()).collect();
             attrs.push(KeyValue::new(
                 "mcp_verdict.violations",
                 Value::Array(opentelemetry::Array::String(rules)),
