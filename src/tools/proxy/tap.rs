@@ -81,6 +81,7 @@ impl Tap {
                 end: End::Eof,
                 started: None,
                 time_ms: None,
+                timings: None,
             },
             cap: shared.config.record_max_body_bytes,
         });
@@ -116,6 +117,7 @@ impl Tap {
                 end: End::Eof,
                 started: None,
                 time_ms: None,
+                timings: None,
             };
             match not_mcp(&probe, &req) {
                 Some(reason) => Err(reason),
