@@ -59,6 +59,23 @@ pub struct Tap {
     finished: bool,
 }
 
+/// An entry with only its position, method and URL (bodies and response come later).
+fn bare_entry(index: u64, method: &str, url: &str) -> Entry {
+    Entry {
+        index,
+        method: method.to_owned(),
+        url: url.to_owned(),
+        request_headers: Headers::new(),
+        request_body: Vec::new(),
+        response: None,
+        response_body: Vec::new(),
+        end: End::Eof,
+        started: None,
+        time_ms: None,
+        timings: None,
+    }
+}
+
 impl Tap {
     /// Starts observing a request about to be forwarded.
     pub fn begin(
@@ -71,17 +88,9 @@ impl Tap {
         let index = shared.next_index();
         let recording = shared.recorder.is_some().then(|| Recording {
             entry: Entry {
-                index,
-                method: method.to_owned(),
-                url: url.to_owned(),
                 request_headers: super::headers::redacted(&headers, shared.config.redact),
                 request_body: body.to_vec(),
-                response: None,
-                response_body: Vec::new(),
-                end: End::Eof,
-                started: None,
-                time_ms: None,
-                timings: None,
+                ..bare_entry(index, method, url)
             },
             cap: shared.config.record_max_body_bytes,
         });
@@ -106,20 +115,7 @@ impl Tap {
             {
                 req = resumed;
             }
-            let probe = Entry {
-                index,
-                method: method.to_owned(),
-                url: url.to_owned(),
-                request_headers: Headers::new(),
-                request_body: Vec::new(),
-                response: None,
-                response_body: Vec::new(),
-                end: End::Eof,
-                started: None,
-                time_ms: None,
-                timings: None,
-            };
-            match not_mcp(&probe, &req) {
+            match not_mcp(&bare_entry(index, method, url), &req) {
                 Some(reason) => Err(reason),
                 None => Ok(session.begin_at(index, req)),
             }
