@@ -310,7 +310,7 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
                 .get("content-type")
                 .unwrap_or("application/json");
             let mut request = json!({
-                "method": e.method, "url": e.url, "httpVersion": "HTTP/1.1",
+                "method": e.method, "url": crate::redact::url(&e.url), "httpVersion": "HTTP/1.1",
                 "cookies": [], "queryString": [], "headers": hdrs(&e.request_headers),
                 "headersSize": -1, "bodySize": e.request_body.len(),
             });

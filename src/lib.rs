@@ -66,6 +66,7 @@ mod findings;
 pub mod har;
 pub mod jsonrpc;
 pub mod limits;
+pub mod redact;
 pub mod replay;
 pub mod request;
 pub mod retry;

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
+use crate::redact;
 use crate::request::{BodyKind, Request};
 use crate::session::Session;
 use crate::verdict::Verdict;
@@ -36,16 +37,17 @@ pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
     match (req.http_method.as_str(), req.kind) {
         ("POST", BodyKind::Unreadable) if has_mcp_header => None,
         ("POST", BodyKind::None) if has_mcp_header => None,
-        ("POST", BodyKind::Unreadable | BodyKind::None) => {
-            Some(format!("POST {} without a JSON-RPC body", entry.url))
-        }
+        ("POST", BodyKind::Unreadable | BodyKind::None) => Some(format!(
+            "POST {} without a JSON-RPC body",
+            redact::url(&entry.url)
+        )),
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         (m, _) if has_mcp_header => Some(format!(
             "{m} {}: standalone stream or session request, not a request/response exchange",
-            entry.url
+            redact::url(&entry.url)
         )),
-        (m, _) => Some(format!("{m} {}: not MCP", entry.url)),
+        (m, _) => Some(format!("{m} {}: not MCP", redact::url(&entry.url))),
     }
 }
 

@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
-use mcp_verdict::har;
 use mcp_verdict::replay::{Item, Tally};
 use mcp_verdict::{ProtocolVersion, Verdict};
+use mcp_verdict::{har, redact};
 use serde_json::{Value, json};
 
 use crate::{ProbeArgs, exit_code};
@@ -44,7 +44,18 @@ pub(crate) fn with_headers(
         let Some((name, value)) = h.split_once(':') else {
             return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
         };
-        builder = builder.secret_header(name.trim(), value.trim());
+        let (name, value) = (name.trim(), value.trim());
+        // Checked here, before anything is sent: an unusable header is unusable input (exit
+        // 2), not a connection failure to retry. The value is a secret: never echoed.
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("--header {name:?}: not a valid header name"));
+        }
+        if reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(format!(
+                "--header {name:?}: the value is not a valid header value (control characters or non-visible bytes)"
+            ));
+        }
+        builder = builder.secret_header(name, value);
     }
     Ok(builder)
 }
@@ -72,14 +83,17 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
-    let builder = Client::builder(args.url.clone())
+    let mut builder = Client::builder(args.url.clone())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
             overall: Some(overall),
             idle,
             ..Deadlines::default()
-        })
-        .record(recorder.clone());
+        });
+    // Bodies are kept only when asked for: without `--record` nothing is copied.
+    if args.record.is_some() {
+        builder = builder.record(recorder.clone());
+    }
     let builder = match with_headers(builder, &args.headers) {
         Ok(b) => b,
         Err(e) => return fail(e),
@@ -98,14 +112,15 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let verdicts = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
 
     let mut printer = args.out.printer();
-    printer.begin_file(&args.url);
+    let shown_url = redact::url(&args.url);
+    printer.begin_file(&shown_url);
     let mut tally = Tally::default();
     for (i, mut v) in verdicts.into_iter().enumerate() {
         v.index = i as u64;
         tally.add(&v);
-        printer.item(&args.url, &Item::Verdict(Box::new(v)));
+        printer.item(&shown_url, &Item::Verdict(Box::new(v)));
     }
-    printer.end_file(&args.url);
+    printer.end_file(&shown_url);
     printer.finish();
     let mut unusable = false;
     if let Some(path) = &args.record {
