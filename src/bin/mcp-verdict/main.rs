@@ -132,6 +132,24 @@ struct ServeArgs {
     /// Format of --list.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+    /// Open connections at once; one more gets 503 and is closed.
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
+    /// Largest request body, in bytes (413 past it).
+    #[arg(long, default_value_t = 4 << 20)]
+    max_request_bytes: usize,
+    /// Request bodies held at once, all connections together, in bytes (503 past it).
+    #[arg(long, default_value_t = 64 << 20)]
+    max_bodies_in_flight: usize,
+    /// Close a keep-alive connection after this long without a request.
+    #[arg(long, default_value = "30s")]
+    idle_timeout: String,
+    /// From a request's first byte to the end of its head (slowloris); 408 past it.
+    #[arg(long, default_value = "10s")]
+    head_timeout: String,
+    /// From the end of the head to the end of the body; 408 past it.
+    #[arg(long, default_value = "30s")]
+    body_timeout: String,
 }
 
 #[derive(clap::Args)]
