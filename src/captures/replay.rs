@@ -89,6 +89,13 @@ pub fn judge_entry(
     Item::Verdict(Box::new(session.finish(&mut exchange, entry.end)))
 }
 
+/// What a replay leaves behind besides its items: what a limit made it forget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayStats {
+    /// Tool annotations forgotten past [`Limits::max_tools`].
+    pub tools_forgotten: u64,
+}
+
 /// Replays a HAR document from `reader`, calling `each` for every entry in order.
 ///
 /// # Errors
@@ -97,10 +104,13 @@ pub fn replay_har<R: Read>(
     reader: R,
     limits: Limits,
     each: &mut dyn FnMut(Item),
-) -> Result<(), HarError> {
+) -> Result<ReplayStats, HarError> {
     let mut session = Session::new(limits);
     har::read_entries(reader, &mut |entry| {
         each(judge_entry(&mut session, &entry, &mut std::iter::empty()));
+    })?;
+    Ok(ReplayStats {
+        tools_forgotten: session.tools_forgotten(),
     })
 }
 

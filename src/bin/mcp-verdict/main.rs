@@ -228,6 +228,9 @@ struct LimitArgs {
     /// Most SSE events on one stream.
     #[arg(long, default_value_t = Limits::default().max_events)]
     max_events: u64,
+    /// Tool annotations remembered per capture or client (oldest forgotten past it).
+    #[arg(long, default_value_t = Limits::default().max_tools)]
+    max_tools: usize,
 }
 
 impl LimitArgs {
@@ -236,6 +239,7 @@ impl LimitArgs {
             max_event_bytes: self.max_event_bytes,
             max_body_bytes: self.max_body_bytes,
             max_events: self.max_events,
+            max_tools: self.max_tools,
         }
     }
 }
@@ -403,9 +407,16 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             printer.item(&name, &item);
         });
         printer.end_file(&name);
-        if let Err(e) = result {
-            eprintln!("mcp-verdict: {name}: {e}");
-            unusable = true;
+        match result {
+            Err(e) => {
+                eprintln!("mcp-verdict: {name}: {e}");
+                unusable = true;
+            }
+            Ok(stats) if stats.tools_forgotten > 0 => eprintln!(
+                "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+                stats.tools_forgotten, limits.max_tools
+            ),
+            Ok(_) => {}
         }
     }
     printer.finish();
