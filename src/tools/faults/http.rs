@@ -274,6 +274,88 @@ pub fn check_host(head: &RequestHead, local: SocketAddr) -> Result<(), RequestEr
     Ok(())
 }
 
+/// The differential check the fuzz target and the property tests run on any bytes: the strict
+/// reading never panics, and where it accepts a head, an independent reading agrees with it:
+/// `httparse` on the request line and every header line, a by-hand reading of the framing
+/// headers (one plain decimal `Content-Length`, no `Transfer-Encoding`, one `Host`), and
+/// `http::uri::Authority` on any Host it accepts as naming `local`.
+///
+/// # Panics
+/// When the readings disagree (that is the finding).
+#[doc(hidden)]
+pub fn differential(input: &[u8], local: SocketAddr) {
+    const MAX_HEAD: usize = 64 * 1024;
+    const MAX_BODY: usize = 4 << 20;
+    let ours = parse_head(input, MAX_HEAD, MAX_BODY);
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut reference = httparse::Request::new(&mut slots);
+    let status = reference.parse(input);
+    match (&ours, &status) {
+        (Ok(None), Ok(httparse::Status::Partial)) => return,
+        (Err(RequestError::HeadTooLarge(_)), Ok(httparse::Status::Partial)) => {
+            assert!(input.len() > MAX_HEAD);
+            return;
+        }
+        (Err(RequestError::Malformed(_)), Err(_)) => return,
+        (_, Ok(httparse::Status::Complete(_))) => {}
+        _ => panic!("strict reading {ours:?} but httparse {status:?}"),
+    }
+    let Ok(httparse::Status::Complete(head_len)) = status else {
+        unreachable!("matched above")
+    };
+    let named = |name: &str| {
+        reference
+            .headers
+            .iter()
+            .filter(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).trim().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let (lengths, encodings, hosts) = (
+        named("content-length"),
+        named("transfer-encoding"),
+        named("host"),
+    );
+    let plain = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    let framing_ok = head_len <= MAX_HEAD
+        && encodings.is_empty()
+        && lengths.len() <= 1
+        && lengths.iter().all(|v| plain(v) && v.parse::<usize>().is_ok_and(|n| n <= MAX_BODY))
+        && hosts.len() == 1;
+    let head = match ours {
+        Ok(Some(head)) => head,
+        Err(e) => {
+            assert!(!framing_ok, "refused ({e}) a head whose framing is fine");
+            return;
+        }
+        Ok(None) => panic!("strict reading incomplete, httparse complete"),
+    };
+    assert!(framing_ok, "accepted a head with ambiguous framing: {head:?}");
+    assert_eq!(head.head_len, head_len);
+    assert_eq!(Some(head.method.as_str()), reference.method);
+    assert_eq!(Some(head.path.as_str()), reference.path);
+    assert_eq!(head.headers.len(), reference.headers.len());
+    for ((name, value), h) in head.headers.iter().zip(reference.headers.iter()) {
+        assert_eq!(name, h.name);
+        assert_eq!(*value, String::from_utf8_lossy(h.value).trim());
+    }
+    let length = lengths.first().map_or(0, |v| v.parse().unwrap_or(usize::MAX));
+    assert_eq!(head.content_length, length);
+    if check_host(&head, local).is_ok() {
+        let authority: http::uri::Authority = hosts[0]
+            .parse()
+            .unwrap_or_else(|e| panic!("accepted Host {:?} that is no authority: {e}", hosts[0]));
+        assert_eq!(authority.port_u16().unwrap_or(80), local.port());
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+        assert!(
+            host.eq_ignore_ascii_case("localhost") && local.ip().is_loopback()
+                || host.parse::<IpAddr>().is_ok_and(|ip| canonical(ip) == canonical(local.ip())),
+            "accepted Host {:?} for {local}",
+            hosts[0]
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
