@@ -449,7 +449,7 @@ fn fault_server_refuses_ambiguous_framing_and_closes() {
     let addr = server.addr();
     let smuggled = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n");
     for framing in [
-        format!("Content-Length: abc\r\n"),
+        "Content-Length: abc\r\n".to_owned(),
         format!("Content-Length: -{}\r\n", smuggled.len()),
         format!(
             "Content-Length: 0\r\nContent-Length: {}\r\n",

@@ -43,8 +43,12 @@ fn header_line() -> impl Strategy<Value = String> {
             Just(""),
         ]
         .prop_map(|v| format!("Host: {v}")),
-        prop_oneof![Just("http://localhost:8787"), Just("null"), Just("http://evil")]
-            .prop_map(|v| format!("Origin: {v}")),
+        prop_oneof![
+            Just("http://localhost:8787"),
+            Just("null"),
+            Just("http://evil")
+        ]
+        .prop_map(|v| format!("Origin: {v}")),
         "[A-Za-z-]{1,12}: [ -~]{0,20}",
         "[ -~]{0,30}",
     ]

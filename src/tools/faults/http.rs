@@ -320,7 +320,9 @@ pub fn differential(input: &[u8], local: SocketAddr) {
     let framing_ok = head_len <= MAX_HEAD
         && encodings.is_empty()
         && lengths.len() <= 1
-        && lengths.iter().all(|v| plain(v) && v.parse::<usize>().is_ok_and(|n| n <= MAX_BODY))
+        && lengths
+            .iter()
+            .all(|v| plain(v) && v.parse::<usize>().is_ok_and(|n| n <= MAX_BODY))
         && hosts.len() == 1;
     let head = match ours {
         Ok(Some(head)) => head,
@@ -330,7 +332,10 @@ pub fn differential(input: &[u8], local: SocketAddr) {
         }
         Ok(None) => panic!("strict reading incomplete, httparse complete"),
     };
-    assert!(framing_ok, "accepted a head with ambiguous framing: {head:?}");
+    assert!(
+        framing_ok,
+        "accepted a head with ambiguous framing: {head:?}"
+    );
     assert_eq!(head.head_len, head_len);
     assert_eq!(Some(head.method.as_str()), reference.method);
     assert_eq!(Some(head.path.as_str()), reference.path);
@@ -339,17 +344,24 @@ pub fn differential(input: &[u8], local: SocketAddr) {
         assert_eq!(name, h.name);
         assert_eq!(*value, String::from_utf8_lossy(h.value).trim());
     }
-    let length = lengths.first().map_or(0, |v| v.parse().unwrap_or(usize::MAX));
+    let length = lengths
+        .first()
+        .map_or(0, |v| v.parse().unwrap_or(usize::MAX));
     assert_eq!(head.content_length, length);
     if check_host(&head, local).is_ok() {
         let authority: http::uri::Authority = hosts[0]
             .parse()
             .unwrap_or_else(|e| panic!("accepted Host {:?} that is no authority: {e}", hosts[0]));
         assert_eq!(authority.port_u16().unwrap_or(80), local.port());
-        let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
         assert!(
             host.eq_ignore_ascii_case("localhost") && local.ip().is_loopback()
-                || host.parse::<IpAddr>().is_ok_and(|ip| canonical(ip) == canonical(local.ip())),
+                || host
+                    .parse::<IpAddr>()
+                    .is_ok_and(|ip| canonical(ip) == canonical(local.ip())),
             "accepted Host {:?} for {local}",
             hosts[0]
         );
