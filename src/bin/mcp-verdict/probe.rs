@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
-use mcp_verdict::replay::{Item, Tally};
+use mcp_verdict::replay::Item;
 use mcp_verdict::{ProtocolVersion, Verdict};
 use mcp_verdict::{har, redact};
 use serde_json::{Value, json};
@@ -114,10 +114,8 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let shown_url = redact::url(&args.url);
     printer.begin_file(&shown_url);
-    let mut tally = Tally::default();
     for (i, mut v) in verdicts.into_iter().enumerate() {
         v.index = i as u64;
-        tally.add(&v);
         printer.item(&shown_url, &Item::Verdict(Box::new(v)));
     }
     printer.end_file(&shown_url);
@@ -133,7 +131,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             unusable = true;
         }
     }
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }
 
 /// The probe sequence. Stops early when the handshake fails.

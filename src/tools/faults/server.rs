@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use super::http::{self, RequestError, RequestHead};
 use super::scenarios::{self, Ending, Era, Reply, Step};
+use crate::adapters::lock;
 
 /// A "never ending" stream still ends after this long, so nothing runs unbounded.
 const HANG_LIMIT: Duration = Duration::from_secs(600);
@@ -475,11 +476,7 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
         "POST" => {}
         "GET" => {
             if let Some(last) = req.header("last-event-id") {
-                let pending = shared
-                    .resumes
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(last);
+                let pending = lock(&shared.resumes).remove(last);
                 if let Some(event) = pending {
                     return write_sse(stream, &[Step::Send(event)], Ending::Clean).await;
                 }
@@ -616,11 +613,7 @@ async fn call_tool(
     }
     if scenario == Some("sse-priming-resume") {
         let finale = format!("id: ev-2\nevent: message\ndata: {ok}\n\n").into_bytes();
-        shared
-            .resumes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert("ev-1".into(), finale);
+        lock(&shared.resumes).insert("ev-1".into(), finale);
     }
     let token_value = token.clone().unwrap_or(json!("none"));
     let reply = match scenario.and_then(|s| scenarios::reply(s, id, &normal, &token_value)) {
