@@ -25,8 +25,20 @@ fn serve_limits(args: &ServeArgs) -> Result<ServeLimits, String> {
     if args.max_connections == 0 {
         return Err("--max-connections must be at least 1".into());
     }
+    // The cap must sit below the descriptor limit, or new clients wait in the backlog (accept
+    // fails with EMFILE) instead of getting a 503.
+    let mut max_connections = args.max_connections;
+    if let Some(files) = open_files_limit() {
+        let room = files.saturating_sub(FDS_KEPT_FREE).max(1);
+        if max_connections > room {
+            eprintln!(
+                "mcp-verdict: warning: --max-connections {max_connections} lowered to {room}: the open-files limit is {files}"
+            );
+            max_connections = room;
+        }
+    }
     Ok(ServeLimits {
-        max_connections: args.max_connections,
+        max_connections,
         max_head: ServeLimits::default().max_head,
         max_body: args.max_request_bytes,
         max_bodies_in_flight: args.max_bodies_in_flight,
@@ -34,6 +46,16 @@ fn serve_limits(args: &ServeArgs) -> Result<ServeLimits, String> {
         head_timeout: duration("head-timeout", &args.head_timeout)?,
         body_timeout: duration("body-timeout", &args.body_timeout)?,
     })
+}
+
+/// Descriptors left for the listener, stdio and the refusals of connections past the cap.
+const FDS_KEPT_FREE: usize = 32;
+
+/// The soft limit on open files (`ulimit -n`), where `/proc` tells it.
+fn open_files_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 fn expectation(s: &Scenario) -> String {
