@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_verdict::adapters::Client;
+use mcp_verdict::adapters::{Client, ClientBuilder};
 use mcp_verdict::faults::{FaultServer, ServeLimits};
 use mcp_verdict::{Advice, Outcome};
 use serde_json::Value;
@@ -243,6 +243,22 @@ fn url(addr: SocketAddr) -> String {
     format!("http://{addr}/mcp")
 }
 
+/// `probe` of a scripted server under 2026-07-28 (its first request is `server/discover`), with
+/// JSON output.
+fn probe_json(addr: SocketAddr, extra: &[&str]) -> Run {
+    let target = url(addr);
+    let mut args = vec![
+        "probe",
+        &target,
+        "--protocol",
+        "2026-07-28",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// Peak RSS allowed for a probe whatever the server sends: the debug binary and its runtime
 /// (10.4 MiB measured here) plus what the limits allow it to keep, with room to spare. Before
 /// the fix an endless stream took 1.77 GB in 10 s (release); the debug build of that code reads
@@ -256,16 +272,7 @@ fn probe_memory_stays_bounded_on_endless_streams() {
         (Hostile::EndlessComments, "comments"),
     ] {
         let server = scripted(kind, 4);
-        let r = run(&[
-            "probe",
-            &url(server.addr),
-            "--protocol",
-            "2026-07-28",
-            "--timeout",
-            "5",
-            "--format",
-            "json",
-        ]);
+        let r = probe_json(server.addr, &["--timeout", "5"]);
         let v = verdicts(&r.stdout);
         assert_eq!(v[0]["outcome"], "TIMED_OUT", "{name}: {}", r.stdout);
         assert_eq!(r.code, Some(1), "{name}");
@@ -284,20 +291,17 @@ fn probe_recording_is_capped_by_max_body_bytes() {
     let dir = std::env::temp_dir().join(format!("mcp-verdict-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let har = dir.join("endless.har");
-    let r = run(&[
-        "probe",
-        &url(server.addr),
-        "--protocol",
-        "2026-07-28",
-        "--timeout",
-        "3",
-        "--max-body-bytes",
-        "1048576",
-        "--record",
-        har.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+    let r = probe_json(
+        server.addr,
+        &[
+            "--timeout",
+            "3",
+            "--max-body-bytes",
+            "1048576",
+            "--record",
+            har.to_str().unwrap(),
+        ],
+    );
     assert_eq!(r.code, Some(1));
     assert!(r.peak_kib < PROBE_RSS_KIB, "peak RSS {} KiB", r.peak_kib);
     let size = std::fs::metadata(&har).unwrap().len();
@@ -311,18 +315,10 @@ fn probe_recording_is_capped_by_max_body_bytes() {
 #[test]
 fn endless_json_settles_at_the_body_limit_at_once() {
     let server = scripted(Hostile::EndlessJson, 4);
-    let r = run(&[
-        "probe",
-        &url(server.addr),
-        "--protocol",
-        "2026-07-28",
-        "--timeout",
-        "30",
-        "--max-body-bytes",
-        "1048576",
-        "--format",
-        "json",
-    ]);
+    let r = probe_json(
+        server.addr,
+        &["--timeout", "30", "--max-body-bytes", "1048576"],
+    );
     let v = verdicts(&r.stdout);
     assert_eq!(v[0]["outcome"], "LIMIT_EXCEEDED", "{}", r.stdout);
     assert_eq!(v[0]["limit"], "max_body_bytes");
@@ -336,18 +332,10 @@ fn a_redirect_is_an_answer_and_secrets_stay_home() {
     for status in [301u16, 302, 307, 308] {
         let other = scripted(Hostile::Answer, 4);
         let first = scripted(Hostile::Redirect(status, other.addr.port()), 4);
-        let r = run(&[
-            "probe",
-            &url(first.addr),
-            "--protocol",
-            "2026-07-28",
-            "--header",
-            "X-Api-Key: SECRET456",
-            "--timeout",
-            "5",
-            "--format",
-            "json",
-        ]);
+        let r = probe_json(
+            first.addr,
+            &["--header", "X-Api-Key: SECRET456", "--timeout", "5"],
+        );
         let v = verdicts(&r.stdout);
         assert_eq!(v[0]["outcome"], "HTTP_ERROR", "{status}: {}", r.stdout);
         assert_eq!(v[0]["status"], status);
@@ -365,52 +353,48 @@ fn a_redirect_is_an_answer_and_secrets_stay_home() {
     }
 }
 
+/// A `ping` through a redirect of `status` to another origin (`localhost` vs `127.0.0.1`),
+/// with the client `configure` gives: the verdict, and how many requests the target got.
+async fn ping_through_redirect(
+    status: u16,
+    configure: impl FnOnce(ClientBuilder) -> ClientBuilder,
+) -> (mcp_verdict::Verdict, usize, bool) {
+    let other = scripted(Hostile::Answer, 4);
+    let first = scripted(Hostile::Redirect(status, other.addr.port()), 4);
+    let client = configure(Client::builder(url(first.addr))).build().unwrap();
+    let v = client
+        .request("ping", serde_json::json!({}))
+        .await
+        .verdict()
+        .await;
+    let reached = other.requests.load(Ordering::SeqCst);
+    (v, reached, other.saw_secret.load(Ordering::SeqCst))
+}
+
 #[tokio::test]
 async fn opted_in_redirects_never_carry_secrets_to_another_origin() {
-    // Another origin (localhost vs 127.0.0.1 differ): with a secret header, not followed.
-    let other = scripted(Hostile::Answer, 4);
-    let first = scripted(Hostile::Redirect(307, other.addr.port()), 4);
-    let client = Client::builder(url(first.addr))
-        .follow_redirects(5)
-        .secret_header("X-Api-Key", "SECRET456")
-        .build()
-        .unwrap();
-    let v = client
-        .request("ping", serde_json::json!({}))
-        .await
-        .verdict()
-        .await;
+    // With a secret header: not followed, the 307 is the answer.
+    let (v, reached, _) = ping_through_redirect(307, |b| {
+        b.follow_redirects(5)
+            .secret_header("X-Api-Key", "SECRET456")
+    })
+    .await;
     assert_eq!((v.outcome, v.status), (Outcome::HttpError, Some(307)));
     assert_eq!(v.retry.advice, Advice::FixRequest);
-    assert_eq!(other.requests.load(Ordering::SeqCst), 0);
+    assert_eq!(reached, 0);
 
     // Without secrets, opted in: followed (307 keeps the POST), and the answer judged.
-    let other = scripted(Hostile::Answer, 4);
-    let first = scripted(Hostile::Redirect(307, other.addr.port()), 4);
-    let client = Client::builder(url(first.addr))
-        .follow_redirects(5)
-        .build()
-        .unwrap();
-    let v = client
-        .request("ping", serde_json::json!({}))
-        .await
-        .verdict()
-        .await;
+    let (v, reached, saw_secret) = ping_through_redirect(307, |b| b.follow_redirects(5)).await;
     assert_eq!(v.outcome, Outcome::Success, "{v:?}");
-    assert_eq!(other.requests.load(Ordering::SeqCst), 1);
-    assert!(!other.saw_secret.load(Ordering::SeqCst));
+    assert_eq!((reached, saw_secret), (1, false));
+
+    // Opted in, a 302 (which would turn the POST into a GET): not followed.
+    let (v, reached, _) = ping_through_redirect(302, |b| b.follow_redirects(5)).await;
+    assert_eq!((v.outcome, reached), (Outcome::HttpError, 0));
 
     // By default: not followed.
-    let other = scripted(Hostile::Answer, 4);
-    let first = scripted(Hostile::Redirect(308, other.addr.port()), 4);
-    let client = Client::builder(url(first.addr)).build().unwrap();
-    let v = client
-        .request("ping", serde_json::json!({}))
-        .await
-        .verdict()
-        .await;
-    assert_eq!(v.outcome, Outcome::HttpError);
-    assert_eq!(other.requests.load(Ordering::SeqCst), 0);
+    let (v, reached, _) = ping_through_redirect(308, |b| b).await;
+    assert_eq!((v.outcome, reached), (Outcome::HttpError, 0));
 }
 
 /// Sends `request` raw and reads what comes back until the server closes (at most 5 s).
