@@ -670,7 +670,8 @@ fn url_secrets_are_redacted_everywhere() {
     let dir = std::env::temp_dir().join(format!("mcp-verdict-url-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let har = dir.join("probe.har");
-    for format in ["human", "json", "jsonl"] {
+    let html = dir.join("probe.html");
+    for format in ["human", "json", "jsonl", "junit"] {
         let r = run(&[
             "probe",
             &target,
@@ -678,10 +679,13 @@ fn url_secrets_are_redacted_everywhere() {
             format,
             "--record",
             har.to_str().unwrap(),
+            "--html",
+            html.to_str().unwrap(),
         ]);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
         let recorded = std::fs::read_to_string(&har).unwrap();
-        for text in [&r.stdout, &r.stderr, &recorded] {
+        let page = std::fs::read_to_string(&html).unwrap();
+        for text in [&r.stdout, &r.stderr, &recorded, &page] {
             assert!(
                 !text.contains("SECRETPW") && !text.contains("TOKEN123"),
                 "{text}"
