@@ -14,8 +14,9 @@ use serde_json::Value;
 
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Kind, Payload};
+use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::limits::{LimitKind, Limits};
-use crate::request::{Headers, Request};
+use crate::request::{BodyKind, Headers, Request};
 use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer, SseSink};
@@ -108,6 +109,7 @@ enum Body {
 #[derive(Debug)]
 pub struct Exchange {
     req: Request,
+    kind: ExchangeKind,
     setup: Setup,
     findings: Findings,
     head: Option<Head>,
@@ -155,6 +157,10 @@ struct Track {
     too_many: bool,
     /// The request's progress token as JSON text, for a cheap comparison.
     token_text: Option<String>,
+    /// A standalone `GET` stream: no response of its own is awaited.
+    listen: Option<ExchangeKind>,
+    /// Requests the server sent on the stream.
+    server_requests: Vec<ServerRequest>,
 }
 
 /// Largest error body kept when the status already decided the outcome.
@@ -168,6 +174,7 @@ impl Exchange {
 
     pub(crate) fn with_findings(req: Request, setup: Setup, findings: Findings) -> Self {
         Exchange {
+            kind: ExchangeKind::of(&req),
             req,
             setup,
             findings,
@@ -181,6 +188,11 @@ impl Exchange {
     /// The request being judged.
     pub fn request(&self) -> &Request {
         &self.req
+    }
+
+    /// What kind of entry this is.
+    pub fn kind(&self) -> ExchangeKind {
+        self.kind
     }
 
     /// The protocol version applied.
@@ -209,34 +221,39 @@ impl Exchange {
             );
         }
         let ok = (200..300).contains(&head.status);
-        self.body = if ok && media == Media::Sse && self.req.expects_response() {
-            Body::Stream(Box::new(Stream {
-                framer: SseFramer::new(self.setup.limits.max_event_bytes),
-                track: Track {
-                    expected: self.req.ids.clone(),
-                    event_count: 0,
-                    terminal: None,
-                    parse_failed: false,
-                    foreign_seen: false,
-                    retry_ms: None,
-                    last_progress: None,
-                    max_events: self.setup.limits.max_events,
-                    too_many: false,
-                    token_text: self.req.progress_token().map(Value::to_string),
-                },
-            }))
-        } else {
-            let cap = if ok && self.req.expects_response() {
-                self.setup.limits.max_body_bytes
+        let listen =
+            (self.kind.is_session_entry() && !self.req.expects_response()).then_some(self.kind);
+        self.body =
+            if ok && media == Media::Sse && (self.req.expects_response() || listen.is_some()) {
+                Body::Stream(Box::new(Stream {
+                    framer: SseFramer::new(self.setup.limits.max_event_bytes),
+                    track: Track {
+                        expected: self.req.ids.clone(),
+                        event_count: 0,
+                        terminal: None,
+                        parse_failed: false,
+                        foreign_seen: false,
+                        retry_ms: None,
+                        last_progress: None,
+                        max_events: self.setup.limits.max_events,
+                        too_many: false,
+                        token_text: self.req.progress_token().map(Value::to_string),
+                        listen,
+                        server_requests: Vec::new(),
+                    },
+                }))
             } else {
-                ERROR_BODY_CAP.min(self.setup.limits.max_body_bytes)
+                let cap = if ok && self.req.expects_response() {
+                    self.setup.limits.max_body_bytes
+                } else {
+                    ERROR_BODY_CAP.min(self.setup.limits.max_body_bytes)
+                };
+                Body::Buffer {
+                    buf: Vec::new(),
+                    cap,
+                    over: false,
+                }
             };
-            Body::Buffer {
-                buf: Vec::new(),
-                cap,
-                over: false,
-            }
-        };
         self.head = Some(Head {
             status: head.status,
             content_type,
@@ -344,6 +361,9 @@ impl Exchange {
     fn base_verdict(&self, end: End) -> Verdict {
         Verdict {
             index: self.setup.index,
+            http_method: Some(self.req.http_method.clone()),
+            kind: Some(self.kind),
+            batch_position: None,
             method: self.req.method.clone(),
             id: self.req.id.clone(),
             tool: self.req.tool().map(str::to_owned),
@@ -370,6 +390,7 @@ impl Exchange {
             violations: Vec::new(),
             unterminated: None,
             limit: None,
+            server_requests: Vec::new(),
         }
     }
 
@@ -385,6 +406,10 @@ impl Exchange {
     ) -> Outcome {
         let body = std::mem::replace(&mut self.body, Body::AwaitHead);
         let status = head.status;
+        let own_stream = self.kind.is_session_entry() && !self.req.expects_response();
+        if own_stream && status == 405 {
+            return Outcome::MethodNotAllowed;
+        }
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
             if let Body::Buffer { buf, .. } = &body
@@ -394,6 +419,12 @@ impl Exchange {
                 terminal.error_message = Some(message);
             }
             return Outcome::HttpError;
+        }
+        if self.kind == ExchangeKind::Terminate {
+            return Outcome::SessionTerminated;
+        }
+        if own_stream {
+            return self.judge_listen(head, body, v);
         }
         if !self.req.expects_response() {
             // Notification or response POST: 202 and no body.
@@ -441,6 +472,35 @@ impl Exchange {
                 Outcome::UnexpectedContentType
             }
         }
+    }
+
+    /// A standalone or unlinked resumed `GET` stream: it may carry anything but (when listening)
+    /// a response; how it ended is no failure of any request.
+    fn judge_listen(&mut self, head: &Head, body: Body, v: &mut Verdict) -> Outcome {
+        let Body::Stream(mut stream) = body else {
+            self.findings.add(
+                Rule::HttpContentType,
+                format!(
+                    "{} GET answered with Content-Type {}",
+                    head.status,
+                    head.content_type.as_deref().unwrap_or("absent")
+                ),
+                None,
+            );
+            return Outcome::UnexpectedContentType;
+        };
+        v.event_count = Some(stream.track.event_count);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests);
+        if self.setup.version.has_resumption()
+            && let Some(last) = stream.framer.last_event_id()
+        {
+            v.last_event_id = Some(String::from_utf8_lossy(last).into_owned());
+            v.resumable = true;
+        }
+        if self.limit_hit.is_some() {
+            return Outcome::LimitExceeded;
+        }
+        Outcome::Listening
     }
 
     fn judge_json(
@@ -576,6 +636,7 @@ impl Exchange {
     ) -> Outcome {
         let version = self.setup.version;
         v.event_count = Some(stream.track.event_count);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests);
         let last_id = stream
             .framer
             .last_event_id()
@@ -801,7 +862,10 @@ impl SseSink for StreamSink<'_> {
             );
             return;
         }
-        if let Some(t) = &self.stream.terminal {
+        // In a batch, events after our answer may be the siblings' answers: judged per message.
+        if let Some(t) = &self.stream.terminal
+            && self.req.kind != BodyKind::Batch
+        {
             let level = if t.outcome == Some(Outcome::InputRequired) {
                 Level::Must
             } else {
@@ -876,16 +940,28 @@ impl StreamSink<'_> {
     }
 
     fn message(&mut self, env: &Envelope<'_>, event: u64, at: Option<Location>) {
-        let mine = env.kind() == Kind::Response
-            && self.stream.expected.iter().any(|id| env.id_matches(id));
+        let is_response = env.kind() == Kind::Response;
+        let mine = is_response && self.req.id.as_ref().is_some_and(|id| env.id_matches(id));
+        // Another request of the same batch: its own row judges it.
+        let sibling =
+            is_response && !mine && self.stream.expected.iter().any(|id| env.id_matches(id));
         report(self.observer, env, mine, Some(event));
         if self.stream.terminal.is_some() {
+            if sibling {
+                return;
+            }
             self.findings
                 .add(Rule::SseAfterFinal, "message after the final response", at);
             return;
         }
         match env.kind() {
             Kind::Request => {
+                if let Some(id) = env.id.and_then(|i| serde_json::from_str(i.get()).ok()) {
+                    self.stream.server_requests.push(ServerRequest {
+                        method: env.method.unwrap_or("").to_owned(),
+                        id,
+                    });
+                }
                 if self.version.is_stateless() {
                     self.findings.add(
                         Rule::SseServerRequest,
@@ -909,6 +985,18 @@ impl StreamSink<'_> {
                     &mut terminal,
                 );
                 self.stream.terminal = Some(terminal);
+            }
+            Kind::Response if sibling => {}
+            Kind::Response if self.stream.listen == Some(ExchangeKind::Resume) => {}
+            Kind::Response if self.stream.listen.is_some() => {
+                self.findings.add(
+                    Rule::ListenResponse,
+                    format!(
+                        "response with id {} on a standalone GET stream",
+                        env.id.map(|i| i.get()).unwrap_or("absent")
+                    ),
+                    at,
+                );
             }
             Kind::Response => {
                 self.stream.foreign_seen = true;

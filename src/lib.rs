@@ -58,6 +58,7 @@ macro_rules! scalars_give {
 
 #[cfg(feature = "client")]
 pub mod adapters;
+pub mod calls;
 mod client_checks;
 pub mod exchange;
 #[cfg(feature = "client")]
@@ -65,6 +66,7 @@ pub mod faults;
 mod findings;
 pub mod har;
 pub mod jsonrpc;
+pub mod lifecycle;
 pub mod limits;
 pub mod replay;
 pub mod request;
@@ -78,7 +80,9 @@ pub mod tool_result;
 pub mod verdict;
 pub mod version;
 
+pub use calls::{Call, Calls, RetryOrigin};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
+pub use lifecycle::{ExchangeKind, ServerRequest};
 pub use limits::{LimitKind, Limits};
 pub use request::{BodyKind, Headers, Request};
 pub use session::Session;

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::rules::Rule;
 use crate::version::{ProtocolVersion, VersionSource};
 
@@ -51,11 +52,17 @@ pub enum Outcome {
     ToolSuccess,
     /// Any other request completed with a result.
     Success,
+    /// A standalone `GET` stream (listen or unlinked resume) was opened and carried what it may.
+    Listening,
+    /// `DELETE` of the session was accepted (2xx).
+    SessionTerminated,
+    /// 405 to a `GET` or `DELETE`: the server offers no such stream or termination (allowed).
+    MethodNotAllowed,
 }
 
 impl Outcome {
     /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 19] = [
+    pub const ALL: [Outcome; 22] = [
         Outcome::HttpError,
         Outcome::ConnectionFailed,
         Outcome::UnexpectedContentType,
@@ -75,6 +82,9 @@ impl Outcome {
         Outcome::ToolError,
         Outcome::ToolSuccess,
         Outcome::Success,
+        Outcome::Listening,
+        Outcome::SessionTerminated,
+        Outcome::MethodNotAllowed,
     ];
 
     /// The layer this outcome belongs to.
@@ -85,8 +95,12 @@ impl Outcome {
             | ConnectionFailed
             | UnexpectedContentType
             | NotificationAccepted
-            | UnexpectedAccepted => Layer::Transport,
-            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded => Layer::Stream,
+            | UnexpectedAccepted
+            | SessionTerminated
+            | MethodNotAllowed => Layer::Transport,
+            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded | Listening => {
+                Layer::Stream
+            }
             MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
             InputRequired | Deferred => Layer::Interaction,
             ToolError | ToolSuccess | Success => Layer::Application,
@@ -105,6 +119,9 @@ impl Outcome {
                 | ToolError
                 | ToolSuccess
                 | Success
+                | Listening
+                | SessionTerminated
+                | MethodNotAllowed
         )
     }
 
@@ -131,6 +148,9 @@ impl Outcome {
             ToolError => "TOOL_ERROR",
             ToolSuccess => "TOOL_SUCCESS",
             Success => "SUCCESS",
+            Listening => "LISTENING",
+            SessionTerminated => "SESSION_TERMINATED",
+            MethodNotAllowed => "METHOD_NOT_ALLOWED",
         }
     }
 }
@@ -291,9 +311,15 @@ pub struct Unterminated {
 pub struct Verdict {
     /// 0-based position of the entry in the capture (or the exchange number, live).
     pub index: u64,
+    /// HTTP method of the entry: `POST`, `GET` or `DELETE`.
+    pub http_method: Option<String>,
+    /// What the entry is: request, notification, response, listen, resume or terminate.
+    pub kind: Option<ExchangeKind>,
+    /// 2025-03-26 batch: 0-based position of this request among the batch's requests.
+    pub batch_position: Option<u32>,
     /// JSON-RPC method of the request.
     pub method: Option<String>,
-    /// JSON-RPC id of the request (null for notifications and responses).
+    /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
     pub id: Option<Value>,
     /// `params.name` of a `tools/call`.
     pub tool: Option<String>,
@@ -333,6 +359,8 @@ pub struct Verdict {
     pub unterminated: Option<Unterminated>,
     /// Which limit was hit, for `LIMIT_EXCEEDED`.
     pub limit: Option<String>,
+    /// Requests the server sent on this exchange's SSE stream (method and id), in order.
+    pub server_requests: Vec<ServerRequest>,
 }
 
 impl Verdict {

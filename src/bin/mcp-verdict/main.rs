@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input.
 
+mod calls_out;
 mod faults;
 mod output;
 mod probe;
@@ -183,6 +184,10 @@ struct ReplayArgs {
     /// HAR files (browser devtools, mitmproxy, proxy exports). `-` reads standard input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Print logical calls (retries, resumptions, MRTR rounds and answers grouped) instead of
+    /// one verdict per exchange.
+    #[arg(long)]
+    calls: bool,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -353,6 +358,9 @@ impl<R: io::Read> io::Read for Progress<R> {
 }
 
 fn run_replay(args: ReplayArgs) -> ExitCode {
+    if args.calls {
+        return calls_out::run(&args.files, &args.out, args.limits.limits());
+    }
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
     let mut tally = Tally::default();

@@ -1,0 +1,257 @@
+//! `replay --calls`: logical calls instead of exchanges, as a table (the seed article's per-call
+//! fields as columns), one JSON document, or one call per line.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mcp_verdict::replay::{self, Tally};
+use mcp_verdict::{Call, Level, Limits};
+use serde_json::Value;
+
+use crate::{FormatArg, OutputArgs};
+
+const RESET: &str = "\x1b[0m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const BOLD: &str = "\x1b[1m";
+
+/// Writes calls as they come; stops quietly on a broken pipe.
+struct CallPrinter<W: Write> {
+    out: W,
+    format: FormatArg,
+    color: bool,
+    broken: bool,
+    files: usize,
+    in_file: usize,
+    total: u64,
+    incomplete: u64,
+}
+
+impl<W: Write> CallPrinter<W> {
+    fn emit(&mut self, text: &str) {
+        if self.broken {
+            return;
+        }
+        if let Err(e) = self.out.write_all(text.as_bytes()) {
+            if e.kind() != io::ErrorKind::BrokenPipe {
+                eprintln!("mcp-verdict: cannot write output: {e}");
+            }
+            self.broken = true;
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("{code}{text}{RESET}")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn begin_file(&mut self, name: &str) {
+        self.in_file = 0;
+        match self.format {
+            FormatArg::Human => {
+                let title = self.paint(BOLD, name);
+                self.emit(&format!(
+                    "{title}\n{:>4}  {:<12} {:<22} {:<10} {:<26} {:>5}  {:<14} {:<10} {:>6}  {:<14} {:<22} {}\n",
+                    "call",
+                    "entries",
+                    "client",
+                    "version",
+                    "method",
+                    "posts",
+                    "statuses",
+                    "ids",
+                    "error",
+                    "result_type",
+                    "outcome",
+                    "retry_origin"
+                ));
+            }
+            FormatArg::Json => {
+                let sep = if self.files == 0 { "[\n" } else { ",\n" };
+                let file = serde_json::to_string(name).unwrap_or_default();
+                self.emit(&format!("{sep}{{\"file\":{file},\"calls\":["));
+            }
+            FormatArg::Jsonl => {}
+        }
+        self.files += 1;
+    }
+
+    fn call(&mut self, c: &Call) {
+        self.total += 1;
+        if !c.complete {
+            self.incomplete += 1;
+        }
+        match self.format {
+            FormatArg::Human => self.human(c),
+            FormatArg::Json => {
+                let sep = if self.in_file == 0 { "\n" } else { ",\n" };
+                let text = serde_json::to_string(c).unwrap_or_default();
+                self.emit(&format!("{sep}{text}"));
+            }
+            FormatArg::Jsonl => {
+                let text = serde_json::to_string(c).unwrap_or_default();
+                self.emit(&format!("{text}\n"));
+            }
+        }
+        self.in_file += 1;
+    }
+
+    fn human(&mut self, c: &Call) {
+        let list = |items: Vec<String>| {
+            if items.is_empty() {
+                "-".to_owned()
+            } else {
+                items.join(",")
+            }
+        };
+        let entries = list(c.entries.iter().map(u64::to_string).collect());
+        let statuses = list(
+            c.http_statuses
+                .iter()
+                .map(|s| s.map_or("-".to_owned(), |s| s.to_string()))
+                .collect(),
+        );
+        let ids = list(c.ids.iter().map(id_text).collect());
+        let mut method = c.method.clone().unwrap_or_else(|| "-".into());
+        if let Some(tool) = &c.tool {
+            method = format!("{method} {tool}");
+        }
+        let outcome = format!("{:<22}", c.outcome.as_str());
+        let outcome = self.paint(if c.complete { GREEN } else { RED }, &outcome);
+        let origin = c.retry_origin.map_or("unknown", |o| o.as_str());
+        let line = format!(
+            "{:>4}  {:<12} {:<22} {:<10} {:<26} {:>5}  {:<14} {:<10} {:>6}  {:<14} {} {}\n",
+            c.call,
+            clip(&entries, 12),
+            clip(c.client.as_deref().unwrap_or("-"), 22),
+            c.protocol_version.map_or("-", |v| v.as_str()),
+            clip(&method, 26),
+            c.post_count,
+            clip(&statuses, 14),
+            clip(&ids, 10),
+            c.error_code.map_or("-".to_owned(), |e| e.to_string()),
+            clip(c.result_type.as_deref().unwrap_or("-"), 14),
+            outcome,
+            origin,
+        );
+        self.emit(&line);
+        if c.double_execution_risk {
+            let note = self.paint(RED, "      double execution risk");
+            self.emit(&format!("{note}\n"));
+        }
+        for v in &c.violations {
+            let level = match v.level {
+                Level::Must => "MUST",
+                Level::Should => "SHOULD",
+            };
+            let tag = self.paint(YELLOW, &format!("{level:<6} {}", v.rule));
+            self.emit(&format!("      {tag}: {}\n", v.detail));
+        }
+    }
+
+    fn end_file(&mut self) {
+        match self.format {
+            FormatArg::Json => self.emit("\n]}"),
+            FormatArg::Human => self.emit("\n"),
+            FormatArg::Jsonl => {}
+        }
+    }
+
+    fn finish(&mut self) {
+        match self.format {
+            FormatArg::Json => {
+                if self.files == 0 {
+                    self.emit("[");
+                }
+                self.emit("\n]\n");
+            }
+            FormatArg::Human => {
+                let head = format!(
+                    "{} calls, {} complete, {} incomplete\n",
+                    self.total,
+                    self.total - self.incomplete,
+                    self.incomplete
+                );
+                let head = self.paint(if self.incomplete == 0 { GREEN } else { RED }, &head);
+                self.emit(&head);
+            }
+            FormatArg::Jsonl => {}
+        }
+        let _ = self.out.flush();
+    }
+}
+
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() > width {
+        text.chars().take(width - 1).collect::<String>() + "…"
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Runs `replay --calls`. Exit codes as for verdicts, one level up: 0 when every call ended
+/// complete (a refused `server/discover` followed by `initialize` is forgiven), 1 otherwise, 2
+/// for unusable input.
+pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
+    let mut printer = CallPrinter {
+        out: io::stdout().lock(),
+        format: out.format,
+        color: out.color.enabled(),
+        broken: false,
+        files: 0,
+        in_file: 0,
+        total: 0,
+        incomplete: 0,
+    };
+    let mut tally = Tally::default();
+    let mut unusable = false;
+    for path in files {
+        tally.next_capture();
+        let name = path.display().to_string();
+        let reader: Box<dyn io::Read> = if name == "-" {
+            Box::new(io::stdin().lock())
+        } else {
+            match File::open(path) {
+                Ok(f) => Box::new(f),
+                Err(e) => {
+                    eprintln!("mcp-verdict: {name}: {e}");
+                    unusable = true;
+                    continue;
+                }
+            }
+        };
+        printer.begin_file(&name);
+        let result = replay::replay_calls(io::BufReader::new(reader), limits, &mut |call| {
+            tally.add_call(&call);
+            printer.call(&call);
+        });
+        printer.end_file();
+        if let Err(e) = result {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
+        }
+    }
+    printer.finish();
+    if printer.broken {
+        ExitCode::SUCCESS
+    } else if unusable {
+        ExitCode::from(2)
+    } else if tally.all_complete() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
