@@ -8,10 +8,13 @@ use mcp_verdict::replay::{Item, group_entry, judge_entry_rows};
 use mcp_verdict::{Call, Calls, Limits, Session, Verdict};
 use serde_json::{Value, json};
 
+/// The generated corpus (`testdata/har`) and the captures recorded from real servers
+/// (`testdata/captures`, expectations written by hand).
 fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/har");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("testdata/har exists")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut files: Vec<PathBuf> = ["har", "captures"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).expect("testdata dir exists"))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "har"))
         .collect();

@@ -148,7 +148,12 @@ impl<W: Write> Printer<W> {
     }
 
     fn human(&mut self, v: &Verdict) {
-        let mut method = v.method.clone().unwrap_or_else(|| "(response)".into());
+        let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
+            Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
+                format!("({})", kind.as_str())
+            }
+            _ => "(response)".into(),
+        });
         if let Some(tool) = &v.tool {
             method = format!("{method} {tool}");
         }
