@@ -195,6 +195,19 @@ pub fn replay_calls<R: Read>(
     result
 }
 
+/// Groups exchanges judged live into calls, given the entries the client recorded for them (one
+/// per verdict, in the same order): the grouping replay uses, so that live calls equal the calls
+/// of the recorded capture.
+pub fn calls_of(verdicts: &[Verdict], entries: &[Entry]) -> Vec<Call> {
+    let mut calls = Calls::new();
+    let mut out = Vec::new();
+    for (verdict, entry) in verdicts.iter().zip(entries) {
+        calls.add(facts_of(verdict, entry), &mut |c| out.push(c));
+    }
+    calls.finish(&mut |c| out.push(c));
+    out
+}
+
 /// Judges one entry (as [`judge_entry_rows`]) and adds its rows to `calls`.
 pub fn group_entry(
     session: &mut Session,
@@ -203,20 +216,22 @@ pub fn group_entry(
     chunks: &mut dyn Iterator<Item = usize>,
     each: &mut dyn FnMut(Call),
 ) {
-    let started_ms = entry.started.as_deref().and_then(rfc3339_ms);
-    let duration_ms = entry.time_ms.filter(|t| *t >= 0.0).map(|t| t as u64);
     judge_entry_rows(session, entry, chunks, &mut |item| {
         if let Item::Verdict(verdict) = item {
-            let facts = ExchangeFacts {
-                verdict: &verdict,
-                headers: &entry.request_headers,
-                body: &entry.request_body,
-                started_ms,
-                duration_ms,
-            };
-            calls.add(facts, each);
+            calls.add(facts_of(&verdict, entry), each);
         }
     });
+}
+
+/// What the grouping reads from a verdict and the entry it judged.
+fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
+    ExchangeFacts {
+        verdict,
+        headers: &entry.request_headers,
+        body: &entry.request_body,
+        started_ms: entry.started.as_deref().and_then(rfc3339_ms),
+        duration_ms: entry.time_ms.filter(|t| *t >= 0.0).map(|t| t as u64),
+    }
 }
 
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a

@@ -70,6 +70,18 @@ impl ExchangeKind {
         }
     }
 
+    /// One line: what the entry is.
+    pub fn summary(self) -> &'static str {
+        match self {
+            ExchangeKind::Request => "a POSTed JSON-RPC request (or one row of a batch)",
+            ExchangeKind::Notification => "a POSTed notification",
+            ExchangeKind::Response => "a POSTed response: the client's answer to a server request",
+            ExchangeKind::Listen => "a GET without Last-Event-ID: the standalone server stream",
+            ExchangeKind::Resume => "a GET with Last-Event-ID: resumes an earlier stream",
+            ExchangeKind::Terminate => "a DELETE of the session",
+        }
+    }
+
     /// A `GET` or `DELETE`: no JSON-RPC body of its own.
     pub fn is_session_entry(self) -> bool {
         matches!(

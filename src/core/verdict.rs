@@ -125,6 +125,35 @@ impl Outcome {
         )
     }
 
+    /// One line: when the outcome is given (for `mcp-verdict rules`).
+    pub fn summary(self) -> &'static str {
+        use Outcome::*;
+        match self {
+            HttpError => "any non-2xx status, decided before the body",
+            ConnectionFailed => "no response head",
+            UnexpectedContentType => "2xx to a request (or GET) with neither JSON nor SSE",
+            NotificationAccepted => "202 to a notification or response POST",
+            UnexpectedAccepted => "202/204 to a request",
+            StreamAborted => "the SSE stream ended without the response",
+            StreamOpen => "the capture ended with the stream open: unknown",
+            TimedOut => "the client gave up waiting",
+            Cancelled => "the client closed the stream on purpose",
+            LimitExceeded => "a configured limit was hit",
+            MalformedJson => "empty, unparseable, or trailing bytes",
+            InvalidEnvelope => "not a valid JSON-RPC response to this request",
+            JsonrpcError => "a JSON-RPC error response",
+            InvalidToolResult => "a tools/call result that breaks CallToolResult",
+            InputRequired => "MRTR: resubmit with input",
+            Deferred => "a task was created",
+            ToolError => "isError: true",
+            ToolSuccess => "a tools/call result",
+            Success => "any other request completed with a result",
+            Listening => "a listen (or unlinked resume) GET got its SSE stream",
+            SessionTerminated => "2xx to a DELETE of the session",
+            MethodNotAllowed => "405 to a GET or DELETE (allowed)",
+        }
+    }
+
     /// The wire name, e.g. `TOOL_SUCCESS`.
     pub fn as_str(self) -> &'static str {
         use Outcome::*;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_verdict::replay::{self, Tally};
-use mcp_verdict::{Call, Level, Limits};
+use mcp_verdict::{Call, ExchangeKind, Level, Limits, Outcome};
 use serde_json::Value;
 
 use crate::{FormatArg, OutputArgs};
@@ -30,7 +30,33 @@ struct CallPrinter<W: Write> {
     incomplete: u64,
 }
 
+impl CallPrinter<io::StdoutLock<'static>> {
+    fn new(out: &OutputArgs) -> Self {
+        CallPrinter {
+            out: io::stdout().lock(),
+            format: out.format,
+            color: out.color.enabled(),
+            broken: false,
+            files: 0,
+            in_file: 0,
+            total: 0,
+            incomplete: 0,
+        }
+    }
+}
+
 impl<W: Write> CallPrinter<W> {
+    /// 0 all calls complete (or output cut by a closed pipe), 1 some not, 2 unusable input.
+    fn exit(&self, unusable: bool, all_complete: bool) -> ExitCode {
+        if self.broken || (all_complete && !unusable) {
+            ExitCode::SUCCESS
+        } else if unusable {
+            ExitCode::from(2)
+        } else {
+            ExitCode::from(1)
+        }
+    }
+
     fn emit(&mut self, text: &str) {
         if self.broken {
             return;
@@ -202,20 +228,25 @@ fn clip(text: &str, width: usize) -> String {
     }
 }
 
+/// Prints the calls of one live run (`probe --calls`); the exit code as for `replay --calls`.
+pub fn print(out: &OutputArgs, name: &str, calls: &[Call], unusable: bool) -> ExitCode {
+    let mut printer = CallPrinter::new(out);
+    let mut tally = Tally::default();
+    printer.begin_file(name);
+    for call in calls {
+        tally.add_call(call);
+        printer.call(call);
+    }
+    printer.end_file();
+    printer.finish();
+    printer.exit(unusable, tally.all_complete())
+}
+
 /// Runs `replay --calls`. Exit codes as for verdicts, one level up: 0 when every call ended
 /// complete (a refused `server/discover` followed by `initialize` is forgiven), 1 otherwise, 2
 /// for unusable input.
 pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
-    let mut printer = CallPrinter {
-        out: io::stdout().lock(),
-        format: out.format,
-        color: out.color.enabled(),
-        broken: false,
-        files: 0,
-        in_file: 0,
-        total: 0,
-        incomplete: 0,
-    };
+    let mut printer = CallPrinter::new(out);
     let mut tally = Tally::default();
     let mut unusable = false;
     for path in files {
@@ -245,13 +276,31 @@ pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
         }
     }
     printer.finish();
-    if printer.broken {
-        ExitCode::SUCCESS
-    } else if unusable {
-        ExitCode::from(2)
-    } else if tally.all_complete() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    printer.exit(unusable, tally.all_complete())
+}
+
+/// After the rules, `mcp-verdict rules` lists the outcomes (with layer and completeness) and the
+/// entry kinds, so that every name a verdict or call can carry is explained in one place.
+pub fn list_vocabulary(out: &mut dyn Write) {
+    let mut lines = vec![String::new(), "outcomes:".to_owned()];
+    for o in Outcome::ALL {
+        let done = if o.is_complete() {
+            "complete"
+        } else {
+            "incomplete"
+        };
+        lines.push(format!(
+            "  {:<26} {:<12} {:<10} {}",
+            o.as_str(),
+            o.layer().as_str(),
+            done,
+            o.summary()
+        ));
     }
+    lines.push(String::new());
+    lines.push("kinds:".to_owned());
+    for k in ExchangeKind::ALL {
+        lines.push(format!("  {:<26} {}", k.as_str(), k.summary()));
+    }
+    let _ = writeln!(out, "{}", lines.join("\n"));
 }

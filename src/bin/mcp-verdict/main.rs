@@ -167,6 +167,9 @@ struct ProbeArgs {
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(long, value_name = "FILE.har")]
     record: Option<PathBuf>,
+    /// Print logical calls instead of one verdict per exchange (as `replay --calls`).
+    #[arg(long)]
+    calls: bool,
     /// Overall deadline per exchange, in seconds.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
@@ -264,9 +267,10 @@ fn main() -> ExitCode {
             for rule in Rule::ALL {
                 let level = format!("{:?}", rule.level()).to_lowercase();
                 if writeln!(out, "{:<40} {:<6} {}", rule.id(), level, rule.summary()).is_err() {
-                    break;
+                    return ExitCode::SUCCESS;
                 }
             }
+            calls_out::list_vocabulary(&mut out);
             ExitCode::SUCCESS
         }
     }

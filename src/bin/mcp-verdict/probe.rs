@@ -95,13 +95,25 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    let verdicts = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
+    let mut verdicts =
+        runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
+    for (i, v) in verdicts.iter_mut().enumerate() {
+        v.index = i as u64;
+    }
+    if args.calls {
+        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let calls = mcp_verdict::replay::calls_of(&verdicts, &entries);
+        let unusable = args
+            .record
+            .as_ref()
+            .is_some_and(|p| !write_har(p, &entries));
+        return crate::calls_out::print(&args.out, &args.url, &calls, unusable);
+    }
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
     let mut tally = Tally::default();
-    for (i, mut v) in verdicts.into_iter().enumerate() {
-        v.index = i as u64;
+    for v in verdicts {
         tally.add(&v);
         printer.item(&args.url, &Item::Verdict(Box::new(v)));
     }
@@ -110,15 +122,20 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let mut unusable = false;
     if let Some(path) = &args.record {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
-        let written = std::fs::File::create(path)
-            .map(std::io::BufWriter::new)
-            .and_then(|mut f| har::write(&entries, &mut f));
-        if let Err(e) = written {
-            eprintln!("mcp-verdict: {}: {e}", path.display());
-            unusable = true;
-        }
+        unusable = !write_har(path, &entries);
     }
     exit_code(&printer, unusable, tally.all_complete())
+}
+
+/// Writes the recorded entries as HAR; false (said on stderr) when it cannot.
+fn write_har(path: &std::path::Path, entries: &[har::Entry]) -> bool {
+    let written = std::fs::File::create(path)
+        .map(std::io::BufWriter::new)
+        .and_then(|mut f| har::write(entries, &mut f));
+    if let Err(e) = &written {
+        eprintln!("mcp-verdict: {}: {e}", path.display());
+    }
+    written.is_ok()
 }
 
 /// The probe sequence. Stops early when the handshake fails.
