@@ -1,7 +1,6 @@
 //! `replay --calls`: logical calls instead of exchanges, as a table (the seed article's per-call
 //! fields as columns), one JSON document, or one call per line.
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,18 +11,12 @@ use serde_json::Value;
 
 use crate::{FormatArg, OutputArgs};
 
-const RESET: &str = "\x1b[0m";
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
-const BOLD: &str = "\x1b[1m";
+use crate::output::{BOLD, Format, GREEN, Printer, RED, YELLOW};
 
-/// Writes calls as they come; stops quietly on a broken pipe.
+/// Writes calls as they come, through the verdict printer's writer (colour, broken pipe).
 struct CallPrinter<W: Write> {
-    out: W,
+    out: Printer<W>,
     format: FormatArg,
-    color: bool,
-    broken: bool,
     files: usize,
     in_file: usize,
     total: u64,
@@ -33,10 +26,8 @@ struct CallPrinter<W: Write> {
 impl CallPrinter<io::StdoutLock<'static>> {
     fn new(out: &OutputArgs) -> Self {
         CallPrinter {
-            out: io::stdout().lock(),
+            out: Printer::new(io::stdout().lock(), Format::Human, out.color.enabled()),
             format: out.format,
-            color: out.color.enabled(),
-            broken: false,
             files: 0,
             in_file: 0,
             total: 0,
@@ -48,7 +39,7 @@ impl CallPrinter<io::StdoutLock<'static>> {
 impl<W: Write> CallPrinter<W> {
     /// 0 all calls complete (or output cut by a closed pipe), 1 some not, 2 unusable input.
     fn exit(&self, unusable: bool, all_complete: bool) -> ExitCode {
-        if self.broken || (all_complete && !unusable) {
+        if self.out.broken_pipe() || (all_complete && !unusable) {
             ExitCode::SUCCESS
         } else if unusable {
             ExitCode::from(2)
@@ -58,23 +49,11 @@ impl<W: Write> CallPrinter<W> {
     }
 
     fn emit(&mut self, text: &str) {
-        if self.broken {
-            return;
-        }
-        if let Err(e) = self.out.write_all(text.as_bytes()) {
-            if e.kind() != io::ErrorKind::BrokenPipe {
-                eprintln!("mcp-verdict: cannot write output: {e}");
-            }
-            self.broken = true;
-        }
+        self.out.emit(text);
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("{code}{text}{RESET}")
-        } else {
-            text.to_owned()
-        }
+        self.out.paint(code, text)
     }
 
     fn begin_file(&mut self, name: &str) {
@@ -209,7 +188,7 @@ impl<W: Write> CallPrinter<W> {
             }
             FormatArg::Jsonl => {}
         }
-        let _ = self.out.flush();
+        self.out.flush();
     }
 }
 
@@ -252,20 +231,12 @@ pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
     for path in files {
         tally.next_capture();
         let name = path.display().to_string();
-        let reader: Box<dyn io::Read> = if name == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            match File::open(path) {
-                Ok(f) => Box::new(f),
-                Err(e) => {
-                    eprintln!("mcp-verdict: {name}: {e}");
-                    unusable = true;
-                    continue;
-                }
-            }
+        let Some(reader) = crate::open_capture(path, &name) else {
+            unusable = true;
+            continue;
         };
         printer.begin_file(&name);
-        let result = replay::replay_calls(io::BufReader::new(reader), limits, &mut |call| {
+        let result = replay::replay_calls(reader, limits, &mut |call| {
             tally.add_call(&call);
             printer.call(&call);
         });

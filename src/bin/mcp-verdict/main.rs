@@ -361,6 +361,26 @@ impl<R: io::Read> io::Read for Progress<R> {
     }
 }
 
+/// Opens a capture (`-` is standard input), with a progress line for large files on a terminal;
+/// `None` after saying why on stderr.
+fn open_capture(path: &std::path::Path, name: &str) -> Option<Box<dyn io::Read>> {
+    if name == "-" {
+        return Some(Box::new(io::stdin().lock()));
+    }
+    match File::open(path) {
+        Ok(f) => match f.metadata() {
+            Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                Some(Box::new(Progress::new(f, m.len(), name)))
+            }
+            _ => Some(Box::new(f)),
+        },
+        Err(e) => {
+            eprintln!("mcp-verdict: {name}: {e}");
+            None
+        }
+    }
+}
+
 fn run_replay(args: ReplayArgs) -> ExitCode {
     if args.calls {
         return calls_out::run(&args.files, &args.out, args.limits.limits());
@@ -372,22 +392,9 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     for path in &args.files {
         tally.next_capture();
         let name = path.display().to_string();
-        let reader: Box<dyn io::Read> = if name == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            match File::open(path) {
-                Ok(f) => match f.metadata() {
-                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
-                        Box::new(Progress::new(f, m.len(), &name))
-                    }
-                    _ => Box::new(f),
-                },
-                Err(e) => {
-                    eprintln!("mcp-verdict: {name}: {e}");
-                    unusable = true;
-                    continue;
-                }
-            }
+        let Some(reader) = open_capture(path, &name) else {
+            unusable = true;
+            continue;
         };
         printer.begin_file(&name);
         let result = replay::replay_har(reader, limits, &mut |item| {

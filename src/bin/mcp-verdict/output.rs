@@ -30,12 +30,12 @@ pub struct Printer<W: Write> {
     total: u64,
 }
 
-const RESET: &str = "\x1b[0m";
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
+pub(crate) const RESET: &str = "\x1b[0m";
+pub(crate) const RED: &str = "\x1b[31m";
+pub(crate) const GREEN: &str = "\x1b[32m";
+pub(crate) const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
-const BOLD: &str = "\x1b[1m";
+pub(crate) const BOLD: &str = "\x1b[1m";
 
 #[derive(Serialize)]
 struct Line<'a> {
@@ -65,7 +65,12 @@ impl<W: Write> Printer<W> {
         self.broken
     }
 
-    fn emit(&mut self, text: &str) {
+    /// Flushes what was written (for printers that only borrow the writer).
+    pub(crate) fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
+    pub(crate) fn emit(&mut self, text: &str) {
         if self.broken {
             return;
         }
@@ -79,7 +84,7 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
+    pub(crate) fn paint(&self, code: &str, text: &str) -> String {
         if self.color {
             format!("{code}{text}{RESET}")
         } else {
