@@ -239,7 +239,9 @@ fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
 /// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
+    total: u64,
     incomplete: u64,
+    forgiven: u64,
     discover_refused: bool,
 }
 
@@ -255,8 +257,10 @@ impl Tally {
     }
 
     fn count(&mut self, method: Option<&str>, complete: bool) {
+        self.total += 1;
         if self.discover_refused && method == Some("initialize") {
             self.incomplete -= 1;
+            self.forgiven += 1;
         }
         self.discover_refused = false;
         if !complete {
@@ -273,6 +277,21 @@ impl Tally {
     /// Every exchange counted was complete (or a forgiven legacy probe).
     pub fn all_complete(&self) -> bool {
         self.incomplete == 0
+    }
+
+    /// Exchanges counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Incomplete exchanges that fail the run (forgiven legacy probes not included).
+    pub fn incomplete(&self) -> u64 {
+        self.incomplete
+    }
+
+    /// Refused `server/discover` probes forgiven because an `initialize` followed.
+    pub fn forgiven(&self) -> u64 {
+        self.forgiven
     }
 }
 

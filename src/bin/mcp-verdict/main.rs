@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Limits;
 use mcp_verdict::Rule;
-use mcp_verdict::replay::{self, Item, Tally};
+use mcp_verdict::replay;
 
 use output::{Format, Printer};
 
@@ -304,12 +304,12 @@ impl OutputArgs {
 }
 
 /// The exit code for a run: 2 unusable input, else 0 when every exchange was complete.
-fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool, all_complete: bool) -> ExitCode {
+fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
     if printer.broken_pipe() {
         ExitCode::SUCCESS
     } else if unusable {
         ExitCode::from(2)
-    } else if all_complete {
+    } else if printer.all_complete() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -387,22 +387,15 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     }
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
-    let mut tally = Tally::default();
     let mut unusable = false;
     for path in &args.files {
-        tally.next_capture();
         let name = path.display().to_string();
         let Some(reader) = open_capture(path, &name) else {
             unusable = true;
             continue;
         };
         printer.begin_file(&name);
-        let result = replay::replay_har(reader, limits, &mut |item| {
-            if let Item::Verdict(v) = &item {
-                tally.add(v);
-            }
-            printer.item(&name, &item);
-        });
+        let result = replay::replay_har(reader, limits, &mut |item| printer.item(&name, &item));
         printer.end_file(&name);
         if let Err(e) = result {
             eprintln!("mcp-verdict: {name}: {e}");
@@ -410,5 +403,5 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
     }
     printer.finish();
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
 use mcp_verdict::har;
-use mcp_verdict::replay::{Item, Tally};
+use mcp_verdict::replay::Item;
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
@@ -112,9 +112,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
-    let mut tally = Tally::default();
     for v in verdicts {
-        tally.add(&v);
         printer.item(&args.url, &Item::Verdict(Box::new(v)));
     }
     printer.end_file(&args.url);
@@ -124,7 +122,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         unusable = !write_har(path, &entries);
     }
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }
 
 /// Writes the recorded entries as HAR; false (said on stderr) when it cannot.
