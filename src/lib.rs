@@ -84,7 +84,9 @@ pub use crate::core::sse;
 #[cfg(feature = "tools")]
 pub use crate::tools::{faults, soak};
 
-pub use calls::{AUTOMATIC_RETRY_MS, Call, Calls, ExchangeFacts, OPEN_CALLS, RetryOrigin};
+pub use calls::{
+    AUTOMATIC_RETRY_MS, Call, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS, RetryOrigin,
+};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
 pub use jsonrpc::Kind as MessageKind;
 pub use lifecycle::{ExchangeKind, ServerRequest};

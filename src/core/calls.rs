@@ -38,6 +38,13 @@ pub const AUTOMATIC_RETRY_MS: u64 = 10_000;
 /// any capture); the oldest is emitted when one more begins.
 pub const OPEN_CALLS: usize = 256;
 
+/// A call holds at most this many exchanges; the next one that would join starts a call of its
+/// own (a client polling one task forever cannot grow one record without bound).
+pub const MAX_CALL_EXCHANGES: usize = 4096;
+
+/// Server requests a call remembers while waiting for the client's answers.
+const MAX_WAITING: usize = 256;
+
 /// How a call's latest exchange came about. A guess from traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,7 +179,9 @@ impl Calls {
             self.client = Some(client);
         }
         let kind = v.kind.unwrap_or(ExchangeKind::Request);
-        let join = self.find(x, kind, message.as_ref());
+        let join = self
+            .find(x, kind, message.as_ref())
+            .filter(|j| self.open[j.at].call.entries.len() < MAX_CALL_EXCHANGES);
         let at = match &join {
             Some(j) => j.at,
             None => {
@@ -382,6 +391,9 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
         call.tool = v.tool.clone();
     }
     for sr in &v.server_requests {
+        if open.waiting.len() == MAX_WAITING {
+            open.waiting.remove(0);
+        }
         open.waiting.push(sr.id.clone());
     }
     if kind == ExchangeKind::Response {
@@ -521,6 +533,39 @@ pub fn rfc3339_ms(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_call_stops_growing_at_its_cap() {
+        use crate::{End, Headers, Request, ResponseHead, Session};
+        let mut session = Session::default();
+        let mut calls = Calls::new();
+        let mut out = Vec::new();
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#;
+        let headers = Headers::new();
+        for _ in 0..MAX_CALL_EXCHANGES + 1 {
+            let mut ex = session.begin(Request::new("POST", headers.clone(), body));
+            ex.on_head(ResponseHead {
+                status: 503,
+                headers: Headers::new(),
+            });
+            let v = session.finish(&mut ex, End::Eof);
+            let facts = ExchangeFacts {
+                verdict: &v,
+                headers: &headers,
+                body,
+                started_ms: None,
+                duration_ms: None,
+            };
+            calls.add(facts, &mut |c| out.push(c));
+        }
+        calls.finish(&mut |c| out.push(c));
+        let sizes: Vec<usize> = out.iter().map(|c| c.entries.len()).collect();
+        assert_eq!(sizes, vec![MAX_CALL_EXCHANGES, 1]);
+        assert_eq!(
+            out[0].retry_origin, None,
+            "re-sends without timestamps: origin unknown"
+        );
+    }
 
     #[test]
     fn rfc3339() {
