@@ -6,6 +6,7 @@ use std::io::Read;
 use serde::Serialize;
 
 use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
+use crate::exchange::Observer;
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
 use crate::request::{BodyKind, Request};
@@ -65,8 +66,19 @@ pub fn judge_entry(
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
+    judge_entry_with(session, entry, chunks, &mut ())
+}
+
+/// Like [`judge_entry`], reporting every SSE event and JSON-RPC message to `observer` (reports
+/// draw their timelines from it).
+pub fn judge_entry_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+) -> Item {
     let mut first = None;
-    judge_entry_rows(session, entry, chunks, &mut |item| {
+    judge_entry_rows_with(session, entry, chunks, observer, &mut |item| {
         first.get_or_insert(item);
     });
     first.unwrap_or_else(|| {
@@ -85,6 +97,17 @@ pub fn judge_entry_rows(
     chunks: &mut dyn Iterator<Item = usize>,
     each: &mut dyn FnMut(Item),
 ) {
+    judge_entry_rows_with(session, entry, chunks, &mut (), each);
+}
+
+/// Like [`judge_entry_rows`], reporting events and messages to `observer`.
+pub fn judge_entry_rows_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+    each: &mut dyn FnMut(Item),
+) {
     let req = Request::new(
         &entry.method,
         entry.request_headers.clone(),
@@ -93,7 +116,7 @@ pub fn judge_entry_rows(
     if req.kind == BodyKind::Batch && req.ids.len() > 1 {
         let members = batch_requests(&req, &entry.request_body);
         for (position, member) in members.into_iter().enumerate() {
-            let mut item = judge_request(session, entry, member, chunks);
+            let mut item = judge_request(session, entry, member, chunks, observer);
             if let Item::Verdict(v) = &mut item {
                 v.batch_position = u32::try_from(position).ok();
             }
@@ -101,7 +124,7 @@ pub fn judge_entry_rows(
         }
         return;
     }
-    each(judge_request(session, entry, req, chunks));
+    each(judge_request(session, entry, req, chunks, observer));
 }
 
 /// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
@@ -127,6 +150,7 @@ fn judge_request(
     entry: &Entry,
     req: Request,
     chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
 ) -> Item {
     let mut req = req;
     // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's answer.
@@ -148,11 +172,15 @@ fn judge_request(
         let mut rest = &entry.response_body[..];
         while !rest.is_empty() {
             let n = chunks.next().unwrap_or(rest.len()).clamp(1, rest.len());
-            exchange.feed(&rest[..n]);
+            exchange.feed_with(&rest[..n], observer);
             rest = &rest[n..];
         }
     }
-    Item::Verdict(Box::new(session.finish(&mut exchange, entry.end)))
+    Item::Verdict(Box::new(session.finish_with(
+        &mut exchange,
+        entry.end,
+        observer,
+    )))
 }
 
 /// Replays a HAR document from `reader`, calling `each` for every entry in order.

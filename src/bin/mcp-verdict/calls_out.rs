@@ -9,7 +9,7 @@ use mcp_verdict::replay::{self, Tally};
 use mcp_verdict::{Call, ExchangeKind, Level, Limits, Outcome};
 use serde_json::Value;
 
-use crate::{FormatArg, OutputArgs};
+use crate::{FormatArg, OutputArgs, OutputFormatArg};
 
 use crate::output::{BOLD, Format, GREEN, Printer, RED, YELLOW};
 
@@ -24,15 +24,29 @@ struct CallPrinter<W: Write> {
 }
 
 impl CallPrinter<io::StdoutLock<'static>> {
-    fn new(out: &OutputArgs) -> Self {
-        CallPrinter {
+    /// A printer for `--calls`; `None` (said on stderr) for the report formats it does not have.
+    fn new(out: &OutputArgs) -> Option<Self> {
+        let format = match out.format {
+            OutputFormatArg::Human => FormatArg::Human,
+            OutputFormatArg::Json => FormatArg::Json,
+            OutputFormatArg::Jsonl => FormatArg::Jsonl,
+            OutputFormatArg::Junit => {
+                eprintln!("mcp-verdict: --calls prints human, json or jsonl, not junit");
+                return None;
+            }
+        };
+        if out.html.is_some() {
+            eprintln!("mcp-verdict: --calls does not write --html reports (they show exchanges)");
+            return None;
+        }
+        Some(CallPrinter {
             out: Printer::new(io::stdout().lock(), Format::Human, out.color.enabled()),
-            format: out.format,
+            format,
             files: 0,
             in_file: 0,
             total: 0,
             incomplete: 0,
-        }
+        })
     }
 }
 
@@ -209,7 +223,9 @@ fn clip(text: &str, width: usize) -> String {
 
 /// Prints the calls of one live run (`probe --calls`); the exit code as for `replay --calls`.
 pub fn print(out: &OutputArgs, name: &str, calls: &[Call], unusable: bool) -> ExitCode {
-    let mut printer = CallPrinter::new(out);
+    let Some(mut printer) = CallPrinter::new(out) else {
+        return ExitCode::from(2);
+    };
     let mut tally = Tally::default();
     printer.begin_file(name);
     for call in calls {
@@ -225,7 +241,9 @@ pub fn print(out: &OutputArgs, name: &str, calls: &[Call], unusable: bool) -> Ex
 /// complete (a refused `server/discover` followed by `initialize` is forgiven), 1 otherwise, 2
 /// for unusable input.
 pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
-    let mut printer = CallPrinter::new(out);
+    let Some(mut printer) = CallPrinter::new(out) else {
+        return ExitCode::from(2);
+    };
     let mut tally = Tally::default();
     let mut unusable = false;
     for path in files {
