@@ -468,20 +468,35 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
                 let mut session = Session::new(limits);
                 har::read_entries(reader, &mut |entry| {
                     let mut seen = TraceObserver::default();
-                    let item = replay::judge_entry_with(
+                    let mut rows = Vec::with_capacity(1);
+                    replay::judge_entry_rows_with(
                         &mut session,
                         &entry,
                         &mut std::iter::empty(),
                         &mut seen,
+                        &mut |item| rows.push(item),
                     );
-                    match &item {
-                        Item::Verdict(v) => {
-                            run.traces
-                                .push(Trace::from_entry(&name, &entry, (**v).clone(), seen));
+                    // A batch's rows share one body: its timeline goes to none of them.
+                    let single = rows.len() == 1;
+                    for item in rows {
+                        match &item {
+                            Item::Verdict(v) => {
+                                let seen = if single {
+                                    std::mem::take(&mut seen)
+                                } else {
+                                    TraceObserver::default()
+                                };
+                                run.traces.push(Trace::from_entry(
+                                    &name,
+                                    &entry,
+                                    (**v).clone(),
+                                    seen,
+                                ));
+                            }
+                            Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
                         }
-                        Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
+                        printer.item(&name, &item);
                     }
-                    printer.item(&name, &item);
                 })
             }
         };
