@@ -115,13 +115,17 @@ impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         let method = v.method.as_deref();
-        if self.discover_refused && method == Some("initialize") {
+        let handshake = matches!(method, Some("server/discover" | "initialize"));
+        // A refused discover followed by a handshake (the legacy fallback, or the retry after
+        // a version rejection), or an `initialize` refused for its version and retried.
+        if self.discover_refused && handshake {
             self.incomplete -= 1;
         }
         self.discover_refused = false;
         if !v.complete {
             self.incomplete += 1;
-            self.discover_refused = method == Some("server/discover");
+            self.discover_refused = method == Some("server/discover")
+                || (method == Some("initialize") && v.error_code == Some(-32022));
         }
     }
 
@@ -174,5 +178,42 @@ mod tests {
         t.next_capture();
         t.add(&verdict("initialize", 200));
         assert!(!t.all_complete(), "does not carry across captures");
+    }
+
+    #[test]
+    fn a_version_rejection_retried_is_forgiven() {
+        let rejected = |method: &str| {
+            let mut v = verdict(method, 400);
+            v.error_code = Some(-32022);
+            v
+        };
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 200));
+        assert!(
+            t.all_complete(),
+            "discover retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("initialize"));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            t.all_complete(),
+            "initialize retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&verdict("initialize", 400));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            !t.all_complete(),
+            "only a version rejection is a negotiation step"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 500));
+        assert!(!t.all_complete(), "a failed retry still fails the run");
     }
 }

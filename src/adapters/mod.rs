@@ -3,6 +3,7 @@
 pub mod body;
 pub mod client;
 pub mod h1;
+pub mod negotiate;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 

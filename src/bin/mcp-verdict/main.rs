@@ -6,6 +6,7 @@ mod faults;
 mod output;
 mod probe;
 mod soak;
+mod tool_args;
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -155,8 +156,11 @@ struct ProbeArgs {
     #[arg(long, default_value = "auto")]
     protocol: String,
     /// Call this tool after listing tools.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all_tools")]
     tool: Option<String>,
+    /// Call every listed tool, with arguments made from its inputSchema (one verdict each).
+    #[arg(long)]
+    all_tools: bool,
     /// Tool arguments, a JSON object.
     #[arg(long, default_value = "{}")]
     args: String,

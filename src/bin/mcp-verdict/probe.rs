@@ -10,7 +10,7 @@ use mcp_verdict::replay::{Item, Tally};
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
-use crate::{ProbeArgs, exit_code};
+use crate::{ProbeArgs, exit_code, tool_args};
 
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("mcp-verdict: {msg}");
@@ -95,7 +95,12 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    let verdicts = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
+    let calls = match (&args.tool, args.all_tools) {
+        (Some(name), _) => Calls::One(name.clone(), tool_args),
+        (None, true) => Calls::All,
+        (None, false) => Calls::None,
+    };
+    let verdicts = runtime.block_on(session(&client, handshake, calls));
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
@@ -121,13 +126,20 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     exit_code(&printer, unusable, tally.all_complete())
 }
 
+/// Which tools the probe calls after listing them.
+enum Calls {
+    None,
+    /// `--tool NAME --args JSON`.
+    One(String, Value),
+    /// `--all-tools`: every listed tool, arguments from its `inputSchema`.
+    All,
+}
+
+/// How many `tools/list` pages `--all-tools` reads at most.
+const MAX_LIST_PAGES: usize = 32;
+
 /// The probe sequence. Stops early when the handshake fails.
-async fn session(
-    client: &Client,
-    handshake: Handshake,
-    tool: Option<&str>,
-    args: Value,
-) -> Vec<Verdict> {
+async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<Verdict> {
     let mut verdicts = client.handshake(handshake).await;
     if !verdicts
         .last()
@@ -135,17 +147,43 @@ async fn session(
     {
         return verdicts;
     }
-    verdicts.push(
-        client
-            .request("tools/list", json!({}))
-            .await
-            .verdict()
-            .await,
-    );
-    if let Some(name) = tool {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = match cursor.take() {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let (verdict, answer) = client.request_answer("tools/list", params).await;
+        verdicts.push(verdict);
+        let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
+            break;
+        };
+        if let Some(list) = result.get("tools").and_then(Value::as_array) {
+            tools.extend(list.iter().cloned());
+        }
+        // Only --all-tools needs every page.
+        match result.get("nextCursor") {
+            Some(c) if matches!(calls, Calls::All) && !c.is_null() => cursor = Some(c.clone()),
+            _ => break,
+        }
+    }
+    let planned: Vec<(String, Value)> = match calls {
+        Calls::None => Vec::new(),
+        Calls::One(name, args) => vec![(name, args)],
+        Calls::All => tools
+            .iter()
+            .filter_map(|t| {
+                let name = t.get("name")?.as_str()?.to_owned();
+                let schema = t.get("inputSchema").unwrap_or(&Value::Null);
+                Some((name, tool_args::arguments_for(schema)))
+            })
+            .collect(),
+    };
+    for (i, (name, args)) in planned.into_iter().enumerate() {
         // A progress token, so servers that report progress do (and the stream shows it).
-        let params =
-            json!({"name": name, "arguments": args, "_meta": {"progressToken": "probe-1"}});
+        let token = format!("probe-{}", i + 1);
+        let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
         verdicts.push(client.request("tools/call", params).await.verdict().await);
     }
     verdicts
