@@ -1,4 +1,4 @@
-#![cfg(feature = "client")]
+#![cfg(feature = "tools")]
 //! The fault server's correct endpoint as the official conformance suite sees it (the suite
 //! itself runs in `.ci/conformance.sh`): fixture tools, DELETEd sessions answer 404, and
 //! 2026-07-28 list results carry `cacheScope` and `ttlMs`.

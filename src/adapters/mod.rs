@@ -2,8 +2,9 @@
 
 pub mod body;
 pub mod client;
+#[cfg(feature = "tools")]
 pub mod h1;
-pub mod negotiate;
+mod negotiate;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 
