@@ -325,8 +325,14 @@ impl Client {
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
         let request = Request::from_value("POST", Headers::from(headers), &message);
-        self.dispatch(reqwest::Method::POST, body, request, is_init)
-            .await
+        self.dispatch(
+            reqwest::Method::POST,
+            body,
+            request,
+            Some(&message),
+            is_init,
+        )
+        .await
     }
 
     /// Prepares `method` with `params` once, for sending many times with fresh ids (soak).
@@ -361,7 +367,7 @@ impl Client {
     /// Sends a prepared request with a fresh id.
     pub async fn send_prepared(&self, prepared: &Prepared) -> Call {
         let (body, request) = self.instance(prepared);
-        self.dispatch(reqwest::Method::POST, body, request, false)
+        self.dispatch(reqwest::Method::POST, body, request, None, false)
             .await
     }
 
@@ -482,7 +488,7 @@ impl Client {
         let request = lock(&inner.session)
             .resumption(last_event_id, req_headers.clone())
             .unwrap_or_else(|| Request::new("GET", req_headers, b""));
-        self.dispatch(reqwest::Method::GET, Vec::new(), request, false)
+        self.dispatch(reqwest::Method::GET, Vec::new(), request, None, false)
             .await
     }
 
@@ -491,10 +497,14 @@ impl Client {
         http_method: reqwest::Method,
         mut body: Vec<u8>,
         request: Request,
+        message: Option<&Value>,
         is_init: bool,
     ) -> Call {
         let inner = &self.inner;
-        let exchange = lock(&inner.session).begin(request);
+        let mut exchange = lock(&inner.session).begin(request);
+        if let Some(m) = message {
+            exchange.check_request_shape(m);
+        }
         let headers = &exchange.request().headers;
         let recorded_headers = inner.recorder.as_ref().map(|_| self.redacted(headers));
 

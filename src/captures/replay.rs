@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
@@ -74,7 +75,14 @@ pub fn judge_entry(
             reason,
         });
     }
+    let readable = matches!(
+        req.kind,
+        BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
+    );
     let mut exchange = session.begin_at(entry.index, req);
+    if readable && let Ok(message) = serde_json::from_slice::<Value>(&entry.request_body) {
+        exchange.check_request_shape(&message);
+    }
     if let Some(head) = &entry.response {
         exchange.on_head(head.clone());
         let mut rest = &entry.response_body[..];

@@ -409,6 +409,18 @@ pub fn check(
     message: &Value,
     request_method: Option<&str>,
 ) -> Vec<Violation> {
+    problems(version, message, request_method)
+        .into_iter()
+        .map(|(rule, detail)| Violation::new(rule, detail, None))
+        .collect()
+}
+
+/// [`check`] for the analyzer: the rule and the detail of each problem.
+pub(crate) fn problems(
+    version: ProtocolVersion,
+    message: &Value,
+    request_method: Option<&str>,
+) -> Vec<(Rule, String)> {
     let Some(rev) = table().get(version.as_str()) else {
         return Vec::new();
     };
@@ -418,8 +430,8 @@ pub fn check(
     };
     if let Value::Array(items) = message {
         for item in items {
-            for v in check(version, item, request_method) {
-                w.add(Rule::ShapeWrongType, v.detail);
+            for (rule, detail) in problems(version, item, request_method) {
+                w.add(rule, detail);
             }
         }
     } else if let Some(method) = message.get("method").and_then(Value::as_str) {
@@ -459,10 +471,7 @@ pub fn check(
             "neither method, result nor error: not a JSON-RPC message".into(),
         );
     }
-    w.found
-        .into_iter()
-        .map(|f| Violation::new(f.rule, f.detail, None))
-        .collect()
+    w.found.into_iter().map(|f| (f.rule, f.detail)).collect()
 }
 
 #[cfg(test)]

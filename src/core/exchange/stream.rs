@@ -233,6 +233,9 @@ impl StreamSink<'_> {
                 .add(Rule::SseAfterFinal, "message after the final response", at);
             return;
         }
+        if env.kind() != Kind::Response {
+            super::check_shape(env, None, self.version, self.findings, at);
+        }
         match env.kind() {
             Kind::Request => {
                 if self.version.is_stateless() {
