@@ -5,7 +5,10 @@
 #                127.0.0.1 port, each scenario run by the suite's client;
 #   client side: `mcp-verdict probe --all-tools` run by the suite against its mock servers.
 #
-#   bash .ci/conformance.sh [server|client|all]      (default: all)
+#   shapes:      the shape table (src/core/shapes.rs) against the suite's wire-schema-valid
+#                checker, message by message (tests/shapes_differential.rs).
+#
+#   bash .ci/conformance.sh [server|client|shapes|all]      (default: all)
 #
 # Fails (exit 1) on any FAILURE or WARNING in the listed scenarios, on a scenario that reports
 # no SUCCESS (a SKIPPED pair), or on a suite exit code other than 0. Prints the pass counts.
@@ -167,6 +170,23 @@ if [ "$SIDE" = all ] || [ "$SIDE" = client ]; then
     s="${pair%@*}" v="${pair#*@}"
     run "$s@$v" "$work/client/$s@$v" -- client --command "$probe" --scenario "$s" --spec-version "$v" --timeout 40000
   done
+fi
+
+if [ "$SIDE" = all ] || [ "$SIDE" = shapes ]; then
+  # The shape table against the official checker, message by message (tests/shapes_differential.rs).
+  echo "conformance: shapes against wire-schema-valid"
+  "$NODE" .ci/conformance/schemas.mjs "$cli" "$HOME_DIR/schemas" >/dev/null
+  if MCP_VERDICT_CONFORMANCE_HOME="$HOME_DIR" MCP_VERDICT_NODE="$NODE" \
+    cargo test --locked --features rmcp --quiet --test shapes_differential -- --nocapture \
+    >"$work/shapes.log" 2>&1; then
+    passed=$((passed + 1))
+    printf '  PASS %-50s %s\n' "shapes vs wire-schema-valid" \
+      "$(grep -o '[0-9]* messages, [0-9]* agree' "$work/shapes.log" || true)"
+  else
+    failed=$((failed + 1))
+    echo "  FAIL shapes vs wire-schema-valid"
+    tail -n 30 "$work/shapes.log" | cut -c1-400
+  fi
 fi
 
 echo "conformance: $passed passed, $failed failed"

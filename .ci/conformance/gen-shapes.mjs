@@ -2,7 +2,7 @@
 // the four revisions (as extracted by schemas.mjs). The table is the project's own compact
 // format, read by src/core/shapes.rs; it keeps what the analyzer checks (required members,
 // JSON types, consts and enums, array items, references, unions) and drops the rest
-// (descriptions, formats, numeric and length bounds).
+// (descriptions, formats, numeric and length bounds). `*` lines give the shape of a map's values.
 //
 //   node gen-shapes.mjs SCHEMA_DIR > src/core/shapes/table.txt
 import { readFileSync } from 'node:fs';
@@ -50,6 +50,7 @@ for (const rev of REVISIONS) {
       acc.props[k] = v;
     }
     for (const r of s.required ?? []) acc.required.add(r);
+    if (s.additionalProperties !== undefined) acc.rest = s.additionalProperties;
     if (s.type) acc.types = Array.isArray(s.type) ? s.type : [s.type];
     return acc;
   }
@@ -68,6 +69,9 @@ for (const rev of REVISIONS) {
         body.push(`  ${m.required.has(k) ? '!' : '?'} ${k} ${spec(v, `${name}.${k}`)}`);
       }
       for (const r of m.required) if (!(r in m.props)) body.push(`  ! ${r} *`);
+      // A map: every other member has this shape.
+      const rest = m.rest;
+      if (rest && typeof rest === 'object' && Object.keys(rest).length > 0) body.push(`  * ${spec(rest, `${name}.*`)}`);
     } else {
       body.push(`  is ${spec(s, name)}`);
     }

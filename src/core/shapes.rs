@@ -11,7 +11,8 @@
 //! Table format, one fact per line: `revision R` starts a revision; `request METHOD DEF RESULT`,
 //! `notification METHOD DEF` and `error CODE DEF` say which definition a message is checked
 //! against; `type NAME` starts a definition, followed by `is SPEC` and member lines
-//! `! NAME SPEC` (required) or `? NAME SPEC` (optional). A SPEC is `*` (anything), JSON type
+//! `! NAME SPEC` (required) or `? NAME SPEC` (optional), and `* SPEC` for the values of every
+//! other member (a map). A SPEC is `*` (anything), JSON type
 //! names joined by `|`, `@DEF`, `[SPEC]` (an array of), `=JSON` (a constant), `~[JSON,...]`
 //! (one of), or alternatives of these joined by `|`.
 
@@ -55,6 +56,8 @@ enum Spec {
 struct Def {
     is: Spec,
     members: Vec<(&'static str, bool, Spec)>,
+    /// A map's values: the shape of every member not named above.
+    rest: Option<Spec>,
 }
 
 #[derive(Debug, Default)]
@@ -130,12 +133,18 @@ fn parse(text: &'static str) -> HashMap<&'static str, Revision> {
                     Def {
                         is: Spec::Any,
                         members: Vec::new(),
+                        rest: None,
                     },
                 ));
             }
             "is" => {
                 if let Some((_, d)) = def.as_mut() {
                     d.is = spec(rest);
+                }
+            }
+            "*" => {
+                if let Some((_, d)) = def.as_mut() {
+                    d.rest = Some(spec(rest));
                 }
             }
             "!" | "?" => {
@@ -387,6 +396,21 @@ impl Walker<'_> {
                     format!("{at}: required by {name}, absent"),
                 ),
                 None => {}
+            }
+        }
+        if let Some(rest) = &def.rest {
+            for (key, value) in map {
+                if !def.members.iter().any(|(m, _, _)| m == key) {
+                    let at = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    self.check(rest, value, &at, depth + 1);
+                }
+                if self.found.len() >= MAX_FINDINGS {
+                    break;
+                }
             }
         }
     }
