@@ -496,7 +496,8 @@ def seed_input_required():
              "InputRequiredResult with inputRequests on tools/call -> INPUT_REQUIRED (complete exchange, "
              "unfinished operation), advice resubmit_with_input.")
     result = {"resultType": "input_required", "inputRequests": {"approval": {
-        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input"}}}}
+        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input",
+                                                  "requestedSchema": {"type": "object", "properties": {}}}}}}
     c.x(call26(1, "synthetic", caps={"elicitation": {"form": {}}}), jresp(ok(1, result)),
         outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required")
     return c

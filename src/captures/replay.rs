@@ -6,6 +6,7 @@ use std::io::Read;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::exchange::Observer;
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
 use crate::request::{BodyKind, Request};
@@ -57,6 +58,17 @@ pub fn judge_entry(
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
+    judge_entry_with(session, entry, chunks, &mut ())
+}
+
+/// Like [`judge_entry`], reporting every SSE event and JSON-RPC message to `observer` (reports
+/// draw their timelines from it).
+pub fn judge_entry_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+) -> Item {
     let mut req = Request::new(
         &entry.method,
         entry.request_headers.clone(),
@@ -88,11 +100,15 @@ pub fn judge_entry(
         let mut rest = &entry.response_body[..];
         while !rest.is_empty() {
             let n = chunks.next().unwrap_or(rest.len()).clamp(1, rest.len());
-            exchange.feed(&rest[..n]);
+            exchange.feed_with(&rest[..n], observer);
             rest = &rest[n..];
         }
     }
-    Item::Verdict(Box::new(session.finish(&mut exchange, entry.end)))
+    Item::Verdict(Box::new(session.finish_with(
+        &mut exchange,
+        entry.end,
+        observer,
+    )))
 }
 
 /// Replays a HAR document from `reader`, calling `each` for every entry in order.
@@ -110,30 +126,49 @@ pub fn replay_har<R: Read>(
     })
 }
 
+/// `next` retries the handshake that `refused` failed, so `refused` does not fail the run: a
+/// refused `server/discover` followed by `initialize` (how a client detects a legacy server) or
+/// by `server/discover` again (the retry after a version rejection), or an `initialize` refused
+/// for its version (`-32022`) followed by another handshake. [`Tally`] applies it.
+pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
+    is_retriable_refusal(refused) && is_handshake(next)
+}
+
+fn is_handshake(v: &Verdict) -> bool {
+    matches!(v.method.as_deref(), Some("server/discover" | "initialize"))
+}
+
+fn is_retriable_refusal(v: &Verdict) -> bool {
+    let method = v.method.as_deref();
+    !v.complete
+        && (method == Some("server/discover")
+            || (method == Some("initialize") && v.error_code == Some(-32022)))
+}
+
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a
-/// refused `server/discover` directly followed by an `initialize` is how a client detects a
-/// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
+/// refused handshake retried by the next exchange is not a failure ([`forgives`]): a refused
+/// `server/discover` directly followed by an `initialize` is how a client detects a legacy
+/// server (the 2026-07-28 backward-compatibility probe), and a version rejection retried with a
+/// supported version is negotiation.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
+    total: u64,
     incomplete: u64,
+    forgiven: u64,
     discover_refused: bool,
 }
 
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
-        let method = v.method.as_deref();
-        let handshake = matches!(method, Some("server/discover" | "initialize"));
-        // A refused discover followed by a handshake (the legacy fallback, or the retry after
-        // a version rejection), or an `initialize` refused for its version and retried.
-        if self.discover_refused && handshake {
+        self.total += 1;
+        if self.discover_refused && is_handshake(v) {
             self.incomplete -= 1;
+            self.forgiven += 1;
         }
-        self.discover_refused = false;
+        self.discover_refused = is_retriable_refusal(v);
         if !v.complete {
             self.incomplete += 1;
-            self.discover_refused = method == Some("server/discover")
-                || (method == Some("initialize") && v.error_code == Some(-32022));
         }
     }
 
@@ -145,6 +180,21 @@ impl Tally {
     /// Every exchange counted was complete (or a forgiven legacy probe).
     pub fn all_complete(&self) -> bool {
         self.incomplete == 0
+    }
+
+    /// Exchanges counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Incomplete exchanges that fail the run (forgiven legacy probes not included).
+    pub fn incomplete(&self) -> u64 {
+        self.incomplete
+    }
+
+    /// Refused `server/discover` probes forgiven because an `initialize` followed.
+    pub fn forgiven(&self) -> u64 {
+        self.forgiven
     }
 }
 

@@ -2,14 +2,15 @@
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
-use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
+use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
 use mcp_verdict::har;
-use mcp_verdict::replay::{Item, Tally};
+use mcp_verdict::replay::{self, Item};
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
+use crate::report::{Run, Trace, TraceObserver};
 use crate::{ProbeArgs, exit_code, tool_args};
 
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -95,24 +96,61 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(crate::report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
     let calls = match (&args.tool, args.all_tools) {
         (Some(name), _) => Calls::One(name.clone(), tool_args),
         (None, true) => Calls::All,
         (None, false) => Calls::None,
     };
-    let verdicts = runtime.block_on(session(&client, handshake, calls));
+    let began = SystemTime::now();
+    let judged = runtime.block_on(session(&client, handshake, calls));
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
-    let mut tally = Tally::default();
-    for (i, mut v) in verdicts.into_iter().enumerate() {
+    let mut verdicts = Vec::with_capacity(judged.len());
+    for (i, (mut v, live)) in judged.into_iter().enumerate() {
         v.index = i as u64;
-        tally.add(&v);
-        printer.item(&args.url, &Item::Verdict(Box::new(v)));
+        printer.item(&args.url, &Item::Verdict(Box::new(v.clone())));
+        verdicts.push((v, live));
     }
     printer.end_file(&args.url);
-    printer.finish();
     let mut unusable = false;
+    #[cfg(feature = "otel")]
+    let exporting = otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let exporting = false;
+    if args.out.wants_run() || exporting {
+        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
+        let run = Run {
+            command: "probe",
+            sources: vec![args.url.clone()],
+            traces: traces(&args.url, verdicts, &entries, args.limits.limits(), began),
+            skipped: Vec::new(),
+        };
+        if args.out.wants_run() {
+            unusable |= args.out.write_reports(&mut printer, &run, false);
+        }
+        #[cfg(feature = "otel")]
+        if let Some(otlp) = &otlp {
+            for t in &run.traces {
+                otlp.record(&crate::report::otel_exchange(t, &args.url));
+            }
+            if let Err(e) = otlp.shutdown() {
+                eprintln!("mcp-verdict: {e}");
+                unusable = true;
+            }
+        }
+    }
+    printer.finish();
     if let Some(path) = &args.record {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         let written = std::fs::File::create(path)
@@ -123,7 +161,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             unusable = true;
         }
     }
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }
 
 /// Which tools the probe calls after listing them.
@@ -138,12 +176,21 @@ enum Calls {
 /// How many `tools/list` pages `--all-tools` reads at most.
 const MAX_LIST_PAGES: usize = 32;
 
-/// The probe sequence. Stops early when the handshake fails.
-async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<Verdict> {
-    let mut verdicts = client.handshake(handshake).await;
+/// What was measured live for one exchange: its timings and each message's arrival.
+type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
+
+/// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
+/// without live timings (the client runs them as one step); the others are measured.
+async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<(Verdict, Measured)> {
+    let mut verdicts: Vec<(Verdict, Measured)> = client
+        .handshake(handshake)
+        .await
+        .into_iter()
+        .map(|v| (v, None))
+        .collect();
     if !verdicts
         .last()
-        .is_some_and(|v| v.complete && v.error_code.is_none())
+        .is_some_and(|(v, _)| v.complete && v.error_code.is_none())
     {
         return verdicts;
     }
@@ -154,7 +201,7 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<Ver
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let (verdict, answer) = client.request_answer("tools/list", params).await;
+        let (verdict, answer) = measured(client, "tools/list", params).await;
         verdicts.push(verdict);
         let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
             break;
@@ -184,9 +231,65 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<Ver
         // A progress token, so servers that report progress do (and the stream shows it).
         let token = format!("probe-{}", i + 1);
         let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
-        verdicts.push(client.request("tools/call", params).await.verdict().await);
+        verdicts.push(measured(client, "tools/call", params).await.0);
     }
     verdicts
+}
+
+/// One request, with every server message's arrival time (from just before sending), and the
+/// response message when one came.
+async fn measured(
+    client: &Client,
+    method: &str,
+    params: Value,
+) -> ((Verdict, Measured), Option<Value>) {
+    let (sent, wall) = (Instant::now(), SystemTime::now());
+    let mut call = client.request(method, params).await;
+    let mut arrivals = Vec::new();
+    let mut answer = None;
+    while let Some(m) = call.next_message().await {
+        arrivals.push(sent.elapsed());
+        if m.terminal {
+            answer = m.value().ok();
+        }
+    }
+    let (verdict, timings) = call.finish().await;
+    ((verdict, Some((wall, timings, arrivals))), answer)
+}
+
+/// Traces for the report: messages and byte positions from the recorded bodies (judged again,
+/// in order, as replay would), times from what was measured live.
+fn traces(
+    url: &str,
+    verdicts: Vec<(Verdict, Measured)>,
+    recorded: &[har::Entry],
+    limits: mcp_verdict::Limits,
+    began: SystemTime,
+) -> Vec<Trace> {
+    let mut session = mcp_verdict::Session::new(limits);
+    let aligned = recorded.len() == verdicts.len();
+    // The handshake's exchanges ran one after another from `began`: each starts where the
+    // previous one ended (their own send times were not taken).
+    let mut next_start = began;
+    verdicts
+        .into_iter()
+        .enumerate()
+        .map(|(i, (verdict, live))| {
+            let Some(entry) = recorded.get(i).filter(|_| aligned) else {
+                return Trace::bare(url, verdict);
+            };
+            let mut seen = TraceObserver::default();
+            replay::judge_entry_with(&mut session, entry, &mut std::iter::empty(), &mut seen);
+            let mut trace = Trace::from_entry(url, entry, verdict, seen);
+            if let Some((wall, timings, arrivals)) = live {
+                trace = trace.live(&timings, &arrivals);
+                next_start = wall;
+            }
+            trace.started = Some(next_start);
+            next_start += Duration::from_secs_f64(trace.end_ms.unwrap_or(0.0).max(0.0) / 1000.0);
+            trace
+        })
+        .collect()
 }
 
 fn redact(header: &str) -> String {
