@@ -2,8 +2,9 @@
 
 pub mod demo;
 mod fixtures;
+pub mod http;
 pub mod scenarios;
 pub mod server;
 
 pub use scenarios::{Expect, Scenario};
-pub use server::FaultServer;
+pub use server::{FaultServer, ServeLimits};
