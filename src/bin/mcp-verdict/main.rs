@@ -2,6 +2,7 @@
 //!
 //! Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input.
 
+mod calls_out;
 mod faults;
 mod output;
 mod probe;
@@ -207,6 +208,9 @@ struct ProbeArgs {
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(long, value_name = "FILE.har")]
     record: Option<PathBuf>,
+    /// Print logical calls instead of one verdict per exchange (as `replay --calls`).
+    #[arg(long)]
+    calls: bool,
     /// Overall deadline per exchange, in seconds.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
@@ -224,6 +228,10 @@ struct ReplayArgs {
     /// HAR files (browser devtools, mitmproxy, proxy exports). `-` reads standard input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Print logical calls (retries, resumptions, MRTR rounds and answers grouped) instead of
+    /// one verdict per exchange.
+    #[arg(long)]
+    calls: bool,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -319,9 +327,10 @@ fn main() -> ExitCode {
             for rule in Rule::ALL {
                 let level = format!("{:?}", rule.level()).to_lowercase();
                 if writeln!(out, "{:<40} {:<6} {}", rule.id(), level, rule.summary()).is_err() {
-                    break;
+                    return ExitCode::SUCCESS;
                 }
             }
+            calls_out::list_vocabulary(&mut out);
             ExitCode::SUCCESS
         }
     }
@@ -439,7 +448,30 @@ impl<R: io::Read> io::Read for Progress<R> {
     }
 }
 
+/// Opens a capture (`-` is standard input), with a progress line for large files on a terminal;
+/// `None` after saying why on stderr.
+fn open_capture(path: &std::path::Path, name: &str) -> Option<Box<dyn io::Read>> {
+    if name == "-" {
+        return Some(Box::new(io::stdin().lock()));
+    }
+    match File::open(path) {
+        Ok(f) => match f.metadata() {
+            Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                Some(Box::new(Progress::new(f, m.len(), name)))
+            }
+            _ => Some(Box::new(f)),
+        },
+        Err(e) => {
+            eprintln!("mcp-verdict: {name}: {e}");
+            None
+        }
+    }
+}
+
 fn run_replay(args: ReplayArgs) -> ExitCode {
+    if args.calls {
+        return calls_out::run(&args.files, &args.out, args.limits.limits());
+    }
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
     let mut unusable = false;
@@ -450,22 +482,9 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     });
     for path in &args.files {
         let name = path.display().to_string();
-        let reader: Box<dyn io::Read> = if name == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            match File::open(path) {
-                Ok(f) => match f.metadata() {
-                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
-                        Box::new(Progress::new(f, m.len(), &name))
-                    }
-                    _ => Box::new(f),
-                },
-                Err(e) => {
-                    eprintln!("mcp-verdict: {name}: {e}");
-                    unusable = true;
-                    continue;
-                }
-            }
+        let Some(reader) = open_capture(path, &name) else {
+            unusable = true;
+            continue;
         };
         printer.begin_file(&name);
         let result = match run.as_mut() {
@@ -475,20 +494,35 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
                 let mut session = Session::new(limits);
                 har::read_entries(reader, &mut |entry| {
                     let mut seen = TraceObserver::default();
-                    let item = replay::judge_entry_with(
+                    let mut rows = Vec::with_capacity(1);
+                    replay::judge_entry_rows_with(
                         &mut session,
                         &entry,
                         &mut std::iter::empty(),
                         &mut seen,
+                        &mut |item| rows.push(item),
                     );
-                    match &item {
-                        Item::Verdict(v) => {
-                            run.traces
-                                .push(Trace::from_entry(&name, &entry, (**v).clone(), seen));
+                    // A batch's rows share one body: its timeline goes to none of them.
+                    let single = rows.len() == 1;
+                    for item in rows {
+                        match &item {
+                            Item::Verdict(v) => {
+                                let seen = if single {
+                                    std::mem::take(&mut seen)
+                                } else {
+                                    TraceObserver::default()
+                                };
+                                run.traces.push(Trace::from_entry(
+                                    &name,
+                                    &entry,
+                                    (**v).clone(),
+                                    seen,
+                                ));
+                            }
+                            Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
                         }
-                        Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
+                        printer.item(&name, &item);
                     }
-                    printer.item(&name, &item);
                 })
                 .map(|()| replay::ReplayStats {
                     tools_forgotten: session.tools_forgotten(),

@@ -37,12 +37,12 @@ pub struct Printer<W: Write> {
 /// Skipped entries listed per file in JSON output; `skipped_total` counts them all.
 const SKIPPED_EXAMPLES: usize = 100;
 
-const RESET: &str = "\x1b[0m";
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
+pub(crate) const RESET: &str = "\x1b[0m";
+pub(crate) const RED: &str = "\x1b[31m";
+pub(crate) const GREEN: &str = "\x1b[32m";
+pub(crate) const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
-const BOLD: &str = "\x1b[1m";
+pub(crate) const BOLD: &str = "\x1b[1m";
 
 #[derive(Serialize)]
 struct Line<'a> {
@@ -78,13 +78,18 @@ impl<W: Write> Printer<W> {
         self.broken
     }
 
+    /// Flushes what was written (for printers that only borrow the writer).
+    pub(crate) fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
     /// Every exchange printed was complete (a refused `server/discover` followed by `initialize`
     /// is forgiven, see [`Tally`]): the exit code's rule, and the summary's.
     pub fn all_complete(&self) -> bool {
         self.completeness.all_complete()
     }
 
-    fn emit(&mut self, text: &str) {
+    pub(crate) fn emit(&mut self, text: &str) {
         if self.broken {
             return;
         }
@@ -98,7 +103,7 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
+    pub(crate) fn paint(&self, code: &str, text: &str) -> String {
         if self.color {
             format!("{code}{text}{RESET}")
         } else {
@@ -171,7 +176,12 @@ impl<W: Write> Printer<W> {
     }
 
     fn human(&mut self, v: &Verdict) {
-        let mut method = v.method.clone().unwrap_or_else(|| "(response)".into());
+        let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
+            Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
+                format!("({})", kind.as_str())
+            }
+            _ => "(response)".into(),
+        });
         if let Some(tool) = &v.tool {
             method = format!("{method} {tool}");
         }

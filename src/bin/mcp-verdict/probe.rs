@@ -132,6 +132,23 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     };
     let began = SystemTime::now();
     let judged = runtime.block_on(session(&client, handshake, calls));
+    if args.calls {
+        let verdicts: Vec<Verdict> = judged
+            .into_iter()
+            .enumerate()
+            .map(|(i, (mut v, _))| {
+                v.index = i as u64;
+                v
+            })
+            .collect();
+        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let calls = mcp_verdict::replay::calls_of(&verdicts, &entries);
+        let unusable = args
+            .record
+            .as_ref()
+            .is_some_and(|p| !write_har(p, &entries));
+        return crate::calls_out::print(&args.out, &args.url, &calls, unusable);
+    }
 
     let mut printer = args.out.printer();
     let shown_url = redact::url(&args.url);
@@ -173,13 +190,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     printer.finish();
     if let Some(path) = &args.record {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
-        let written = std::fs::File::create(path)
-            .map(std::io::BufWriter::new)
-            .and_then(|mut f| har::write(&entries, &mut f));
-        if let Err(e) = written {
-            eprintln!("mcp-verdict: {}: {e}", path.display());
-            unusable = true;
-        }
+        unusable |= !write_har(path, &entries);
     }
     exit_code(&printer, unusable)
 }
@@ -195,6 +206,17 @@ enum Calls {
 
 /// How many `tools/list` pages `--all-tools` reads at most.
 const MAX_LIST_PAGES: usize = 32;
+
+/// Writes the recorded entries as HAR; false (said on stderr) when it cannot.
+fn write_har(path: &std::path::Path, entries: &[har::Entry]) -> bool {
+    let written = std::fs::File::create(path)
+        .map(std::io::BufWriter::new)
+        .and_then(|mut f| har::write(entries, &mut f));
+    if let Err(e) = &written {
+        eprintln!("mcp-verdict: {}: {e}", path.display());
+    }
+    written.is_ok()
+}
 
 /// What was measured live for one exchange: its timings and each message's arrival.
 type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
