@@ -80,7 +80,7 @@ use crate::core::{
 };
 
 pub use crate::captures::{har, replay};
-pub use crate::core::{redact, sse};
+pub use crate::core::{redact, shapes, sse};
 #[cfg(feature = "proxy")]
 pub use crate::tools::proxy;
 #[cfg(feature = "tools")]

@@ -407,7 +407,8 @@ class Case:
                src="initialize" if version == V0326 else "header", violations=initialized_violations)
 
     def tools_list26(self, id_=1):
-        self.x(req26(id_, "tools/list"), jresp(ok(id_, {"resultType": "complete", "tools": TOOLS})),
+        self.x(req26(id_, "tools/list"), jresp(ok(id_, {"resultType": "complete", "cacheScope": "public",
+                                                         "ttlMs": 0, "tools": TOOLS})),
                outcome="SUCCESS", advice="none", result_type="complete")
 
     # -- output -------------------------------------------------------------------------------
@@ -543,7 +544,8 @@ def seed_input_required():
              "InputRequiredResult with inputRequests on tools/call -> INPUT_REQUIRED (complete exchange, "
              "unfinished operation), advice resubmit_with_input.")
     result = {"resultType": "input_required", "inputRequests": {"approval": {
-        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input"}}}}
+        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input",
+                                                  "requestedSchema": {"type": "object", "properties": {}}}}}}
     c.x(call26(1, "synthetic", caps={"elicitation": {"form": {}}}), jresp(ok(1, result)),
         outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required")
     return c
@@ -1458,12 +1460,14 @@ def request_accept_json_only():
 
 @case
 def request_meta_missing():
-    c = Case("request_meta_missing", "2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing; "
-             "the server answers 400 with -32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
+    c = Case("request_meta_missing", "2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing, "
+             "and the schema's shape.missing_member (RequestMetaObject requires it); the server answers 400 with "
+             "-32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
     meta = {"io.modelcontextprotocol/protocolVersion": V26}
     c.x(call26(1, "get_weather", WEATHER, meta=meta),
         jresp(err(1, -32602, "Missing _meta io.modelcontextprotocol/clientCapabilities"), status=400),
-        outcome="HTTP_ERROR", advice="fix_request", error_code=-32602, violations=["request.meta_missing"])
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32602,
+        violations=["request.meta_missing", "shape.missing_member"])
     return c
 
 
@@ -1485,8 +1489,25 @@ def request_version_mismatch():
 def request_mcp_method_missing():
     c = Case("request_mcp_method_missing", "2026-07-28 tools/list without the Mcp-Method header "
              "(request.mcp_method_header); a lenient server answers anyway: SUCCESS with the violation.")
-    c.x(req26(1, "tools/list", mcp_method=None), jresp(ok(1, {"resultType": "complete", "tools": TOOLS})),
+    c.x(req26(1, "tools/list", mcp_method=None), jresp(ok(1, {"resultType": "complete", "cacheScope": "public",
+                                                              "ttlMs": 0, "tools": TOOLS})),
         outcome="SUCCESS", advice="none", result_type="complete", violations=["request.mcp_method_header"])
+    return c
+
+
+@case
+def shape_violations_2607():
+    c = Case("shape_violations_2607", "2026-07-28 tools/list results checked against the revision's schema: "
+             "without the required cacheScope and ttlMs (shape.missing_member), a tool name that is a number "
+             "(shape.wrong_type), a cacheScope outside its enum (shape.bad_value). Judgement: violations only, "
+             "the outcome stays SUCCESS (only a tools/call result the client cannot read changes the outcome).")
+    listing = {"resultType": "complete", "cacheScope": "public", "ttlMs": 0}
+    c.x(req26(1, "tools/list"), jresp(ok(1, {"resultType": "complete", "tools": TOOLS})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.missing_member"])
+    c.x(req26(2, "tools/list"), jresp(ok(2, {**listing, "tools": [{"name": 7, "inputSchema": {"type": "object"}}]})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.wrong_type"])
+    c.x(req26(3, "tools/list"), jresp(ok(3, {**listing, "cacheScope": "everyone", "tools": TOOLS})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.bad_value"])
     return c
 
 
@@ -1742,7 +1763,7 @@ sse.retry_missing sse.closed_before_response jsonrpc.malformed jsonrpc.version j
 jsonrpc.result_and_error jsonrpc.error_object jsonrpc.batch_response result.type_missing result.type_unknown
 tool.result_not_object tool.content_not_array tool.is_error_not_bool tool.structured_content_not_object
 mrtr.not_allowed mrtr.empty progress.token_mismatch progress.not_increasing
-notification.message_without_log_level listen.response session.request_after_delete session.id_changed
+notification.message_without_log_level shape.missing_member shape.wrong_type shape.bad_value listen.response session.request_after_delete session.id_changed
 session.before_initialized session.version_header session.response_unknown_id session.resume_not_supported
 call.server_request_unanswered call.double_execution_risk call.resent_after_complete call.reused_id
 call.retry_too_soon""".split()

@@ -147,7 +147,7 @@ impl Observer for Collector {
 }
 
 /// What a tap sees: the raw body, for recording. Only set up when recording.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum Tap<'a> {
     /// Body bytes as received.
     Chunk(&'a [u8]),
@@ -242,6 +242,18 @@ where
     /// Shows the raw body to `tap` (for recording captures).
     pub fn with_tap(mut self, tap: TapFn) -> Self {
         self.tap = Some(tap);
+        self
+    }
+
+    /// Shows the raw body to `tap` too, after any tap already set.
+    pub fn and_tap(mut self, mut tap: TapFn) -> Self {
+        self.tap = Some(match self.tap.take() {
+            None => tap,
+            Some(mut first) => Box::new(move |t: Tap<'_>| {
+                first(t);
+                tap(t);
+            }),
+        });
         self
     }
 

@@ -4,6 +4,7 @@ pub mod body;
 pub mod client;
 #[cfg(feature = "tools")]
 pub mod h1;
+mod negotiate;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 

@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
 use crate::exchange::Observer;
@@ -170,7 +171,14 @@ fn judge_request(
             reason,
         });
     }
+    let readable = matches!(
+        req.kind,
+        BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
+    );
     let mut exchange = session.begin_at(entry.index, req);
+    if readable && let Ok(message) = serde_json::from_slice::<Value>(&entry.request_body) {
+        exchange.check_request_shape(&message);
+    }
     if let Some(head) = &entry.response {
         exchange.on_head(head.clone());
         let mut rest = &entry.response_body[..];
@@ -210,6 +218,28 @@ pub fn replay_har<R: Read>(
     Ok(ReplayStats {
         tools_forgotten: session.tools_forgotten(),
     })
+}
+
+/// `next` retries the handshake that `refused` failed, so `refused` does not fail the run: a
+/// refused `server/discover` followed by `initialize` (how a client detects a legacy server) or
+/// by `server/discover` again (the retry after a version rejection), or an `initialize` refused
+/// for its version (`-32022`) followed by another handshake. [`Tally`] applies it.
+pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
+    is_retriable_refusal(
+        refused.method.as_deref(),
+        refused.complete,
+        refused.error_code,
+    ) && is_handshake(next.method.as_deref())
+}
+
+fn is_handshake(method: Option<&str>) -> bool {
+    matches!(method, Some("server/discover" | "initialize"))
+}
+
+fn is_retriable_refusal(method: Option<&str>, complete: bool, error_code: Option<i64>) -> bool {
+    !complete
+        && (method == Some("server/discover")
+            || (method == Some("initialize") && error_code == Some(-32022)))
 }
 
 /// Replays a HAR document from `reader` and groups its exchanges into logical calls, calling
@@ -277,8 +307,10 @@ fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
 }
 
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a
-/// refused `server/discover` directly followed by an `initialize` is how a client detects a
-/// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
+/// refused handshake retried by the next exchange is not a failure ([`forgives`]): a refused
+/// `server/discover` directly followed by an `initialize` is how a client detects a legacy
+/// server (the 2026-07-28 backward-compatibility probe), and a version rejection retried with a
+/// supported version is negotiation.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     total: u64,
@@ -290,24 +322,23 @@ pub struct Tally {
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
-        self.count(v.method.as_deref(), v.complete);
+        self.count(v.method.as_deref(), v.complete, v.error_code);
     }
 
     /// Counts one logical call, in capture order (the same rule, one level up).
     pub fn add_call(&mut self, c: &Call) {
-        self.count(c.method.as_deref(), c.complete);
+        self.count(c.method.as_deref(), c.complete, None);
     }
 
-    fn count(&mut self, method: Option<&str>, complete: bool) {
+    fn count(&mut self, method: Option<&str>, complete: bool, error_code: Option<i64>) {
         self.total += 1;
-        if self.discover_refused && method == Some("initialize") {
+        if self.discover_refused && is_handshake(method) {
             self.incomplete -= 1;
             self.forgiven += 1;
         }
-        self.discover_refused = false;
+        self.discover_refused = is_retriable_refusal(method, complete, error_code);
         if !complete {
             self.incomplete += 1;
-            self.discover_refused = method == Some("server/discover");
         }
     }
 
@@ -375,5 +406,42 @@ mod tests {
         t.next_capture();
         t.add(&verdict("initialize", 200));
         assert!(!t.all_complete(), "does not carry across captures");
+    }
+
+    #[test]
+    fn a_version_rejection_retried_is_forgiven() {
+        let rejected = |method: &str| {
+            let mut v = verdict(method, 400);
+            v.error_code = Some(-32022);
+            v
+        };
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 200));
+        assert!(
+            t.all_complete(),
+            "discover retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("initialize"));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            t.all_complete(),
+            "initialize retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&verdict("initialize", 400));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            !t.all_complete(),
+            "only a version rejection is a negotiation step"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 500));
+        assert!(!t.all_complete(), "a failed retry still fails the run");
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod request;
 pub(crate) mod retry;
 pub(crate) mod rules;
 pub(crate) mod session;
+pub mod shapes;
 pub mod sse;
 pub(crate) mod tool_result;
 pub(crate) mod verdict;

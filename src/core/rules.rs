@@ -105,6 +105,12 @@ rules! {
         "Progress notifications reference the request's progressToken.";
     ProgressNotIncreasing => "progress.not_increasing", Must,
         "Progress must increase with each notification.";
+    ShapeMissingMember => "shape.missing_member", Must,
+        "A member the revision's schema requires is present (every message, both directions).";
+    ShapeWrongType => "shape.wrong_type", Must,
+        "Each member has the JSON type the revision's schema gives it.";
+    ShapeBadValue => "shape.bad_value", Must,
+        "A member with a fixed value or a closed set of values (const, enum) has one of them.";
     NotificationMessageWithoutLogLevel => "notification.message_without_log_level", Must,
         "2026-07-28: no notifications/message unless the request _meta asked for a logLevel.";
     ListenResponse => "listen.response", Must,

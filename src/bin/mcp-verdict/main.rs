@@ -9,6 +9,7 @@ mod probe;
 mod proxy;
 mod report;
 mod soak;
+mod tool_args;
 
 use std::fs::File;
 use std::io::{self, IsTerminal, Write};
@@ -242,8 +243,11 @@ struct ProbeArgs {
     #[arg(long, default_value = "auto")]
     protocol: String,
     /// Call this tool after listing tools.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all_tools")]
     tool: Option<String>,
+    /// Call every listed tool, with arguments made from its inputSchema (one verdict each).
+    #[arg(long)]
+    all_tools: bool,
     /// Tool arguments, a JSON object.
     #[arg(long, default_value = "{}")]
     args: String,

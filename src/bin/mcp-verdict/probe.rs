@@ -11,7 +11,7 @@ use mcp_verdict::{har, redact};
 use serde_json::{Value, json};
 
 use crate::report::{Run, Trace, TraceObserver};
-use crate::{ProbeArgs, exit_code};
+use crate::{ProbeArgs, exit_code, tool_args};
 
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
     eprintln!("mcp-verdict: {msg}");
@@ -125,8 +125,13 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
+    let calls = match (&args.tool, args.all_tools) {
+        (Some(name), _) => Calls::One(name.clone(), tool_args),
+        (None, true) => Calls::All,
+        (None, false) => Calls::None,
+    };
     let began = SystemTime::now();
-    let judged = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
+    let judged = runtime.block_on(session(&client, handshake, calls));
     if args.calls {
         let verdicts: Vec<Verdict> = judged
             .into_iter()
@@ -190,6 +195,18 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     exit_code(&printer, unusable)
 }
 
+/// Which tools the probe calls after listing them.
+enum Calls {
+    None,
+    /// `--tool NAME --args JSON`.
+    One(String, Value),
+    /// `--all-tools`: every listed tool, arguments from its `inputSchema`.
+    All,
+}
+
+/// How many `tools/list` pages `--all-tools` reads at most.
+const MAX_LIST_PAGES: usize = 32;
+
 /// Writes the recorded entries as HAR; false (said on stderr) when it cannot.
 fn write_har(path: &std::path::Path, entries: &[har::Entry]) -> bool {
     let written = std::fs::File::create(path)
@@ -206,12 +223,7 @@ type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
 /// without live timings (the client runs them as one step); the others are measured.
-async fn session(
-    client: &Client,
-    handshake: Handshake,
-    tool: Option<&str>,
-    args: Value,
-) -> Vec<(Verdict, Measured)> {
+async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<(Verdict, Measured)> {
     let mut verdicts: Vec<(Verdict, Measured)> = client
         .handshake(handshake)
         .await
@@ -224,26 +236,67 @@ async fn session(
     {
         return verdicts;
     }
-    verdicts.push(measured(client, "tools/list", json!({})).await);
-    if let Some(name) = tool {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = match cursor.take() {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let (verdict, answer) = measured(client, "tools/list", params).await;
+        verdicts.push(verdict);
+        let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
+            break;
+        };
+        if let Some(list) = result.get("tools").and_then(Value::as_array) {
+            tools.extend(list.iter().cloned());
+        }
+        // Only --all-tools needs every page.
+        match result.get("nextCursor") {
+            Some(c) if matches!(calls, Calls::All) && !c.is_null() => cursor = Some(c.clone()),
+            _ => break,
+        }
+    }
+    let planned: Vec<(String, Value)> = match calls {
+        Calls::None => Vec::new(),
+        Calls::One(name, args) => vec![(name, args)],
+        Calls::All => tools
+            .iter()
+            .filter_map(|t| {
+                let name = t.get("name")?.as_str()?.to_owned();
+                let schema = t.get("inputSchema").unwrap_or(&Value::Null);
+                Some((name, tool_args::arguments_for(schema)))
+            })
+            .collect(),
+    };
+    for (i, (name, args)) in planned.into_iter().enumerate() {
         // A progress token, so servers that report progress do (and the stream shows it).
-        let params =
-            json!({"name": name, "arguments": args, "_meta": {"progressToken": "probe-1"}});
-        verdicts.push(measured(client, "tools/call", params).await);
+        let token = format!("probe-{}", i + 1);
+        let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
+        verdicts.push(measured(client, "tools/call", params).await.0);
     }
     verdicts
 }
 
-/// One request, with every server message's arrival time (from just before sending).
-async fn measured(client: &Client, method: &str, params: Value) -> (Verdict, Measured) {
+/// One request, with every server message's arrival time (from just before sending), and the
+/// response message when one came.
+async fn measured(
+    client: &Client,
+    method: &str,
+    params: Value,
+) -> ((Verdict, Measured), Option<Value>) {
     let (sent, wall) = (Instant::now(), SystemTime::now());
     let mut call = client.request(method, params).await;
     let mut arrivals = Vec::new();
-    while call.next_message().await.is_some() {
+    let mut answer = None;
+    while let Some(m) = call.next_message().await {
         arrivals.push(sent.elapsed());
+        if m.terminal {
+            answer = m.value().ok();
+        }
     }
     let (verdict, timings) = call.finish().await;
-    (verdict, Some((wall, timings, arrivals)))
+    ((verdict, Some((wall, timings, arrivals))), answer)
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,

@@ -213,6 +213,15 @@ impl Exchange {
         }
     }
 
+    /// Checks the message the client sent (a request, notification or response, or a batch)
+    /// against the revision's schema ([`crate::shapes`]). The request facts keep only what
+    /// the other checks read, so the caller that holds the message passes it here.
+    pub fn check_request_shape(&mut self, message: &Value) {
+        for (rule, detail) in crate::shapes::problems(self.setup.version, message, None) {
+            self.findings.add(rule, format!("request: {detail}"), None);
+        }
+    }
+
     /// The request being judged.
     pub fn request(&self) -> &Request {
         &self.req
@@ -705,10 +714,16 @@ fn judge_terminal(
         EnvelopeCheck::Error { code, message } => {
             terminal.error_code = Some(code);
             terminal.error_message = Some(message);
+            check_shape(env, method, version, findings, at);
             Outcome::JsonrpcError
         }
         EnvelopeCheck::Result(result) => {
             let j = tool_result::judge_result(method, version, result.get());
+            // The result layer's own findings already say what is wrong with its shape; a
+            // created task answers a task-augmented request, not the method's own result.
+            if j.violations.is_empty() && j.outcome != Outcome::Deferred {
+                check_shape(env, method, version, findings, at);
+            }
             for (rule, detail) in j.violations {
                 findings.add(rule, detail, at);
             }
@@ -722,6 +737,23 @@ fn judge_terminal(
     };
     terminal.outcome = Some(outcome);
     outcome
+}
+
+/// Checks a message against the revision's schema ([`crate::shapes`]): violations only, the
+/// outcome stays as the layers decided it (README: "Conformance").
+pub(super) fn check_shape(
+    env: &Envelope<'_>,
+    request_method: Option<&str>,
+    version: ProtocolVersion,
+    findings: &mut Findings,
+    at: Option<Location>,
+) {
+    let Ok(message) = serde_json::from_str::<Value>(env.raw) else {
+        return;
+    };
+    for (rule, detail) in crate::shapes::problems(version, &message, request_method) {
+        findings.add(rule, detail, at);
+    }
 }
 
 fn report(observer: &mut dyn Observer, env: &Envelope<'_>, terminal: bool, event: Option<u64>) {

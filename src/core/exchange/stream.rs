@@ -244,6 +244,9 @@ impl StreamSink<'_> {
                 .add(Rule::SseAfterFinal, "message after the final response", at);
             return;
         }
+        if env.kind() != Kind::Response {
+            super::check_shape(env, None, self.version, self.findings, at);
+        }
         match env.kind() {
             Kind::Request => {
                 if let Some(id) = env.id.and_then(|i| serde_json::from_str(i.get()).ok()) {
