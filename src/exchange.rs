@@ -553,6 +553,7 @@ impl Exchange {
             End::Timeout => Outcome::TimedOut,
             End::Cancelled => Outcome::Cancelled,
             End::Open => Outcome::StreamOpen,
+            End::NotCaptured => Outcome::NotCaptured,
             End::Eof => {
                 self.findings.add(
                     Rule::JsonrpcMalformed,
@@ -620,6 +621,7 @@ impl Exchange {
         }
         match end {
             End::Open => return Outcome::StreamOpen,
+            End::NotCaptured => return Outcome::NotCaptured,
             End::Timeout => return Outcome::TimedOut,
             End::Cancelled => return Outcome::Cancelled,
             End::Eof | End::Reset => {}

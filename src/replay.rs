@@ -107,7 +107,9 @@ pub fn replay_har<R: Read>(
 /// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
+    total: u64,
     incomplete: u64,
+    fallbacks: u64,
     discover_refused: bool,
 }
 
@@ -115,8 +117,10 @@ impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         let method = v.method.as_deref();
+        self.total += 1;
         if self.discover_refused && method == Some("initialize") {
             self.incomplete -= 1;
+            self.fallbacks += 1;
         }
         self.discover_refused = false;
         if !v.complete {
@@ -133,6 +137,21 @@ impl Tally {
     /// Every exchange counted was complete (or a forgiven legacy probe).
     pub fn all_complete(&self) -> bool {
         self.incomplete == 0
+    }
+
+    /// Exchanges counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Incomplete exchanges, legacy probes not counted.
+    pub fn incomplete(&self) -> u64 {
+        self.incomplete
+    }
+
+    /// Refused `server/discover` probes followed by `initialize`: information, not failures.
+    pub fn fallbacks(&self) -> u64 {
+        self.fallbacks
     }
 }
 

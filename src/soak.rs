@@ -7,7 +7,7 @@
 //! merge into exact combined percentiles.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,6 +21,14 @@ use crate::verdict::{Outcome, Verdict};
 
 /// Requests run when neither a count nor a duration is given.
 pub const DEFAULT_REQUESTS: u64 = 1000;
+
+/// Consecutive `CONNECTION_FAILED` calls after which a run stops (the server is gone).
+pub const DEFAULT_MAX_CONNECT_FAILURES: u32 = 10;
+
+/// A worker whose call found no server waits this long before the next one, doubling up to
+/// [`BACKOFF_MAX`]: a dead server is not hammered while the run decides to stop.
+const BACKOFF_START: Duration = Duration::from_millis(20);
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// One entry of a mix: a tool, its arguments, and a weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +89,8 @@ pub struct SoakConfig {
     pub rate: Option<f64>,
     /// Handshake before the load.
     pub handshake: Handshake,
+    /// Stop after this many consecutive `CONNECTION_FAILED` calls (0: never).
+    pub max_connect_failures: u32,
 }
 
 /// A latency histogram in microseconds (1 µs to 1 hour, 3 significant digits).
@@ -119,15 +129,74 @@ impl Latency {
     }
 }
 
-/// Lossless form: every recorded bucket as `[value, count]`.
-impl Serialize for Latency {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Latency {
+    /// Lossless form: every recorded bucket as `[value, count]`, with its unit.
+    fn to_json(&self, unit: &str) -> Value {
         let buckets: Vec<(u64, u64)> = self
             .0
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect();
-        json!({"unit": "us", "buckets": buckets}).serialize(s)
+        json!({"unit": unit, "buckets": buckets})
+    }
+}
+
+impl Serialize for Latency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json("us").serialize(s)
+    }
+}
+
+/// A histogram of counts (events per stream): zero is a value, and the unit is `events`.
+#[derive(Debug, Clone, Default)]
+pub struct Counts(Latency);
+
+impl Counts {
+    /// Records one count (a stream with no event records 0).
+    pub fn record(&mut self, n: u64) {
+        let _ = (self.0).0.record(n.min(3_600_000_000));
+    }
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.0.count()
+    }
+    /// The value at quantile `q` (0..=1), or 0 when empty.
+    pub fn quantile(&self, q: f64) -> u64 {
+        self.0.quantile(q)
+    }
+    /// The largest value.
+    pub fn max(&self) -> u64 {
+        self.0.max()
+    }
+    /// The smallest value (0 when empty).
+    pub fn min(&self) -> u64 {
+        (self.0).0.min()
+    }
+    fn merge(&mut self, other: &Counts) {
+        self.0.merge(&other.0);
+    }
+}
+
+impl Serialize for Counts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.to_json("events").serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Counts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            buckets: Vec<(u64, u64)>,
+        }
+        let raw = Raw::deserialize(d)?;
+        let mut h = Counts::default();
+        for (value, count) in raw.buckets {
+            (h.0).0
+                .record_n(value.min(3_600_000_000), count)
+                .map_err(serde::de::Error::custom)?;
+        }
+        Ok(h)
     }
 }
 
@@ -160,8 +229,18 @@ pub struct Report {
     pub incomplete_streams: u64,
     /// Wall time of the run, in milliseconds (the longest, after a merge).
     pub elapsed_ms: u64,
-    /// Calls per second (summed over merged reports: they ran side by side).
+    /// Calls that got a response head.
+    #[serde(default)]
+    pub answered: u64,
+    /// Answered calls per second (summed over merged reports: they ran side by side). Calls
+    /// that found no server are not throughput.
     pub throughput: f64,
+    /// The run was interrupted (Ctrl-C): the report covers what was done.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// Why the run stopped before its count or duration, when it did.
+    #[serde(default)]
+    pub stopped: Option<String>,
     /// Count per outcome.
     pub outcomes: BTreeMap<String, u64>,
     /// Count per layer.
@@ -175,7 +254,7 @@ pub struct Report {
     /// Time to the terminal response.
     pub terminal_us: Latency,
     /// Events per SSE stream (a histogram of counts, not times).
-    pub events_per_stream: Latency,
+    pub events_per_stream: Counts,
     /// Reports merged into this one.
     pub merged: u64,
 }
@@ -188,6 +267,9 @@ impl Report {
     /// Counts one verdict with its timings.
     pub fn record(&mut self, v: &Verdict, t: &Timings) {
         self.requests += 1;
+        if v.status.is_some() {
+            self.answered += 1;
+        }
         *self.outcomes.entry(v.outcome.to_string()).or_default() += 1;
         *self.layers.entry(v.layer.as_str().to_owned()).or_default() += 1;
         for violation in &v.violations {
@@ -201,7 +283,7 @@ impl Report {
             if !v.complete {
                 self.incomplete_streams += 1;
             }
-            self.events_per_stream.record(n.max(1));
+            self.events_per_stream.record(n);
         }
         if let Some(d) = t.head {
             self.head_us.record(micros(d));
@@ -239,6 +321,11 @@ impl Report {
         self.incomplete += other.incomplete;
         self.streams += other.streams;
         self.incomplete_streams += other.incomplete_streams;
+        self.answered += other.answered;
+        self.interrupted |= other.interrupted;
+        if self.stopped.is_none() {
+            self.stopped.clone_from(&other.stopped);
+        }
         self.elapsed_ms = self.elapsed_ms.max(other.elapsed_ms);
         self.throughput += other.throughput;
         for (dst, src) in [
@@ -261,10 +348,25 @@ impl Report {
     pub fn human(&self) -> String {
         let mut out = String::new();
         let secs = self.elapsed_ms as f64 / 1000.0;
+        if self.interrupted {
+            out.push_str("interrupted (Ctrl-C): partial report\n");
+        }
+        if let Some(why) = &self.stopped {
+            out.push_str(&format!("stopped early: {why}\n"));
+        }
+        let over = if self.merged > 1 {
+            format!(
+                "{} merged reports, {} calls, longest run {secs:.2} s; throughput summed (they ran side by side): {:.1} answered/s",
+                self.merged, self.requests, self.throughput
+            )
+        } else {
+            format!(
+                "{} calls in {secs:.2} s, {} answered ({:.1}/s)",
+                self.requests, self.answered, self.throughput
+            )
+        };
         out.push_str(&format!(
-            "{} calls in {secs:.2} s ({:.1}/s); incomplete {} ({:.3}%), SSE streams {} of which incomplete {} ({:.3}%)\n",
-            self.requests,
-            self.throughput,
+            "{over}; incomplete {} ({:.3}%), SSE streams {} of which incomplete {} ({:.3}%)\n",
             self.incomplete,
             self.incomplete_rate() * 100.0,
             self.streams,
@@ -379,12 +481,40 @@ impl Report {
 pub struct Live {
     /// The report so far.
     pub report: Mutex<Report>,
-    /// Set to stop (Ctrl-C): no new calls start, calls in flight finish.
-    pub stop: AtomicBool,
+    /// Set by [`Live::interrupt`]: no new calls start, calls in flight are cancelled.
+    stop: AtomicBool,
+    wake: tokio::sync::Notify,
     started: AtomicU64,
+    /// `CONNECTION_FAILED` calls in a row, over all workers.
+    connect_failures: AtomicU32,
 }
 
 impl Live {
+    /// Stops the run at once (Ctrl-C): no new call starts and calls in flight are cancelled
+    /// (`CANCELLED`); [`run`] returns the report of what was done, marked interrupted.
+    pub fn interrupt(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake.notify_waiters();
+    }
+
+    /// Whether [`Live::interrupt`] was called.
+    pub fn is_interrupted(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once [`Live::interrupt`] has been called.
+    pub async fn interrupted(&self) {
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_interrupted() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     /// A copy of the report so far.
     pub fn snapshot(&self) -> Report {
         self.report
@@ -442,32 +572,61 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
     for _ in 0..config.concurrency.max(1) {
         let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
         let rate = config.rate;
+        let max_failures = config.max_connect_failures;
         workers.push(tokio::spawn(async move {
             // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
             let mut direct = Connection::new(&client);
+            let mut backoff = Duration::ZERO;
             loop {
-                if live.stop.load(Ordering::Relaxed) {
+                if live.is_interrupted() || stopped(&live, max_failures) {
                     break;
                 }
                 let slot = live.started.fetch_add(1, Ordering::Relaxed);
                 if requests.is_some_and(|n| slot >= n) {
                     break;
                 }
+                let mut at = None;
                 if let Some(r) = rate.filter(|r| *r > 0.0) {
-                    let at = begin + Duration::from_secs_f64(slot as f64 / r);
+                    at = Some(begin + Duration::from_secs_f64(slot as f64 / r));
+                }
+                if !backoff.is_zero() {
+                    let after = tokio::time::Instant::now() + backoff;
+                    at = Some(at.map_or(after, |a| a.max(after)));
+                }
+                if let Some(at) = at {
                     if deadline.is_some_and(|d| at >= d) {
                         break;
                     }
-                    tokio::time::sleep_until(at).await;
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(at) => {}
+                        _ = live.interrupted() => break,
+                    }
                 }
                 if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                     break;
                 }
                 let k = order[(slot % order.len() as u64) as usize];
-                let (verdict, timings) = match direct.as_mut() {
-                    Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
-                    None => client.send_prepared(&mix[k].0).await.finish().await,
+                let call = async {
+                    match direct.as_mut() {
+                        Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
+                        None => client.send_prepared(&mix[k].0).await.finish().await,
+                    }
                 };
+                let (verdict, timings) = tokio::select! {
+                    done = call => done,
+                    // Dropping the call closes its connection (on 2026-07-28 that is the cancel).
+                    _ = live.interrupted() => {
+                        direct = Connection::new(&client);
+                        (client.cancelled(&mix[k].0), Timings::default())
+                    }
+                };
+                if verdict.outcome == Outcome::ConnectionFailed {
+                    live.connect_failures.fetch_add(1, Ordering::SeqCst);
+                    backoff = (backoff * 2).clamp(BACKOFF_START, BACKOFF_MAX);
+                } else {
+                    live.connect_failures.store(0, Ordering::SeqCst);
+                    backoff = Duration::ZERO;
+                }
                 live.report
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -483,10 +642,22 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
     report.throughput = if report.elapsed_ms == 0 {
         0.0
     } else {
-        report.requests as f64 * 1000.0 / report.elapsed_ms as f64
+        report.answered as f64 * 1000.0 / report.elapsed_ms as f64
     };
+    report.interrupted = live.is_interrupted();
+    if stopped(&live, config.max_connect_failures) {
+        report.stopped = Some(format!(
+            "{} calls in a row found no server (CONNECTION_FAILED); is it running? (--max-connect-failures)",
+            config.max_connect_failures
+        ));
+    }
     report.merged = 1;
     Ok(report)
+}
+
+/// The run stops: `max` calls in a row found no server.
+fn stopped(live: &Live, max: u32) -> bool {
+    max > 0 && live.connect_failures.load(Ordering::SeqCst) >= max
 }
 
 #[cfg(test)]

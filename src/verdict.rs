@@ -27,6 +27,8 @@ pub enum Outcome {
     StreamAborted,
     /// The capture ended with the stream still open and no terminal response: unknown.
     StreamOpen,
+    /// The capture kept the response head but not the body (no `content.text`): unknown.
+    NotCaptured,
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
     TimedOut,
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
@@ -55,7 +57,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 19] = [
+    pub const ALL: [Outcome; 20] = [
         Outcome::HttpError,
         Outcome::ConnectionFailed,
         Outcome::UnexpectedContentType,
@@ -63,6 +65,7 @@ impl Outcome {
         Outcome::UnexpectedAccepted,
         Outcome::StreamAborted,
         Outcome::StreamOpen,
+        Outcome::NotCaptured,
         Outcome::TimedOut,
         Outcome::Cancelled,
         Outcome::LimitExceeded,
@@ -86,7 +89,9 @@ impl Outcome {
             | UnexpectedContentType
             | NotificationAccepted
             | UnexpectedAccepted => Layer::Transport,
-            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded => Layer::Stream,
+            StreamAborted | StreamOpen | NotCaptured | TimedOut | Cancelled | LimitExceeded => {
+                Layer::Stream
+            }
             MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
             InputRequired | Deferred => Layer::Interaction,
             ToolError | ToolSuccess | Success => Layer::Application,
@@ -119,6 +124,7 @@ impl Outcome {
             UnexpectedAccepted => "UNEXPECTED_ACCEPTED",
             StreamAborted => "STREAM_ABORTED",
             StreamOpen => "STREAM_OPEN",
+            NotCaptured => "NOT_CAPTURED",
             TimedOut => "TIMED_OUT",
             Cancelled => "CANCELLED",
             LimitExceeded => "LIMIT_EXCEEDED",
@@ -185,6 +191,8 @@ pub enum End {
     Timeout,
     /// The client closed the stream on purpose.
     Cancelled,
+    /// A capture kept the response head but not the body: how it ended is unknown.
+    NotCaptured,
 }
 
 /// What a client should do next. Separate from the outcome: a failure may or may not be safe to

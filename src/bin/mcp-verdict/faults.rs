@@ -35,7 +35,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     let list = scenarios::all();
     if args.list {
         let mut out = std::io::stdout().lock();
-        let _ = match args.format {
+        let _ = match args.out.format {
             FormatArg::Human => list.iter().try_for_each(|s| {
                 writeln!(
                     out,
@@ -107,7 +107,7 @@ pub fn demo(args: DemoArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let color = args.color.enabled();
+    let color = args.out.color.enabled();
     let paint = |code: &str, text: &str| {
         if color {
             format!("\x1b[{code}m{text}\x1b[0m")

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use mcp_verdict::replay::{Item, Skipped};
+use mcp_verdict::replay::{Item, Skipped, Tally};
 use mcp_verdict::{Level, Outcome, Verdict};
 use serde::Serialize;
 
@@ -26,8 +26,8 @@ pub struct Printer<W: Write> {
     /// Human format: the file whose table header is not printed yet.
     title: Option<String>,
     tally: BTreeMap<Outcome, u64>,
-    incomplete: u64,
-    total: u64,
+    /// The completeness count the exit code uses (a legacy-server fallback is not a failure).
+    complete: Tally,
 }
 
 const RESET: &str = "\x1b[0m";
@@ -56,13 +56,24 @@ impl<W: Write> Printer<W> {
             skipped: Vec::new(),
             title: None,
             tally: BTreeMap::new(),
-            incomplete: 0,
-            total: 0,
+            complete: Tally::default(),
         }
     }
 
     pub fn broken_pipe(&self) -> bool {
         self.broken
+    }
+
+    /// Free text in human output (probe's server summary, a tool's error text).
+    pub fn note(&mut self, text: &str) {
+        if self.format == Format::Human {
+            self.emit(text);
+        }
+    }
+
+    /// The completeness count of everything printed.
+    pub fn tally(&self) -> &Tally {
+        &self.complete
     }
 
     fn emit(&mut self, text: &str) {
@@ -88,6 +99,7 @@ impl<W: Write> Printer<W> {
     }
 
     pub fn begin_file(&mut self, name: &str) {
+        self.complete.next_capture();
         self.in_file = 0;
         self.skipped.clear();
         match self.format {
@@ -124,11 +136,8 @@ impl<W: Write> Printer<W> {
                 self.skipped.push(s.clone());
             }
             Item::Verdict(v) => {
-                self.total += 1;
                 *self.tally.entry(v.outcome).or_default() += 1;
-                if !v.complete {
-                    self.incomplete += 1;
-                }
+                self.complete.add(v);
                 match self.format {
                     Format::Human => self.human(v),
                     Format::Json => {
@@ -164,7 +173,14 @@ impl<W: Write> Printer<W> {
             .map(|e| e.to_string())
             .unwrap_or_else(|| "-".into());
         let outcome = format!("{:<24}", v.outcome.as_str());
-        let outcome = self.paint(if v.complete { GREEN } else { RED }, &outcome);
+        // A refused 2026-07-28 discovery is how a client finds a legacy server: information.
+        let probe = is_discovery_refusal(v);
+        let tone = match (v.complete, probe) {
+            (true, _) => GREEN,
+            (false, true) => YELLOW,
+            (false, false) => RED,
+        };
+        let outcome = self.paint(tone, &outcome);
         let done = if v.complete { "yes" } else { "no" };
         let mut retry = v.retry.advice.as_str().to_owned();
         if let Some(ms) = v.retry.after_ms {
@@ -220,16 +236,34 @@ impl<W: Write> Printer<W> {
             let tag = self.paint(YELLOW, &format!("{level:<6} {}", violation.rule));
             self.emit(&format!("      {tag}: {}\n", violation.detail));
         }
-        if !v.complete {
+        if probe {
+            let note = "      note: the server refused 2026-07-28 discovery (a legacy server); \
+                        an initialize that follows is the fallback and this is not counted as a failure";
+            let note = self.paint(DIM, note);
+            self.emit(&format!("{note}\n"));
+        } else if !v.complete {
             let why = self.paint(DIM, &format!("      why: {}", v.retry.reason));
             self.emit(&format!("{why}\n"));
         }
     }
 
-    pub fn end_file(&mut self, _name: &str) {
-        if self.format == Format::Json {
-            let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
-            self.emit(&format!("\n],\"skipped\":{skipped}}}"));
+    /// Ends a file; `error` says why it could not be used (JSON carries it as `error`).
+    pub fn end_file(&mut self, name: &str, error: Option<&str>) {
+        match self.format {
+            Format::Json => {
+                let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
+                let error = serde_json::to_string(&error).unwrap_or_default();
+                self.emit(&format!(
+                    "\n],\"skipped\":{skipped},\"error\":{error}}}"
+                ));
+            }
+            Format::Jsonl => {
+                if let Some(e) = error {
+                    let line = serde_json::json!({"file": name, "error": e});
+                    self.emit(&format!("{line}\n"));
+                }
+            }
+            Format::Human => {}
         }
         if self.format == Format::Human && self.title.take().is_none() {
             self.emit("\n");
@@ -247,17 +281,27 @@ impl<W: Write> Printer<W> {
             Format::Human => {
                 let tally: Vec<String> =
                     self.tally.iter().map(|(o, n)| format!("{n} {o}")).collect();
+                let t = &self.complete;
+                let fallbacks = match t.fallbacks() {
+                    0 => String::new(),
+                    n => format!(" ({n} legacy-server fallback, not a failure)"),
+                };
                 let head = format!(
-                    "{} exchanges, {} complete, {} incomplete",
-                    self.total,
-                    self.total - self.incomplete,
-                    self.incomplete
+                    "{} exchanges, {} complete, {} incomplete{fallbacks}",
+                    t.total(),
+                    t.total() - t.incomplete() - t.fallbacks(),
+                    t.incomplete()
                 );
-                let head = self.paint(if self.incomplete == 0 { GREEN } else { RED }, &head);
+                let head = self.paint(if t.all_complete() { GREEN } else { RED }, &head);
                 self.emit(&format!("{head}: {}\n", tally.join(", ")));
             }
             Format::Jsonl => {}
         }
         let _ = self.out.flush();
     }
+}
+
+/// A refused `server/discover`: a legacy server's answer to the 2026-07-28 probe.
+fn is_discovery_refusal(v: &Verdict) -> bool {
+    !v.complete && v.method.as_deref() == Some("server/discover") && v.status.is_some()
 }

@@ -1,40 +1,19 @@
 //! `soak` and `report merge`.
 
+use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
 use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig};
-use serde_json::Value;
+use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::SoakArgs;
-use crate::probe::{fail, handshake_of, with_headers};
-
-/// Parses `500ms`, `30s`, `5m`, `1h`, or plain seconds.
-pub(crate) fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("--{flag} {text:?}: expected e.g. 500ms, 30s, 5m"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("--{flag} {text:?}: unit must be ms, s, m or h")),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("--{flag} {text:?}: out of range"))
-}
+use crate::probe::{endpoint, fail, handshake_of, tool_args, tool_names, with_headers};
+use crate::{FormatArg, SoakArgs, exit};
 
 fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
     if let Some(path) = &args.mix {
@@ -47,38 +26,37 @@ fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
                 path.display()
             ));
         }
+        if let Some(m) = mix.iter().find(|m| !m.args.is_object()) {
+            return Err(format!(
+                "{}: the args of {:?} must be a JSON object",
+                path.display(),
+                m.tool
+            ));
+        }
         return Ok(mix);
     }
-    let args_value: Value = match serde_json::from_str(&args.args) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => return Err("--args must be a JSON object".into()),
-        Err(e) => return Err(format!("--args is not JSON: {e}")),
-    };
     Ok(vec![MixEntry {
         tool: args.tool.clone().unwrap_or_default(),
-        args: args_value,
+        args: tool_args(args.args.as_deref())?,
         weight: 1,
     }])
 }
 
+/// An output file, created before the run so that a bad path fails before the work.
+fn output_file(path: Option<&PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
+    path.map(|p| {
+        File::create(p)
+            .map(|f| (p.clone(), f))
+            .map_err(|e| format!("{}: {e}", p.display()))
+    })
+    .transpose()
+}
+
 pub fn run(args: SoakArgs) -> ExitCode {
     let prepared = (|| {
+        endpoint(&args.url)?;
         let handshake = handshake_of(&args.protocol)?;
         let mix = mix_of(&args)?;
-        let duration = args
-            .duration
-            .as_deref()
-            .map(|d| parse_duration("duration", d))
-            .transpose()?;
-        let timeout = parse_duration("timeout", &args.timeout)?;
-        let max_p99 = args
-            .max_p99
-            .as_deref()
-            .map(|d| parse_duration("max-p99", d))
-            .transpose()?;
-        if args.rate.is_some_and(|r| r.is_nan() || r <= 0.0) {
-            return Err("--rate must be positive".to_owned());
-        }
         let listen = match &args.metrics_listen {
             Some(a) => {
                 let addr: std::net::SocketAddr = a
@@ -93,10 +71,12 @@ pub fn run(args: SoakArgs) -> ExitCode {
             }
             None => None,
         };
+        let report_out = output_file(args.report_out.as_ref())?;
+        let metrics_file = output_file(args.metrics_file.as_ref())?;
         let builder = Client::builder(args.url.clone())
             .limits(args.limits.limits())
             .deadlines(Deadlines {
-                overall: Some(timeout),
+                overall: Some(args.timeout),
                 ..Deadlines::default()
             });
         let client = with_headers(builder, &args.headers)?
@@ -104,15 +84,16 @@ pub fn run(args: SoakArgs) -> ExitCode {
             .map_err(|e| format!("bad URL {e}"))?;
         let config = SoakConfig {
             mix,
-            concurrency: args.concurrency.max(1),
+            concurrency: usize::try_from(args.concurrency).unwrap_or(usize::MAX),
             requests: args.requests,
-            duration,
+            duration: args.duration,
             rate: args.rate,
             handshake,
+            max_connect_failures: args.max_connect_failures,
         };
-        Ok::<_, String>((client, config, max_p99, listen))
+        Ok::<_, String>((client, config, listen, report_out, metrics_file))
     })();
-    let (client, config, max_p99, listen) = match prepared {
+    let (client, config, listen, report_out, metrics_file) = match prepared {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
@@ -131,12 +112,8 @@ pub fn run(args: SoakArgs) -> ExitCode {
                 .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
             tokio::spawn(serve_metrics(listener, live.clone()));
         }
-        let stopper = live.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stopper.stop.store(true, Ordering::Relaxed);
-            }
-        });
+        tokio::spawn(on_ctrl_c(live.clone()));
+        check_tools(&client, &config).await?;
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
@@ -152,16 +129,17 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(report.human().as_bytes());
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    let _ = match args.out.format {
+        FormatArg::Human => out.write_all(paint_summary(&report, args.out.color.enabled()).as_bytes()),
+        FormatArg::Json | FormatArg::Jsonl => writeln!(out, "{}", serde_json::to_string(&report).unwrap_or_default()),
+    };
     let mut unusable = false;
-    if let Some(path) = &args.report_out {
-        unusable |= write_file(
-            path,
-            &serde_json::to_string_pretty(&report).unwrap_or_default(),
-        );
+    if let Some((path, file)) = report_out {
+        unusable |= write_file(&path, file, &json);
     }
-    if let Some(path) = &args.metrics_file {
-        unusable |= write_file(path, &report.prometheus());
+    if let Some((path, file)) = metrics_file {
+        unusable |= write_file(&path, file, &report.prometheus());
     }
     let mut broken = Vec::new();
     if let Some(max) = args.max_incomplete_rate
@@ -172,26 +150,96 @@ pub fn run(args: SoakArgs) -> ExitCode {
             report.incomplete_rate()
         ));
     }
-    if let Some(max) = max_p99 {
+    if let Some(max) = args.max_p99 {
         let p99 = Duration::from_micros(report.terminal_us.quantile(0.99));
         if p99 > max || (report.terminal_us.count() == 0 && report.requests > 0) {
             broken.push(format!("p99 to terminal response {p99:?} > {max:?}"));
         }
     }
     for b in &broken {
-        let _ = writeln!(out, "threshold broken: {b}");
+        eprintln!("mcp-verdict: threshold broken: {b}");
+        if args.out.format == FormatArg::Human {
+            let _ = writeln!(out, "threshold broken: {b}");
+        }
     }
-    if unusable {
-        ExitCode::from(2)
-    } else if broken.is_empty() {
-        ExitCode::SUCCESS
+    exit::Run {
+        interrupted: report.interrupted,
+        unusable,
+        // --max-incomplete-rate is the user saying how many incomplete calls are fine.
+        incomplete: args.max_incomplete_rate.is_none() && report.incomplete > 0,
+        threshold_broken: !broken.is_empty(),
+        broken_pipe: false,
+    }
+    .code()
+}
+
+/// The human report, the first line coloured by what it says.
+fn paint_summary(report: &Report, color: bool) -> String {
+    let text = report.human();
+    if !color {
+        return text;
+    }
+    let tone = if report.incomplete == 0 && !report.interrupted && report.stopped.is_none() {
+        "32"
     } else {
-        ExitCode::from(1)
+        "31"
+    };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("\x1b[{tone}m{first}\x1b[0m\n{rest}"),
+        None => text,
     }
 }
 
-fn write_file(path: &Path, text: &str) -> bool {
-    match std::fs::write(path, text) {
+/// First Ctrl-C: stop new calls, cancel those in flight, report. Second: exit at once.
+async fn on_ctrl_c(live: Arc<Live>) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    live.interrupt();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        eprintln!("\nmcp-verdict: interrupted twice; exiting without a report");
+        std::process::exit(130);
+    }
+}
+
+/// Refuses a run whose tools the server does not list: every call would be a JSON-RPC error,
+/// which is a complete answer, so the run would "pass" while testing nothing.
+async fn check_tools(client: &Client, config: &SoakConfig) -> Result<(), String> {
+    let handshake = client.handshake(config.handshake).await;
+    if let Some(last) = handshake.last().filter(|v| !(v.complete && v.error_code.is_none())) {
+        return Err(format!(
+            "the handshake failed: {} {} (HTTP {}){}",
+            last.method.as_deref().unwrap_or("?"),
+            last.outcome,
+            last.status.map_or("-".into(), |s| s.to_string()),
+            if last.complete { String::new() } else { format!(": {}", last.retry.reason) }
+        ));
+    }
+    let mut list = client.request("tools/list", json!({})).await;
+    let mut names = None;
+    while let Some(m) = list.next_message().await {
+        if m.terminal {
+            names = m.value().ok().map(|v| tool_names(&v));
+        }
+    }
+    let _ = list.verdict().await;
+    let Some(names) = names else {
+        return Ok(());
+    };
+    for m in &config.mix {
+        if !names.iter().any(|n| *n == m.tool) {
+            return Err(format!(
+                "tool {:?} is not in tools/list (it lists: {}); every call would be a JSON-RPC error",
+                m.tool,
+                if names.is_empty() { "nothing".into() } else { names.join(", ") }
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, mut file: File, text: &str) -> bool {
+    match file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
         Ok(()) => false,
         Err(e) => {
             eprintln!("mcp-verdict: {}: {e}", path.display());
@@ -210,7 +258,7 @@ async fn progress_bar(live: Arc<Live>) {
         eprint!(
             "\r\x1b[2K{secs:6.1}s  {} calls  {:.1}/s  {}",
             r.requests,
-            r.requests as f64 / secs.max(0.001),
+            r.answered as f64 / secs.max(0.001),
             counts.join("  ")
         );
     }
@@ -235,6 +283,10 @@ async fn serve_metrics(listener: tokio::net::TcpListener, live: Arc<Live>) {
 }
 
 pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
+    let out = match output_file(out.map(Path::to_path_buf).as_ref()) {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
     let mut merged = Report::default();
     for path in files {
         let report: Report = match std::fs::read_to_string(path)
@@ -252,9 +304,10 @@ pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
         merged.human()
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    if let Some(path) = out
+    if let Some((path, file)) = out
         && write_file(
-            path,
+            &path,
+            file,
             &serde_json::to_string_pretty(&merged).unwrap_or_default(),
         )
     {
