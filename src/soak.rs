@@ -606,19 +606,24 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
                     break;
                 }
                 let k = order[(slot % order.len() as u64) as usize];
-                let call = async {
-                    match direct.as_mut() {
-                        Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
-                        None => client.send_prepared(&mix[k].0).await.finish().await,
-                    }
-                };
-                let (verdict, timings) = tokio::select! {
-                    done = call => done,
-                    // Dropping the call closes its connection (on 2026-07-28 that is the cancel).
-                    _ = live.interrupted() => {
-                        direct = Connection::new(&client);
-                        (client.cancelled(&mix[k].0), Timings::default())
-                    }
+                // Ctrl-C cancels the call in flight: before the head by dropping the request,
+                // after it by closing the stream (on 2026-07-28 that close is the cancel).
+                let (verdict, timings) = match direct.as_mut() {
+                    Some(conn) => tokio::select! {
+                        call = conn.send(&mix[k].0, &mix[k].1) => {
+                            call.finish_unless(live.interrupted()).await
+                        }
+                        _ = live.interrupted() => {
+                            direct = Connection::new(&client);
+                            (client.cancelled(&mix[k].0), Timings::default())
+                        }
+                    },
+                    None => tokio::select! {
+                        call = client.send_prepared(&mix[k].0) => {
+                            call.finish_unless(live.interrupted()).await
+                        }
+                        _ = live.interrupted() => (client.cancelled(&mix[k].0), Timings::default()),
+                    },
                 };
                 if verdict.outcome == Outcome::ConnectionFailed {
                     live.connect_failures.fetch_add(1, Ordering::SeqCst);

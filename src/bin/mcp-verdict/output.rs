@@ -237,8 +237,8 @@ impl<W: Write> Printer<W> {
             self.emit(&format!("      {tag}: {}\n", violation.detail));
         }
         if probe {
-            let note = "      note: the server refused 2026-07-28 discovery (a legacy server); \
-                        an initialize that follows is the fallback and this is not counted as a failure";
+            let note = "      note: the server refused 2026-07-28 discovery; when an initialize \
+                        follows, that is the legacy-server fallback, not a failure";
             let note = self.paint(DIM, note);
             self.emit(&format!("{note}\n"));
         } else if !v.complete {

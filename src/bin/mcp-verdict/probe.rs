@@ -122,12 +122,13 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let human = args.out.format == FormatArg::Human;
     if human {
-        printer.note(&answer_summary(&entries));
+        printer.note(&answer_summary(&entries, client.protocol()));
     }
     if let Some(note) = missing {
         eprintln!("mcp-verdict: {note}");
     }
     printer.begin_file(&args.url);
+    let mut hinted = false;
     for (i, mut v) in verdicts.into_iter().enumerate() {
         v.index = i as u64;
         if human && v.outcome == Outcome::ToolError {
@@ -137,7 +138,8 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             }
             continue;
         }
-        if v.status == Some(404) && root_path(&args.url) {
+        if v.status == Some(404) && root_path(&args.url) && !hinted {
+            hinted = true;
             eprintln!(
                 "mcp-verdict: hint: 404 at the root path; MCP endpoints usually live at /mcp (try {}mcp)",
                 args.url.trim_end_matches('/').to_owned() + "/"
@@ -248,7 +250,7 @@ fn method_of(entry: &Entry) -> Option<String> {
 }
 
 /// Lines naming the server, the protocol it speaks, and its tools (human output).
-fn answer_summary(entries: &[Entry]) -> String {
+fn answer_summary(entries: &[Entry], spoken: Option<ProtocolVersion>) -> String {
     let mut out = String::new();
     for e in entries {
         let (Some(method), Some(resp)) = (method_of(e), response_of(e)) else {
@@ -260,15 +262,7 @@ fn answer_summary(entries: &[Entry]) -> String {
                 let info = &r["serverInfo"];
                 let name = info["name"].as_str().unwrap_or("(unnamed)");
                 let version = info["version"].as_str().unwrap_or("?");
-                let protocol = r["protocolVersion"]
-                    .as_str()
-                    .map(str::to_owned)
-                    .or_else(|| {
-                        r["supportedVersions"]
-                            .as_array()
-                            .map(|v| format!("{}", Value::Array(v.clone())))
-                    })
-                    .unwrap_or_else(|| "?".into());
+                let protocol = spoken.map_or("?", ProtocolVersion::as_str);
                 out.push_str(&format!(
                     "server: {name} {version}, protocol {protocol} (via {method})\n"
                 ));
