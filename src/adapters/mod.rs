@@ -3,6 +3,7 @@
 pub mod body;
 mod cause;
 pub mod client;
+#[cfg(feature = "tools")]
 pub mod h1;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Limits;
+use mcp_verdict::Rule;
 use mcp_verdict::replay::{self, Item};
-use mcp_verdict::rules::Rule;
 
 use output::{Format, Printer};
 

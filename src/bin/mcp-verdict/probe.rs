@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::replay::Item;
+use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
@@ -183,7 +184,7 @@ async fn session(
     let mut names = None;
     while let Some(m) = list.next_message().await {
         if m.terminal {
-            names = m.value().ok().map(|v| tool_names(&v));
+            names = m.value().ok().and_then(|v| tool_names(&v));
         }
     }
     verdicts.push(list.verdict().await);
@@ -201,20 +202,6 @@ async fn session(
         verdicts.push(client.request("tools/call", params).await.verdict().await);
     }
     (verdicts, missing)
-}
-
-/// Tool names of a `tools/list` response.
-pub(crate) fn tool_names(response: &Value) -> Vec<String> {
-    response
-        .pointer("/result/tools")
-        .and_then(Value::as_array)
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The JSON-RPC response in a recorded body: the JSON body, or the SSE event that is one.
@@ -268,7 +255,7 @@ fn answer_summary(entries: &[Entry], spoken: Option<ProtocolVersion>) -> String 
                 ));
             }
             "tools/list" => {
-                let names = tool_names(&resp);
+                let names = tool_names(&resp).unwrap_or_default();
                 out.push_str(&format!("tools ({}): {}\n", names.len(), names.join(", ")));
             }
             _ => {}

@@ -9,10 +9,9 @@ use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
 use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig};
-use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::probe::{endpoint, fail, handshake_of, tool_args, tool_names, with_headers};
+use crate::probe::{endpoint, fail, handshake_of, tool_args, with_headers};
 use crate::{FormatArg, SoakArgs, exit};
 
 fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
@@ -113,7 +112,6 @@ pub fn run(args: SoakArgs) -> ExitCode {
             tokio::spawn(serve_metrics(listener, live.clone()));
         }
         tokio::spawn(on_ctrl_c(live.clone()));
-        check_tools(&client, &config).await?;
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
@@ -200,42 +198,6 @@ async fn on_ctrl_c(live: Arc<Live>) {
         eprintln!("\nmcp-verdict: interrupted twice; exiting without a report");
         std::process::exit(130);
     }
-}
-
-/// Refuses a run whose tools the server does not list: every call would be a JSON-RPC error,
-/// which is a complete answer, so the run would "pass" while testing nothing.
-async fn check_tools(client: &Client, config: &SoakConfig) -> Result<(), String> {
-    let handshake = client.handshake(config.handshake).await;
-    if let Some(last) = handshake.last().filter(|v| !(v.complete && v.error_code.is_none())) {
-        return Err(format!(
-            "the handshake failed: {} {} (HTTP {}){}",
-            last.method.as_deref().unwrap_or("?"),
-            last.outcome,
-            last.status.map_or("-".into(), |s| s.to_string()),
-            if last.complete { String::new() } else { format!(": {}", last.retry.reason) }
-        ));
-    }
-    let mut list = client.request("tools/list", json!({})).await;
-    let mut names = None;
-    while let Some(m) = list.next_message().await {
-        if m.terminal {
-            names = m.value().ok().map(|v| tool_names(&v));
-        }
-    }
-    let _ = list.verdict().await;
-    let Some(names) = names else {
-        return Ok(());
-    };
-    for m in &config.mix {
-        if !names.iter().any(|n| *n == m.tool) {
-            return Err(format!(
-                "tool {:?} is not in tools/list (it lists: {}); every call would be a JSON-RPC error",
-                m.tool,
-                if names.is_empty() { "nothing".into() } else { names.join(", ") }
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn write_file(path: &Path, mut file: File, text: &str) -> bool {

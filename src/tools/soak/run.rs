@@ -1,0 +1,241 @@
+//! The runner: workers that send the mix and fold every verdict into the live report.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::json;
+
+use std::time::Duration;
+
+use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
+use crate::adapters::{Client, Timings};
+use crate::verdict::Outcome;
+use crate::adapters::h1::Connection;
+
+/// A worker whose call found no server waits this long before the next one, doubling up to
+/// [`BACKOFF_MAX`]: a dead server is not hammered while the run decides to stop.
+const BACKOFF_START: Duration = Duration::from_millis(20);
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// Live counters, for a progress bar and a metrics endpoint.
+#[derive(Debug, Default)]
+pub struct Live {
+    /// The report so far.
+    pub report: Mutex<Report>,
+    /// Set by [`Live::interrupt`]: no new calls start, calls in flight are cancelled.
+    stop: AtomicBool,
+    wake: tokio::sync::Notify,
+    started: AtomicU64,
+    /// `CONNECTION_FAILED` calls in a row, over all workers.
+    connect_failures: AtomicU32,
+}
+
+impl Live {
+    /// Stops the run at once (Ctrl-C): no new call starts and calls in flight are cancelled
+    /// (`CANCELLED`); [`run`] returns the report of what was done, marked interrupted.
+    pub fn interrupt(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake.notify_waiters();
+    }
+
+    /// Whether [`Live::interrupt`] was called.
+    pub fn is_interrupted(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once [`Live::interrupt`] has been called.
+    pub async fn interrupted(&self) {
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_interrupted() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// A copy of the report so far.
+    pub fn snapshot(&self) -> Report {
+        self.report
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// Runs the load with `client` (handshake included) and returns the report. `live` is updated
+/// as calls finish.
+pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Result<Report, String> {
+    if config.mix.is_empty() {
+        return Err("the mix is empty".into());
+    }
+    let handshake = client.handshake(config.handshake).await;
+    if let Some(last) = handshake
+        .last()
+        .filter(|v| !(v.complete && v.error_code.is_none()))
+    {
+        let why = if last.complete {
+            String::new()
+        } else {
+            format!(": {}", last.retry.reason)
+        };
+        return Err(format!(
+            "the handshake failed: {} {} (HTTP {}){why}",
+            last.method.as_deref().unwrap_or("?"),
+            last.outcome,
+            last.status.map_or("-".into(), |s| s.to_string())
+        ));
+    }
+    // tools/list once, so retry advice knows the tools' annotations; and a tool the server
+    // does not list is refused before the load: every call would be a JSON-RPC error, a
+    // complete answer, and the run would pass while testing nothing.
+    let mut list = client.request("tools/list", json!({})).await;
+    let mut listed = None;
+    while let Some(m) = list.next_message().await {
+        if m.terminal {
+            listed = m.value().ok().and_then(|v| tool_names(&v));
+        }
+    }
+    let _ = list.verdict().await;
+    if let Some(names) = listed
+        && let Some(m) = config.mix.iter().find(|m| !names.contains(&m.tool))
+    {
+        return Err(format!(
+            "tool {:?} is not in tools/list (it lists: {}); every call would be a JSON-RPC error",
+            m.tool,
+            if names.is_empty() {
+                "nothing".into()
+            } else {
+                names.join(", ")
+            }
+        ));
+    }
+
+    let requests = match (config.requests, config.duration) {
+        (None, None) => Some(DEFAULT_REQUESTS),
+        (r, _) => r,
+    };
+    let order = Arc::new(schedule(&config.mix));
+    let mix: Arc<Vec<_>> = Arc::new(
+        config
+            .mix
+            .iter()
+            .map(|m| {
+                let prepared =
+                    client.prepare("tools/call", json!({"name": m.tool, "arguments": m.args}));
+                let headers = Connection::headers_of(&prepared);
+                (prepared, headers)
+            })
+            .collect(),
+    );
+    let begin = tokio::time::Instant::now();
+    let deadline = config.duration.map(|d| begin + d);
+    let mut workers = Vec::new();
+    for _ in 0..config.concurrency.max(1) {
+        let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
+        let rate = config.rate;
+        let max_failures = config.max_connect_failures;
+        workers.push(tokio::spawn(async move {
+            // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
+            let mut direct = Connection::new(&client);
+            let mut backoff = Duration::ZERO;
+            loop {
+                if live.is_interrupted() || stopped(&live, max_failures) {
+                    break;
+                }
+                let slot = live.started.fetch_add(1, Ordering::Relaxed);
+                if requests.is_some_and(|n| slot >= n) {
+                    break;
+                }
+                let mut at = None;
+                if let Some(r) = rate.filter(|r| *r > 0.0) {
+                    at = Some(begin + Duration::from_secs_f64(slot as f64 / r));
+                }
+                if !backoff.is_zero() {
+                    let after = tokio::time::Instant::now() + backoff;
+                    at = Some(at.map_or(after, |a| a.max(after)));
+                }
+                if let Some(at) = at {
+                    if deadline.is_some_and(|d| at >= d) {
+                        break;
+                    }
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(at) => {}
+                        _ = live.interrupted() => break,
+                    }
+                }
+                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                    break;
+                }
+                let k = order[(slot % order.len() as u64) as usize];
+                // Ctrl-C cancels the call in flight: before the head by dropping the request,
+                // after it by closing the stream (on 2026-07-28 that close is the cancel).
+                let (verdict, timings) = match direct.as_mut() {
+                    Some(conn) => tokio::select! {
+                        call = conn.send(&mix[k].0, &mix[k].1) => {
+                            call.finish_unless(live.interrupted()).await
+                        }
+                        _ = live.interrupted() => {
+                            direct = Connection::new(&client);
+                            (client.cancelled(&mix[k].0), Timings::default())
+                        }
+                    },
+                    None => tokio::select! {
+                        call = client.send_prepared(&mix[k].0) => {
+                            call.finish_unless(live.interrupted()).await
+                        }
+                        _ = live.interrupted() => (client.cancelled(&mix[k].0), Timings::default()),
+                    },
+                };
+                if verdict.outcome == Outcome::ConnectionFailed {
+                    live.connect_failures.fetch_add(1, Ordering::SeqCst);
+                    backoff = (backoff * 2).clamp(BACKOFF_START, BACKOFF_MAX);
+                } else {
+                    live.connect_failures.store(0, Ordering::SeqCst);
+                    backoff = Duration::ZERO;
+                }
+                live.report
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .record(&verdict, &timings);
+            }
+        }));
+    }
+    for w in workers {
+        let _ = w.await;
+    }
+    let mut report = live.snapshot();
+    report.elapsed_ms = u64::try_from(begin.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report.throughput = if report.elapsed_ms == 0 {
+        0.0
+    } else {
+        report.answered as f64 * 1000.0 / report.elapsed_ms as f64
+    };
+    report.interrupted = live.is_interrupted();
+    if stopped(&live, config.max_connect_failures) {
+        report.stopped = Some(format!(
+            "{} calls in a row found no server (CONNECTION_FAILED); is it running? (--max-connect-failures)",
+            config.max_connect_failures
+        ));
+    }
+    report.merged = 1;
+    Ok(report)
+}
+
+/// The run stops: `max` calls in a row found no server.
+fn stopped(live: &Live, max: u32) -> bool {
+    max > 0 && live.connect_failures.load(Ordering::SeqCst) >= max
+}
+
+/// The tool names of a `tools/list` response, or `None` when it is not one.
+pub fn tool_names(response: &serde_json::Value) -> Option<Vec<String>> {
+    let tools = response.pointer("/result/tools")?.as_array()?;
+    Some(
+        tools
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+            .collect(),
+    )
+}
