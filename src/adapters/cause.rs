@@ -90,6 +90,20 @@ pub(crate) fn of_error(e: &(dyn StdError + 'static), url: &reqwest::Url) -> Stri
             url.scheme()
         );
     }
+    let closed = matches!(
+        io_kind,
+        Some(
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::UnexpectedEof
+        )
+    );
+    if url.scheme() == "https" && closed && !lower.contains("connection closed before message") {
+        return format!(
+            "TLS with {host}:{port}{through}: the server closed the connection during the handshake (does it speak plain HTTP?): {}",
+            last(&chain)
+        );
+    }
     match io_kind {
         Some(io::ErrorKind::ConnectionRefused) => {
             format!("connection refused: nothing listens on {host}:{port}{through}")

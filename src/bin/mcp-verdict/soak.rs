@@ -16,6 +16,9 @@ use crate::{FormatArg, SoakArgs, exit};
 
 fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
     if let Some(path) = &args.mix {
+        if args.args.is_some() {
+            return Err("--args goes with --tool; in a --mix file each entry has its args".into());
+        }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mix: Vec<MixEntry> = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a mix file: {e}", path.display()))?;
