@@ -86,15 +86,20 @@ fn soak_exits_1_when_calls_fail_and_2_for_a_tool_the_server_does_not_list() {
         &server.url(Some("tcp-reset")),
         "--tool",
         "pay",
-        "-n",
+        "--requests",
         "50",
-        "--color",
-        "never",
     ]);
     assert_eq!(reset.status.code(), Some(1), "{}", text(&reset));
     assert!(text(&reset).contains("STREAM_ABORTED"), "{}", text(&reset));
 
-    let unknown = run(&["soak", &server.url(None), "--tool", "nosuch", "-n", "50"]);
+    let unknown = run(&[
+        "soak",
+        &server.url(None),
+        "--tool",
+        "nosuch",
+        "--requests",
+        "50",
+    ]);
     assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
     assert!(
         text(&unknown).contains("tool \"nosuch\" is not in tools/list"),
@@ -102,7 +107,14 @@ fn soak_exits_1_when_calls_fail_and_2_for_a_tool_the_server_does_not_list() {
         text(&unknown)
     );
 
-    let fine = run(&["soak", &server.url(None), "--tool", "echo", "-n", "20"]);
+    let fine = run(&[
+        "soak",
+        &server.url(None),
+        "--tool",
+        "echo",
+        "--requests",
+        "20",
+    ]);
     assert_eq!(fine.status.code(), Some(0), "{}", text(&fine));
 }
 
@@ -113,8 +125,19 @@ fn soak_stops_after_consecutive_connection_failures_and_counts_answered_throughp
     let server_rt = runtime();
     let server = fault_server(&server_rt);
     let url = server.url(None);
+    let report_file = temp("dead-server.json");
+    // Flags that today's main also reads, so that it fails on the bug, not on the grammar.
     let child = Command::new(BIN)
-        .args(["soak", &url, "--tool", "echo", "--duration", "4s", "--format", "json"])
+        .args([
+            "soak",
+            &url,
+            "--tool",
+            "echo",
+            "--duration",
+            "4s",
+            "--report-out",
+        ])
+        .arg(&report_file)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -125,8 +148,11 @@ fn soak_stops_after_consecutive_connection_failures_and_counts_answered_throughp
     server_rt.shutdown_background();
     let out = wait_bounded(child, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
-    let failed = report["outcomes"]["CONNECTION_FAILED"].as_u64().unwrap_or(0);
+    let report: Value =
+        serde_json::from_slice(&std::fs::read(&report_file).unwrap()).expect("a JSON report");
+    let failed = report["outcomes"]["CONNECTION_FAILED"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(
         (10..=40).contains(&failed),
         "stops after 10 in a row (8 workers may each have one in flight): {failed}"
@@ -160,14 +186,12 @@ fn first_ctrl_c_cancels_calls_in_flight_reports_and_exits_130() {
             &server.url(Some("sse-never-ends")),
             "--tool",
             "echo",
-            "-n",
+            "--requests",
             "100",
-            "-c",
+            "--concurrency",
             "4",
             "--timeout",
             "20s",
-            "--color",
-            "never",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -184,9 +208,15 @@ fn first_ctrl_c_cancels_calls_in_flight_reports_and_exits_130() {
         "at once, not after the 20 s timeout: {took:?}"
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("interrupted (Ctrl-C): partial report"), "{stdout}");
+    assert!(
+        stdout.contains("interrupted (Ctrl-C): partial report"),
+        "{stdout}"
+    );
     assert!(stdout.contains("CANCELLED"), "{stdout}");
-    assert!(stdout.contains("4 answered"), "the streams had begun: {stdout}");
+    assert!(
+        stdout.contains("4 answered"),
+        "the streams had begun: {stdout}"
+    );
 }
 
 #[test]
@@ -234,7 +264,10 @@ fn a_har_entry_without_content_text_is_not_captured_not_aborted() {
     assert_eq!(line["layer"], "stream");
     assert_eq!(line["complete"], false);
     assert_eq!(line["end"], "not_captured");
-    assert_eq!(line["retry"]["advice"], "none", "never 'may already have taken effect'");
+    assert_eq!(
+        line["retry"]["advice"], "none",
+        "never 'may already have taken effect'"
+    );
     // Unknown is not complete: the one exit rule gives 1.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
 
@@ -260,10 +293,13 @@ fn probe_of_a_legacy_server_counts_the_discovery_fallback_as_the_exit_code_does(
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
+        !stdout.contains("1 incomplete"),
+        "the summary says what the exit code says: {stdout}"
+    );
+    assert!(
         stdout.contains("0 incomplete (1 legacy-server fallback, not a failure)"),
         "{stdout}"
     );
-    assert!(!stdout.contains("1 incomplete"), "{stdout}");
     let discover = stdout
         .lines()
         .find(|l| l.contains("server/discover"))
@@ -294,7 +330,11 @@ fn soak_report_counts_zero_event_streams_and_names_units() {
     assert_eq!(v.event_count, Some(0));
     let mut report = Report::default();
     report.record(&v, &Timings::default());
-    assert_eq!(report.events_per_stream.max(), 0, "a stream with no event has 0");
+    assert_eq!(
+        report.events_per_stream.max(),
+        0,
+        "a stream with no event has 0"
+    );
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["events_per_stream"]["unit"], "events");
     assert_eq!(json["head_us"]["unit"], "us");
@@ -330,10 +370,11 @@ fn idle_timeout_covers_the_wait_for_the_response_head() {
     let out = run(&[
         "probe",
         &format!("http://{addr}/mcp"),
+        // Bare seconds: read alike by the main of the day and by the unit grammar.
         "--timeout",
-        "30s",
+        "30",
         "--idle-timeout",
-        "500ms",
+        "0.5",
         "--format",
         "jsonl",
     ]);
@@ -394,7 +435,12 @@ fn connection_failures_say_why_and_urls_get_helpful_errors() {
         .local_addr()
         .unwrap()
         .port();
-    let out = run(&["probe", &format!("http://127.0.0.1:{port}/mcp"), "--color", "never"]);
+    let out = run(&[
+        "probe",
+        &format!("http://127.0.0.1:{port}/mcp"),
+        "--color",
+        "never",
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains(&format!(
@@ -404,7 +450,12 @@ fn connection_failures_say_why_and_urls_get_helpful_errors() {
         text(&out)
     );
     // soak's direct HTTP/1.1 path names it too (the handshake fails: exit 2).
-    let out = run(&["soak", &format!("http://127.0.0.1:{port}/mcp"), "--tool", "x"]);
+    let out = run(&[
+        "soak",
+        &format!("http://127.0.0.1:{port}/mcp"),
+        "--tool",
+        "x",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("connection refused"), "{}", text(&out));
 
@@ -416,7 +467,11 @@ fn connection_failures_say_why_and_urls_get_helpful_errors() {
         text(&out)
     );
     let out = run(&["probe", "localhost/mcp"]);
-    assert!(text(&out).contains("did you mean http://localhost/mcp"), "{}", text(&out));
+    assert!(
+        text(&out).contains("did you mean http://localhost/mcp"),
+        "{}",
+        text(&out)
+    );
 
     let rt = runtime();
     let server = fault_server(&rt);
@@ -435,7 +490,14 @@ fn connection_failures_say_why_and_urls_get_helpful_errors() {
 fn probe_shows_server_protocol_tools_and_the_tool_error_text() {
     let rt = runtime();
     let server = fault_server(&rt);
-    let out = run(&["probe", &server.url(None), "--tool", "fail", "--color", "never"]);
+    let out = run(&[
+        "probe",
+        &server.url(None),
+        "--tool",
+        "fail",
+        "--color",
+        "never",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("server: mcp-verdict serve-faults")
@@ -450,9 +512,20 @@ fn probe_shows_server_protocol_tools_and_the_tool_error_text() {
         stdout.contains("tool error text: the tool failed on purpose"),
         "{stdout}"
     );
-    assert_eq!(out.status.code(), Some(0), "a tool error is a complete answer");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a tool error is a complete answer"
+    );
 
-    let out = run(&["probe", &server.url(None), "--tool", "nosuch", "--color", "never"]);
+    let out = run(&[
+        "probe",
+        &server.url(None),
+        "--tool",
+        "nosuch",
+        "--color",
+        "never",
+    ]);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("tool \"nosuch\" is not in tools/list"),
         "{}",
@@ -465,25 +538,80 @@ fn probe_shows_server_protocol_tools_and_the_tool_error_text() {
 #[test]
 fn meaningless_input_is_refused_before_any_work() {
     let cases: &[(&[&str], &str)] = &[
-        (&["soak", "http://127.0.0.1:9/mcp", "--tool", "x", "-c", "0"], "at least 1"),
-        (&["soak", "http://127.0.0.1:9/mcp", "--args", "{}", "--mix", "m.json"], "--tool"),
-        (&["probe", "http://127.0.0.1:9/mcp", "--args", "{}"], "--tool"),
         (
-            &["soak", "http://127.0.0.1:9/mcp", "--tool", "x", "--max-incomplete-rate", "1.5"],
+            &["soak", "http://127.0.0.1:9/mcp", "--tool", "x", "-c", "0"],
+            "at least 1",
+        ),
+        (
+            &[
+                "soak",
+                "http://127.0.0.1:9/mcp",
+                "--args",
+                "{}",
+                "--mix",
+                "m.json",
+            ],
+            "--tool",
+        ),
+        (
+            &["probe", "http://127.0.0.1:9/mcp", "--args", "{}"],
+            "--tool",
+        ),
+        (
+            &[
+                "soak",
+                "http://127.0.0.1:9/mcp",
+                "--tool",
+                "x",
+                "--max-incomplete-rate",
+                "1.5",
+            ],
             "between 0 and 1",
         ),
-        (&["soak", "http://127.0.0.1:9/mcp", "--tool", "x", "--timeout", "3parsecs"], "unit"),
         (
-            &["soak", "http://127.0.0.1:9/mcp", "--tool", "x", "--duration", "99999999999h"],
+            &[
+                "soak",
+                "http://127.0.0.1:9/mcp",
+                "--tool",
+                "x",
+                "--timeout",
+                "3parsecs",
+            ],
+            "unit",
+        ),
+        (
+            &[
+                "soak",
+                "http://127.0.0.1:9/mcp",
+                "--tool",
+                "x",
+                "--duration",
+                "99999999999h",
+            ],
             "maximum",
         ),
-        (&["replay", "x.har", "--max-body-bytes", "12 furlongs"], "unit"),
         (
-            &["soak", "http://127.0.0.1:9/mcp", "--tool", "x", "-o", "/nonexistent/dir/r.json"],
+            &["replay", "x.har", "--max-body-bytes", "12 furlongs"],
+            "unit",
+        ),
+        (
+            &[
+                "soak",
+                "http://127.0.0.1:9/mcp",
+                "--tool",
+                "x",
+                "-o",
+                "/nonexistent/dir/r.json",
+            ],
             "/nonexistent/dir/r.json",
         ),
         (
-            &["probe", "http://127.0.0.1:9/mcp", "-o", "/nonexistent/dir/p.har"],
+            &[
+                "probe",
+                "http://127.0.0.1:9/mcp",
+                "-o",
+                "/nonexistent/dir/p.har",
+            ],
             "/nonexistent/dir/p.har",
         ),
     ];
@@ -491,8 +619,15 @@ fn meaningless_input_is_refused_before_any_work() {
         let start = Instant::now();
         let out = run(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
-        assert!(text(&out).contains(says), "{args:?} should say {says:?}: {}", text(&out));
-        assert!(start.elapsed() < Duration::from_secs(5), "{args:?}: before the work");
+        assert!(
+            text(&out).contains(says),
+            "{args:?} should say {says:?}: {}",
+            text(&out)
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{args:?}: before the work"
+        );
     }
 }
 
@@ -511,7 +646,10 @@ fn flags_take_units_and_help_shows_unlimited_and_examples() {
     for cmd in ["replay", "probe", "soak", "serve-faults", "demo", "rules"] {
         let h = run(&[cmd, "--help"]);
         let h = String::from_utf8_lossy(&h.stdout);
-        assert!(h.contains("--format") && h.contains("--color"), "{cmd}: {h}");
+        assert!(
+            h.contains("--format") && h.contains("--color"),
+            "{cmd}: {h}"
+        );
     }
     let merge = run(&["report", "merge", "--help"]);
     assert!(String::from_utf8_lossy(&merge.stdout).contains("--format"));
@@ -530,10 +668,8 @@ fn flags_take_units_and_help_shows_unlimited_and_examples() {
         "--format",
         "jsonl",
     ]);
-    let last: Value = serde_json::from_str(
-        String::from_utf8_lossy(&out.stdout).lines().last().unwrap(),
-    )
-    .unwrap();
+    let last: Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
     assert_eq!(last["outcome"], "LIMIT_EXCEEDED", "{last}");
 }
 
@@ -586,7 +722,11 @@ fn replay_reads_stdin_and_names_unusable_files() {
 
 #[test]
 fn completions_and_man_page_come_from_the_flags() {
-    for (shell, marker) in [("bash", "complete -F"), ("zsh", "#compdef"), ("fish", "complete -c")] {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef"),
+        ("fish", "complete -c"),
+    ] {
         let out = run(&["completions", shell]);
         assert_eq!(out.status.code(), Some(0));
         let script = String::from_utf8_lossy(&out.stdout);
@@ -595,7 +735,10 @@ fn completions_and_man_page_come_from_the_flags() {
     }
     let man = run(&["man"]);
     let page = String::from_utf8_lossy(&man.stdout);
-    assert!(page.starts_with(".ie") || page.contains(".TH mcp-verdict"), "{page}");
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH mcp-verdict"),
+        "{page}"
+    );
     let soak = run(&["man", "soak"]);
     assert!(String::from_utf8_lossy(&soak.stdout).contains("max\\-connect\\-failures"));
     assert_eq!(run(&["man", "nosuch"]).status.code(), Some(2));

@@ -37,6 +37,7 @@ async fn soak_once(url: &str, requests: u64, concurrency: usize) -> Report {
         duration: None,
         rate: None,
         handshake: Handshake::Auto,
+        max_connect_failures: soak::DEFAULT_MAX_CONNECT_FAILURES,
     };
     tokio::time::timeout(
         std::time::Duration::from_secs(60),

@@ -62,7 +62,10 @@ impl Deadlines {
     /// before any body arrives: the earliest of `overall`, `max_total` and `idle` (no byte has
     /// come yet, so the wait for the head is idle time too). `Err(())` when it passed.
     pub async fn until_head<F: Future>(&self, fut: F) -> Result<F::Output, ()> {
-        let earliest = [self.overall, self.max_total, self.idle].into_iter().flatten().min();
+        let earliest = [self.overall, self.max_total, self.idle]
+            .into_iter()
+            .flatten()
+            .min();
         match earliest {
             Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| ()),
             None => Ok(fut.await),

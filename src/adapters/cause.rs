@@ -141,7 +141,10 @@ mod tests {
             of_io(&refused, "127.0.0.1", 9),
             "connection refused: nothing listens on 127.0.0.1:9"
         );
-        let dns = io::Error::other("failed to lookup address information: Name or service not known");
-        assert!(of_io(&dns, "nowhere.invalid", 80).starts_with("DNS: cannot resolve nowhere.invalid"));
+        let dns =
+            io::Error::other("failed to lookup address information: Name or service not known");
+        assert!(
+            of_io(&dns, "nowhere.invalid", 80).starts_with("DNS: cannot resolve nowhere.invalid")
+        );
     }
 }

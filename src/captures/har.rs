@@ -167,9 +167,11 @@ impl RawEntry {
             Some("cancelled") => End::Cancelled,
             Some("not_captured") => End::NotCaptured,
             Some("eof") => End::Eof,
-            Some(other) => return Err(format!(
+            Some(other) => {
+                return Err(format!(
                     "_mcp_end {other:?} is not eof, reset, open, timeout, cancelled or not_captured"
-                )),
+                ));
+            }
             None if failed => End::Reset,
             None if !captured => End::NotCaptured,
             None => End::Eof,

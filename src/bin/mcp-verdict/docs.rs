@@ -22,7 +22,9 @@ pub fn man<C: CommandFactory>(sub: Option<&str>) -> ExitCode {
         None => top,
         Some(name) => match top.find_subcommand(name) {
             // The page is printed once and the process ends: leaking the name is free.
-            Some(s) => s.clone().name(&*String::leak(format!("mcp-verdict-{name}"))),
+            Some(s) => s
+                .clone()
+                .name(&*String::leak(format!("mcp-verdict-{name}"))),
             None => {
                 return crate::exit::unusable(format!(
                     "man {name}: no such command; see `mcp-verdict --help`"

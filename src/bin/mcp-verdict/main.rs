@@ -52,19 +52,29 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Judge every MCP exchange in HAR 1.2 captures, in order.
-    #[command(after_help = "Examples:\n  mcp-verdict replay capture.har\n  mcp-verdict replay a.har b.har --format json\n  mcp-proxy-export | mcp-verdict replay -")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict replay capture.har\n  mcp-verdict replay a.har b.har --format json\n  mcp-proxy-export | mcp-verdict replay -"
+    )]
     Replay(ReplayArgs),
     /// Talk to a live MCP endpoint: handshake, tools/list, optionally one tools/call.
-    #[command(after_help = "Examples:\n  mcp-verdict probe http://127.0.0.1:8787/mcp\n  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool search --args '{\"q\":\"x\"}'\n  mcp-verdict probe http://127.0.0.1:8787/mcp --tool echo -o probe.har --timeout 10s")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict probe http://127.0.0.1:8787/mcp\n  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool search --args '{\"q\":\"x\"}'\n  mcp-verdict probe http://127.0.0.1:8787/mcp --tool echo -o probe.har --timeout 10s"
+    )]
     Probe(ProbeArgs),
     /// Run an MCP server that misbehaves on purpose: /mcp is correct, /mcp/<scenario> faulty.
-    #[command(after_help = "Examples:\n  mcp-verdict serve-faults --listen 127.0.0.1:8787\n  mcp-verdict serve-faults --list --format json")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict serve-faults --listen 127.0.0.1:8787\n  mcp-verdict serve-faults --list --format json"
+    )]
     ServeFaults(ServeArgs),
     /// Start the fault server on a loopback port, probe every scenario, compare the verdicts.
-    #[command(after_help = "Examples:\n  mcp-verdict demo\n  mcp-verdict demo --scenario sse-cut-between-events --format json")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict demo\n  mcp-verdict demo --scenario sse-cut-between-events --format json"
+    )]
     Demo(DemoArgs),
     /// Sustained tools/call load with a verdict for every response.
-    #[command(after_help = "Examples:\n  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16\n  mcp-verdict soak http://127.0.0.1:8787/mcp --mix mix.json --duration 1m30s --rate 200 --max-incomplete-rate 0.001 -o report.json\n\nExit: 0 every call complete; 1 any call incomplete (or, with --max-incomplete-rate, that share exceeded) or --max-p99 broken; 2 unusable input or no server for the handshake; 130 Ctrl-C.")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16\n  mcp-verdict soak http://127.0.0.1:8787/mcp --mix mix.json --duration 1m30s --rate 200 --max-incomplete-rate 0.001 -o report.json\n\nExit: 0 every call complete; 1 any call incomplete (or, with --max-incomplete-rate, that share exceeded) or --max-p99 broken; 2 unusable input or no server for the handshake; 130 Ctrl-C."
+    )]
     Soak(SoakArgs),
     /// Work with soak reports.
     Report {
@@ -74,13 +84,17 @@ enum Command {
     /// List the spec rules that are checked, with their ids and levels.
     Rules(RulesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    #[command(after_help = "Examples:\n  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict\n  mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict\n  mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish"
+    )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
     /// Print the man page (roff) on standard output; `man soak` for one command's page.
-    #[command(after_help = "Examples:\n  mcp-verdict man > /usr/local/share/man/man1/mcp-verdict.1\n  mcp-verdict man soak | man -l -")]
+    #[command(
+        after_help = "Examples:\n  mcp-verdict man > /usr/local/share/man/man1/mcp-verdict.1\n  mcp-verdict man soak | man -l -"
+    )]
     Man {
         /// A command whose page to print (default: the tool's page).
         command: Option<String>,

@@ -253,9 +253,7 @@ impl<W: Write> Printer<W> {
             Format::Json => {
                 let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
                 let error = serde_json::to_string(&error).unwrap_or_default();
-                self.emit(&format!(
-                    "\n],\"skipped\":{skipped},\"error\":{error}}}"
-                ));
+                self.emit(&format!("\n],\"skipped\":{skipped},\"error\":{error}}}"));
             }
             Format::Jsonl => {
                 if let Some(e) = error {

@@ -37,16 +37,16 @@ pub(crate) fn endpoint(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
         Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
         Ok(u) if matches!(u.scheme(), "http" | "https") => Err(format!("{url}: no host")),
-        Ok(u) if u.cannot_be_a_base() || u.host_str().is_none() => Err(format!(
-            "{url}: no scheme; did you mean http://{url} ?"
-        )),
+        Ok(u) if u.cannot_be_a_base() || u.host_str().is_none() => {
+            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
+        }
         Ok(u) => Err(format!(
             "{url}: scheme {}:// is not an MCP transport; use http:// or https://",
             u.scheme()
         )),
-        Err(e) if e.to_string().contains("relative URL without a base") => Err(format!(
-            "{url}: no scheme; did you mean http://{url} ?"
-        )),
+        Err(e) if e.to_string().contains("relative URL without a base") => {
+            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
+        }
         Err(e) => Err(format!("{url}: {e}")),
     }
 }
@@ -193,7 +193,11 @@ async fn session(
         if let Some(names) = names.filter(|n| !n.iter().any(|t| t == name)) {
             missing = Some(format!(
                 "tool {name:?} is not in tools/list (it lists: {}); calling it anyway",
-                if names.is_empty() { "nothing".into() } else { names.join(", ") }
+                if names.is_empty() {
+                    "nothing".into()
+                } else {
+                    names.join(", ")
+                }
             ));
         }
         // A progress token, so servers that report progress do (and the stream shows it).

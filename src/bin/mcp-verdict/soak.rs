@@ -132,8 +132,14 @@ pub fn run(args: SoakArgs) -> ExitCode {
     let mut out = std::io::stdout().lock();
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     let _ = match args.out.format {
-        FormatArg::Human => out.write_all(paint_summary(&report, args.out.color.enabled()).as_bytes()),
-        FormatArg::Json | FormatArg::Jsonl => writeln!(out, "{}", serde_json::to_string(&report).unwrap_or_default()),
+        FormatArg::Human => {
+            out.write_all(paint_summary(&report, args.out.color.enabled()).as_bytes())
+        }
+        FormatArg::Json | FormatArg::Jsonl => writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&report).unwrap_or_default()
+        ),
     };
     let mut unusable = false;
     if let Some((path, file)) = report_out {

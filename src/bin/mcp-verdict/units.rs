@@ -19,7 +19,9 @@ pub fn duration(text: &str) -> Result<Duration, String> {
     let too_long = || format!("{t}: longer than the maximum of one year (8760h)");
     if let Ok(secs) = t.parse::<f64>() {
         if !secs.is_finite() || secs < 0.0 {
-            return Err(format!("{t}: not a duration; expected e.g. 500ms, 3s, 1m30s"));
+            return Err(format!(
+                "{t}: not a duration; expected e.g. 500ms, 3s, 1m30s"
+            ));
         }
         return Duration::try_from_secs_f64(secs)
             .ok()
@@ -33,7 +35,9 @@ pub fn duration(text: &str) -> Result<Duration, String> {
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .ok_or_else(|| format!("{t}: a number needs a unit (ms, s, m, h)"))?;
         let (num, tail) = rest.split_at(num_end);
-        let unit_end = tail.find(|c: char| !c.is_ascii_alphabetic()).unwrap_or(tail.len());
+        let unit_end = tail
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(tail.len());
         let (unit, tail) = tail.split_at(unit_end);
         let n: f64 = num
             .parse()
@@ -61,9 +65,7 @@ pub fn size(text: &str) -> Result<u64, String> {
     if t.eq_ignore_ascii_case("unlimited") || t.eq_ignore_ascii_case("none") {
         return Ok(u64::MAX);
     }
-    let split = t
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let n: u64 = num
         .parse()
@@ -146,7 +148,16 @@ mod tests {
         assert_eq!(duration("1h"), Ok(Duration::from_secs(3600)));
         assert_eq!(duration("2"), Ok(Duration::from_secs(2)));
         assert_eq!(duration("0.25"), Ok(Duration::from_millis(250)));
-        for bad in ["", "3x", "-1", "s", "1e400", "99999999999999999999h", "NaN", "inf"] {
+        for bad in [
+            "",
+            "3x",
+            "-1",
+            "s",
+            "1e400",
+            "99999999999999999999h",
+            "NaN",
+            "inf",
+        ] {
             assert!(duration(bad).is_err(), "{bad:?} must be refused");
         }
         assert!(duration("8761h").is_err());

@@ -189,7 +189,8 @@ impl<'de> Deserialize<'de> for Counts {
         let raw = Raw::deserialize(d)?;
         let mut h = Counts::default();
         for (value, count) in raw.buckets {
-            (h.0).0
+            (h.0)
+                .0
                 .record_n(value.min(3_600_000_000), count)
                 .map_err(serde::de::Error::custom)?;
         }

@@ -8,9 +8,9 @@ use serde_json::json;
 use std::time::Duration;
 
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
+use crate::adapters::h1::Connection;
 use crate::adapters::{Client, Timings};
 use crate::verdict::Outcome;
-use crate::adapters::h1::Connection;
 
 /// A worker whose call found no server waits this long before the next one, doubling up to
 /// [`BACKOFF_MAX`]: a dead server is not hammered while the run decides to stop.
