@@ -109,7 +109,7 @@ pub fn replay_har<R: Read>(
 pub struct Tally {
     total: u64,
     incomplete: u64,
-    fallbacks: u64,
+    forgiven: u64,
     discover_refused: bool,
 }
 
@@ -120,7 +120,7 @@ impl Tally {
         self.total += 1;
         if self.discover_refused && method == Some("initialize") {
             self.incomplete -= 1;
-            self.fallbacks += 1;
+            self.forgiven += 1;
         }
         self.discover_refused = false;
         if !v.complete {
@@ -144,14 +144,14 @@ impl Tally {
         self.total
     }
 
-    /// Incomplete exchanges, legacy probes not counted.
+    /// Incomplete exchanges that fail the run (forgiven legacy probes not included).
     pub fn incomplete(&self) -> u64 {
         self.incomplete
     }
 
-    /// Refused `server/discover` probes followed by `initialize`: information, not failures.
-    pub fn fallbacks(&self) -> u64 {
-        self.fallbacks
+    /// Refused `server/discover` probes forgiven because an `initialize` followed.
+    pub fn forgiven(&self) -> u64 {
+        self.forgiven
     }
 }
 

@@ -388,7 +388,7 @@ impl OutputArgs {
 fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
     exit::Run {
         unusable,
-        incomplete: !printer.tally().all_complete(),
+        incomplete: !printer.all_complete(),
         broken_pipe: printer.broken_pipe(),
         ..exit::Run::default()
     }

@@ -108,17 +108,19 @@ pub fn run(args: SoakArgs) -> ExitCode {
     };
     let live = Arc::new(Live::default());
     let result = rt.block_on(async {
+        tokio::spawn(on_ctrl_c(live.clone()));
         if let Some(addr) = listen {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
             tokio::spawn(serve_metrics(listener, live.clone()));
         }
-        tokio::spawn(on_ctrl_c(live.clone()));
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
-        let report = soak::run(&client, &config, live.clone()).await;
+        let report = soak::run(&client, &config, live.clone())
+            .await
+            .map_err(|e| e.to_string());
         if let Some(p) = progress {
             p.abort();
             eprint!("\r\x1b[2K");
@@ -198,14 +200,28 @@ fn paint_summary(report: &Report, color: bool) -> String {
 }
 
 /// First Ctrl-C: stop new calls, cancel those in flight, report. Second: exit at once.
-async fn on_ctrl_c(live: Arc<Live>) {
-    if tokio::signal::ctrl_c().await.is_err() {
-        return;
-    }
-    live.interrupt();
-    if tokio::signal::ctrl_c().await.is_ok() {
-        eprintln!("\nmcp-verdict: interrupted twice; exiting without a report");
-        std::process::exit(130);
+/// The handler is registered when this is called (not when the task is first polled), so a
+/// Ctrl-C during the handshake is caught too.
+fn on_ctrl_c(live: Arc<Live>) -> impl Future<Output = ()> {
+    #[cfg(unix)]
+    let mut signals =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    async move {
+        #[cfg(unix)]
+        let mut next = async || match signals.as_mut() {
+            Some(s) => s.recv().await.is_some(),
+            None => false,
+        };
+        #[cfg(not(unix))]
+        let next = async || tokio::signal::ctrl_c().await.is_ok();
+        if !next().await {
+            return;
+        }
+        live.interrupt();
+        if next().await {
+            eprintln!("\nmcp-verdict: interrupted twice; exiting without a report");
+            std::process::exit(130);
+        }
     }
 }
 

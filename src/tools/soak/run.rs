@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
 use crate::adapters::h1::Connection;
-use crate::adapters::{Client, Timings};
-use crate::verdict::Outcome;
+use crate::adapters::{Client, Timings, lock};
+use crate::verdict::{Outcome, Verdict};
 
 /// A worker whose call found no server waits this long before the next one, doubling up to
 /// [`BACKOFF_MAX`]: a dead server is not hammered while the run decides to stop.
@@ -58,35 +58,75 @@ impl Live {
 
     /// A copy of the report so far.
     pub fn snapshot(&self) -> Report {
-        self.report
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.report).clone()
     }
 }
 
+/// Why a soak run could not start.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SoakError {
+    /// The mix has no entries: there is nothing to send.
+    EmptyMix,
+    /// The handshake's last exchange was not a complete success; its verdict says why.
+    Handshake(Box<Verdict>),
+    /// A tool of the mix is not in the server's `tools/list`: every call would be a JSON-RPC
+    /// error, a complete answer, and the run would pass while testing nothing.
+    UnknownTool {
+        /// The tool of the mix.
+        tool: String,
+        /// What `tools/list` gave.
+        listed: Vec<String>,
+    },
+}
+
+impl std::fmt::Display for SoakError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SoakError::EmptyMix => f.write_str("the mix is empty"),
+            SoakError::Handshake(last) => {
+                write!(
+                    f,
+                    "the handshake failed: {} {} (HTTP {})",
+                    last.method.as_deref().unwrap_or("?"),
+                    last.outcome,
+                    last.status.map_or("-".into(), |s| s.to_string())
+                )?;
+                if !last.complete {
+                    write!(f, ": {}", last.retry.reason)?;
+                }
+                Ok(())
+            }
+            SoakError::UnknownTool { tool, listed } => write!(
+                f,
+                "tool {tool:?} is not in tools/list (it lists: {}); every call would be a JSON-RPC error",
+                if listed.is_empty() {
+                    "nothing".into()
+                } else {
+                    listed.join(", ")
+                }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SoakError {}
+
 /// Runs the load with `client` (handshake included) and returns the report. `live` is updated
 /// as calls finish.
-pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Result<Report, String> {
+pub async fn run(
+    client: &Client,
+    config: &SoakConfig,
+    live: Arc<Live>,
+) -> Result<Report, SoakError> {
     if config.mix.is_empty() {
-        return Err("the mix is empty".into());
+        return Err(SoakError::EmptyMix);
     }
     let handshake = client.handshake(config.handshake).await;
     if let Some(last) = handshake
         .last()
         .filter(|v| !(v.complete && v.error_code.is_none()))
     {
-        let why = if last.complete {
-            String::new()
-        } else {
-            format!(": {}", last.retry.reason)
-        };
-        return Err(format!(
-            "the handshake failed: {} {} (HTTP {}){why}",
-            last.method.as_deref().unwrap_or("?"),
-            last.outcome,
-            last.status.map_or("-".into(), |s| s.to_string())
-        ));
+        return Err(SoakError::Handshake(Box::new(last.clone())));
     }
     // tools/list once, so retry advice knows the tools' annotations; and a tool the server
     // does not list is refused before the load: every call would be a JSON-RPC error, a
@@ -102,15 +142,10 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
     if let Some(names) = listed
         && let Some(m) = config.mix.iter().find(|m| !names.contains(&m.tool))
     {
-        return Err(format!(
-            "tool {:?} is not in tools/list (it lists: {}); every call would be a JSON-RPC error",
-            m.tool,
-            if names.is_empty() {
-                "nothing".into()
-            } else {
-                names.join(", ")
-            }
-        ));
+        return Err(SoakError::UnknownTool {
+            tool: m.tool.clone(),
+            listed: names,
+        });
     }
 
     let requests = match (config.requests, config.duration) {
@@ -196,10 +231,7 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
                     live.connect_failures.store(0, Ordering::SeqCst);
                     backoff = Duration::ZERO;
                 }
-                live.report
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .record(&verdict, &timings);
+                lock(&live.report).record(&verdict, &timings);
             }
         }));
     }
