@@ -285,6 +285,7 @@ fn a_har_entry_without_content_text_is_not_captured_not_aborted() {
     assert_eq!(line["layer"], "stream");
     assert_eq!(line["complete"], false);
     assert_eq!(line["end"], "not_captured");
+    assert!(line["event_count"].is_null(), "unknown, not zero: {line}");
     assert_eq!(
         line["retry"]["advice"], "none",
         "never 'may already have taken effect'"

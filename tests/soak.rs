@@ -149,6 +149,8 @@ fn cli_threshold_breaks_with_exit_1_and_writes_reports() {
         .arg(&report_file)
         .output()
         .unwrap();
+    // The one exit rule on the merged counts: the runs had incomplete calls.
+    assert_eq!(merged.status.code(), Some(1));
     let merged: Report = serde_json::from_slice(&merged.stdout).unwrap();
     assert_eq!(merged.requests, 100);
     let _ = std::fs::remove_dir_all(&dir);

@@ -22,7 +22,8 @@ impl Exchange {
         sse_retry: &mut Option<u64>,
     ) -> Outcome {
         let version = self.setup.version;
-        v.event_count = Some(stream.track.event_count);
+        // A body the capture did not keep has no event count: unknown, not zero.
+        v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
         let last_id = stream
             .framer
             .last_event_id()
