@@ -41,15 +41,18 @@ fn wait_bounded(mut child: Child, limit: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn run(args: &[&str]) -> Output {
-    let child = Command::new(BIN)
+fn spawn(args: &[&str]) -> Child {
+    Command::new(BIN)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    wait_bounded(child, Duration::from_secs(60))
+        .unwrap()
+}
+
+fn run(args: &[&str]) -> Output {
+    wait_bounded(spawn(args), Duration::from_secs(60))
 }
 
 fn text(out: &Output) -> String {
@@ -198,23 +201,18 @@ fn soak_stops_after_consecutive_connection_failures_and_counts_answered_throughp
 fn first_ctrl_c_cancels_calls_in_flight_reports_and_exits_130() {
     let rt = runtime();
     let server = fault_server(&rt);
-    let child = Command::new(BIN)
-        .args([
-            "soak",
-            &server.url(Some("sse-never-ends")),
-            "--tool",
-            "echo",
-            "--requests",
-            "100",
-            "--concurrency",
-            "4",
-            "--timeout",
-            "20s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn(&[
+        "soak",
+        &server.url(Some("sse-never-ends")),
+        "--tool",
+        "echo",
+        "--requests",
+        "100",
+        "--concurrency",
+        "4",
+        "--timeout",
+        "20s",
+    ]);
     wait_until_it_catches_sigint(&child);
     // Let the calls start and their streams begin.
     std::thread::sleep(Duration::from_millis(1000));
@@ -239,31 +237,50 @@ fn first_ctrl_c_cancels_calls_in_flight_reports_and_exits_130() {
     );
 }
 
-#[test]
-fn second_ctrl_c_exits_at_once() {
-    // A server that accepts and never answers: the first Ctrl-C cancels, the second exits even
-    // if the first is still being handled.
-    let rt = runtime();
-    let server = fault_server(&rt);
-    let child = Command::new(BIN)
-        .args([
-            "soak",
-            &server.url(Some("sse-never-ends")),
-            "--tool",
-            "echo",
-            "--timeout",
-            "20s",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+/// A listener that accepts and never answers: the handshake hangs.
+fn silent_server(rt: &tokio::runtime::Runtime) -> String {
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
-    wait_until_it_catches_sigint(&child);
-    std::thread::sleep(Duration::from_millis(300));
-    send_sigint(&child);
-    send_sigint(&child);
-    let out = wait_bounded(child, Duration::from_secs(15));
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(async move {
+        let mut held = Vec::new();
+        for _ in 0..8 {
+            if let Ok((s, _)) = listener.accept().await {
+                held.push(s);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    });
+    format!("http://{addr}/mcp")
+}
+
+#[test]
+fn ctrl_c_during_the_handshake_stops_at_once_and_twice_exits_at_once() {
+    let rt = runtime();
+    let url = silent_server(&rt);
+    for signals in [1, 2] {
+        let child = spawn(&["soak", &url, "--tool", "echo", "--timeout", "20s"]);
+        wait_until_it_catches_sigint(&child);
+        std::thread::sleep(Duration::from_millis(300));
+        let sent = Instant::now();
+        for _ in 0..signals {
+            send_sigint(&child);
+        }
+        let out = wait_bounded(child, Duration::from_secs(15));
+        assert_eq!(out.status.code(), Some(130), "{signals}: {}", text(&out));
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "{signals}: at once"
+        );
+        if signals == 1 {
+            assert!(
+                text(&out).contains("interrupted (Ctrl-C) before the load began"),
+                "{}",
+                text(&out)
+            );
+        }
+    }
 }
 
 // ---- Bug 4: an absent HAR body is judged STREAM_ABORTED ----------------------------------
@@ -370,25 +387,12 @@ fn soak_report_counts_zero_event_streams_and_names_units() {
 
 #[test]
 fn idle_timeout_covers_the_wait_for_the_response_head() {
-    // Accepts, reads, never answers.
     let rt = runtime();
-    let listener = rt
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    rt.spawn(async move {
-        let mut held = Vec::new();
-        for _ in 0..4 {
-            if let Ok((s, _)) = listener.accept().await {
-                held.push(s);
-            }
-        }
-        tokio::time::sleep(Duration::from_secs(60)).await;
-    });
+    let url = silent_server(&rt);
     let start = Instant::now();
     let out = run(&[
         "probe",
-        &format!("http://{addr}/mcp"),
+        &url,
         // Bare seconds: read alike by the main of the day and by the unit grammar.
         "--timeout",
         "30",

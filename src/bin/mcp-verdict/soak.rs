@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
-use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig};
+use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig, SoakError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::probe::{endpoint, fail, handshake_of, tool_args, with_headers};
@@ -118,17 +118,24 @@ pub fn run(args: SoakArgs) -> ExitCode {
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
-        let report = soak::run(&client, &config, live.clone())
-            .await
-            .map_err(|e| e.to_string());
+        let report = soak::run(&client, &config, live.clone()).await;
         if let Some(p) = progress {
             p.abort();
             eprint!("\r\x1b[2K");
         }
-        report
+        Ok::<_, String>(report)
     });
     let report = match result {
-        Ok(r) => r,
+        Ok(Ok(r)) => r,
+        Ok(Err(SoakError::Interrupted)) => {
+            eprintln!("mcp-verdict: {}", SoakError::Interrupted);
+            return exit::Run {
+                interrupted: true,
+                ..exit::Run::default()
+            }
+            .code();
+        }
+        Ok(Err(e)) => return fail(e),
         Err(e) => return fail(e),
     };
     let mut out = std::io::stdout().lock();

@@ -77,12 +77,15 @@ pub enum SoakError {
         /// What `tools/list` gave.
         listed: Vec<String>,
     },
+    /// Interrupted (Ctrl-C) before the load began.
+    Interrupted,
 }
 
 impl std::fmt::Display for SoakError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SoakError::EmptyMix => f.write_str("the mix is empty"),
+            SoakError::Interrupted => f.write_str("interrupted (Ctrl-C) before the load began"),
             SoakError::Handshake(last) => {
                 write!(
                     f,
@@ -121,7 +124,23 @@ pub async fn run(
     if config.mix.is_empty() {
         return Err(SoakError::EmptyMix);
     }
-    let handshake = client.handshake(config.handshake).await;
+    // Before the load, a Ctrl-C stops the handshake and tools/list too.
+    let prelude = async {
+        let handshake = client.handshake(config.handshake).await;
+        let mut list = client.request("tools/list", json!({})).await;
+        let mut listed = None;
+        while let Some(m) = list.next_message().await {
+            if m.terminal {
+                listed = m.value().ok().and_then(|v| tool_names(&v));
+            }
+        }
+        let _ = list.verdict().await;
+        (handshake, listed)
+    };
+    let (handshake, listed) = tokio::select! {
+        done = prelude => done,
+        _ = live.interrupted() => return Err(SoakError::Interrupted),
+    };
     if let Some(last) = handshake
         .last()
         .filter(|v| !(v.complete && v.error_code.is_none()))
@@ -131,14 +150,6 @@ pub async fn run(
     // tools/list once, so retry advice knows the tools' annotations; and a tool the server
     // does not list is refused before the load: every call would be a JSON-RPC error, a
     // complete answer, and the run would pass while testing nothing.
-    let mut list = client.request("tools/list", json!({})).await;
-    let mut listed = None;
-    while let Some(m) = list.next_message().await {
-        if m.terminal {
-            listed = m.value().ok().and_then(|v| tool_names(&v));
-        }
-    }
-    let _ = list.verdict().await;
     if let Some(names) = listed
         && let Some(m) = config.mix.iter().find(|m| !names.contains(&m.tool))
     {
