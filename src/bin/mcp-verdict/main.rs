@@ -7,6 +7,7 @@ mod exit;
 mod faults;
 mod output;
 mod probe;
+mod report;
 mod soak;
 mod units;
 
@@ -17,11 +18,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_verdict::Limits;
 use mcp_verdict::Rule;
 use mcp_verdict::replay::{self, Item};
+use mcp_verdict::{Limits, Session, har};
 
 use output::{Format, Printer};
+use report::{Decision, Run, Trace, TraceObserver};
 
 #[derive(Parser)]
 #[command(
@@ -115,14 +117,14 @@ enum ReportCommand {
         #[arg(long, hide = true)]
         json: bool,
         #[command(flatten)]
-        out: OutputArgs,
+        out: StyleArgs,
     },
 }
 
 #[derive(clap::Args)]
 struct RulesArgs {
     #[command(flatten)]
-    out: OutputArgs,
+    out: StyleArgs,
 }
 
 #[derive(clap::Args)]
@@ -179,8 +181,20 @@ struct SoakArgs {
     /// Serve Prometheus text on this loopback address while running, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+    /// Write a self-contained HTML report (percentiles plotted, throughput and outcomes over
+    /// time) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+    /// Export one span per call and the mcp.client.operation.duration histogram as OTLP/HTTP
+    /// protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
+    #[arg(long, value_name = "FILE.xml")]
+    junit: Option<PathBuf>,
     #[command(flatten)]
-    out: OutputArgs,
+    out: StyleArgs,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -194,7 +208,7 @@ struct ServeArgs {
     #[arg(long)]
     list: bool,
     #[command(flatten)]
-    out: OutputArgs,
+    out: StyleArgs,
 }
 
 #[derive(clap::Args)]
@@ -206,7 +220,7 @@ struct DemoArgs {
     #[arg(long)]
     verbose: bool,
     #[command(flatten)]
-    out: OutputArgs,
+    out: StyleArgs,
 }
 
 #[derive(clap::Args)]
@@ -225,6 +239,11 @@ struct ProbeArgs {
     /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// Export one span per exchange and the mcp.client.operation.duration histogram as
+    /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(short = 'o', long, value_name = "FILE.har")]
     record: Option<PathBuf>,
@@ -250,11 +269,26 @@ struct ReplayArgs {
     limits: LimitArgs,
 }
 
+/// `--format` and `--color` of the commands that print no verdict stream (soak, serve-faults,
+/// demo, rules, report merge): no JUnit or HTML there.
 #[derive(clap::Args)]
-struct OutputArgs {
+struct StyleArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+    /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
+}
+
+#[derive(clap::Args)]
+struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormatArg::Human)]
+    format: OutputFormatArg,
+    /// Also write a self-contained HTML report (summary, sortable table, timelines) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -296,6 +330,18 @@ enum FormatArg {
     Jsonl,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutputFormatArg {
+    /// A readable table.
+    Human,
+    /// One JSON document: an array of per-file results.
+    Json,
+    /// One verdict per line.
+    Jsonl,
+    /// JUnit XML: one test case per exchange, failures for incomplete ones.
+    Junit,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum ColorArg {
     Auto,
@@ -329,7 +375,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn rules(out: &OutputArgs) -> ExitCode {
+fn rules(out: &StyleArgs) -> ExitCode {
     let mut stdout = io::stdout().lock();
     let _ = match out.format {
         FormatArg::Human => Rule::ALL.iter().try_for_each(|rule| {
@@ -376,11 +422,38 @@ impl OutputArgs {
         let stdout = io::stdout();
         let color = self.color.enabled();
         let format = match self.format {
-            FormatArg::Human => Format::Human,
-            FormatArg::Json => Format::Json,
-            FormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Human => Format::Human,
+            OutputFormatArg::Json => Format::Json,
+            OutputFormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Junit => Format::Silent,
         };
         Printer::new(stdout.lock(), format, color)
+    }
+}
+
+impl OutputArgs {
+    /// Whether a report needs the whole run (traces) kept.
+    fn wants_run(&self) -> bool {
+        self.html.is_some() || self.format == OutputFormatArg::Junit
+    }
+
+    /// Writes `--html` and, for `--format junit`, the JUnit document to the output. Returns
+    /// whether a file could not be written.
+    fn write_reports<W: Write>(&self, printer: &mut Printer<W>, run: &Run, unusable: bool) -> bool {
+        let all_complete = printer.all_complete();
+        let incomplete = run.traces.iter().filter(|t| !t.verdict.complete).count();
+        let mut decision = Decision::of(unusable, all_complete, incomplete);
+        let mut failed = false;
+        if let Some(path) = &self.html {
+            failed = report::write_file(path, &report::html::exchanges_page(run, &decision));
+            if failed {
+                decision = Decision::of(true, all_complete, incomplete);
+            }
+        }
+        if self.format == OutputFormatArg::Junit {
+            printer.document(&report::junit::exchanges(run, &decision));
+        }
+        failed
     }
 }
 
@@ -453,6 +526,11 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
     let mut unusable = false;
+    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let mut run = args.out.wants_run().then(|| Run {
+        command: "replay",
+        ..Run::default()
+    });
     for path in &files {
         let name = path.display().to_string();
         let reader: Box<dyn io::Read> = if name == "-" {
@@ -478,12 +556,15 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             }
         };
         printer.begin_file(&name);
-        let error = replay_one(reader, limits, &name, &mut printer);
+        let error = replay_one(reader, limits, &name, &mut printer, run.as_mut());
         if let Some(e) = &error {
             eprintln!("mcp-verdict: {name}: {e}");
             unusable = true;
         }
         printer.end_file(&name, error.as_deref());
+    }
+    if let Some(run) = &run {
+        unusable |= args.out.write_reports(&mut printer, run, unusable);
     }
     printer.finish();
     exit_code(&printer, unusable)
@@ -496,6 +577,7 @@ fn replay_one(
     limits: Limits,
     name: &str,
     printer: &mut Printer<io::StdoutLock<'static>>,
+    run: Option<&mut Run>,
 ) -> Option<String> {
     let mut reader = io::BufReader::with_capacity(1 << 16, reader);
     match reader.fill_buf() {
@@ -507,13 +589,39 @@ fn replay_one(
         Err(e) => return Some(e.to_string()),
     }
     let (mut judged, mut skipped) = (0u64, 0u64);
-    let result = replay::replay_har(reader, limits, &mut |item| {
-        match &item {
-            Item::Verdict(_) => judged += 1,
-            Item::Skipped(_) => skipped += 1,
+    let mut count = |item: &Item| match item {
+        Item::Verdict(_) => judged += 1,
+        Item::Skipped(_) => skipped += 1,
+    };
+    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let result = match run {
+        None => replay::replay_har(reader, limits, &mut |item| {
+            count(&item);
+            printer.item(name, &item);
+        }),
+        Some(run) => {
+            run.sources.push(name.to_owned());
+            let mut session = Session::new(limits);
+            har::read_entries(reader, &mut |entry| {
+                let mut seen = TraceObserver::default();
+                let item = replay::judge_entry_with(
+                    &mut session,
+                    &entry,
+                    &mut std::iter::empty(),
+                    &mut seen,
+                );
+                count(&item);
+                match &item {
+                    Item::Verdict(v) => {
+                        run.traces
+                            .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                    }
+                    Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
+                }
+                printer.item(name, &item);
+            })
         }
-        printer.item(name, &item);
-    });
+    };
     match result {
         Err(e) => Some(e.to_string()),
         Ok(()) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),

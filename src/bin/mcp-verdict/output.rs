@@ -12,6 +12,8 @@ pub enum Format {
     Human,
     Json,
     Jsonl,
+    /// Nothing per verdict: the caller writes a whole document at the end (JUnit).
+    Silent,
 }
 
 /// Writes verdicts as they come. Remembers a broken pipe and stops writing (not an error).
@@ -58,6 +60,12 @@ impl<W: Write> Printer<W> {
             tally: BTreeMap::new(),
             completeness: Tally::default(),
         }
+    }
+
+    /// Writes a whole document (JUnit) to the output.
+    pub fn document(&mut self, text: &str) {
+        self.emit(text);
+        let _ = self.out.flush();
     }
 
     pub fn broken_pipe(&self) -> bool {
@@ -111,7 +119,7 @@ impl<W: Write> Printer<W> {
                 let file = serde_json::to_string(name).unwrap_or_default();
                 self.emit(&format!("{sep}{{\"file\":{file},\"verdicts\":["));
             }
-            Format::Jsonl => {}
+            Format::Jsonl | Format::Silent => {}
         }
         self.files += 1;
     }
@@ -146,6 +154,7 @@ impl<W: Write> Printer<W> {
                         let text = serde_json::to_string(&**v).unwrap_or_default();
                         self.emit(&format!("{sep}{text}"));
                     }
+                    Format::Silent => {}
                     Format::Jsonl => {
                         let text =
                             serde_json::to_string(&Line { file, verdict: v }).unwrap_or_default();
@@ -262,7 +271,7 @@ impl<W: Write> Printer<W> {
                     self.emit(&format!("{line}\n"));
                 }
             }
-            Format::Human => {}
+            Format::Human | Format::Silent => {}
         }
         if self.format == Format::Human && self.title.take().is_none() {
             self.emit("\n");
@@ -293,7 +302,7 @@ impl<W: Write> Printer<W> {
                 let head = self.paint(if c.all_complete() { GREEN } else { RED }, &head);
                 self.emit(&format!("{head}: {}\n", tally.join(", ")));
             }
-            Format::Jsonl => {}
+            Format::Jsonl | Format::Silent => {}
         }
         let _ = self.out.flush();
     }

@@ -1,20 +1,20 @@
-//! `mcp-verdict probe`: handshake, `tools/list`, optionally one `tools/call`, one verdict each,
-//! and what the server said: its name and version, the protocol spoken, its tools, a tool's
-//! error text.
+//! `mcp-verdict probe`: handshake, `tools/list`, optionally one `tools/call`, one verdict each.
 
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
 
-use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
+use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
+
 use mcp_verdict::har::{self, Entry};
-use mcp_verdict::replay::Item;
+use mcp_verdict::replay::{self, Item};
 use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
-use crate::exit;
-use crate::{FormatArg, ProbeArgs, exit_code};
+use crate::report::{Run, Trace, TraceObserver};
+use crate::{OutputFormatArg, ProbeArgs, exit, exit_code};
 
 pub(crate) use exit::unusable as fail;
 
@@ -30,6 +30,20 @@ pub(crate) fn handshake_of(protocol: &str) -> Result<Handshake, String> {
             )),
         },
     }
+}
+
+/// Adds `--header 'Name: value'` arguments as secret headers.
+pub(crate) fn with_headers(
+    mut builder: ClientBuilder,
+    headers: &[String],
+) -> Result<ClientBuilder, String> {
+    for h in headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
+        };
+        builder = builder.secret_header(name.trim(), value.trim());
+    }
+    Ok(builder)
 }
 
 /// Checks an endpoint URL before any work: a scheme is needed (and suggested when missing).
@@ -49,20 +63,6 @@ pub(crate) fn endpoint(url: &str) -> Result<(), String> {
         }
         Err(e) => Err(format!("{url}: {e}")),
     }
-}
-
-/// Adds `--header 'Name: value'` arguments as secret headers.
-pub(crate) fn with_headers(
-    mut builder: ClientBuilder,
-    headers: &[String],
-) -> Result<ClientBuilder, String> {
-    for h in headers {
-        let Some((name, value)) = h.split_once(':') else {
-            return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
-        };
-        builder = builder.secret_header(name.trim(), value.trim());
-    }
-    Ok(builder)
 }
 
 /// `--args` as a JSON object (`{}` when absent).
@@ -116,29 +116,31 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(crate::report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let began = SystemTime::now();
     let tool = args.tool.as_deref();
-    let (verdicts, missing) = runtime.block_on(session(&client, handshake, tool, tool_args));
-    let entries = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let judged = runtime.block_on(session(&client, handshake, tool, tool_args, &recorder));
+    let recorded = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
 
     let mut printer = args.out.printer();
-    let human = args.out.format == FormatArg::Human;
+    let human = args.out.format == OutputFormatArg::Human;
     if human {
-        printer.note(&answer_summary(&entries, client.protocol()));
-    }
-    if let Some(note) = missing {
-        eprintln!("mcp-verdict: {note}");
+        printer.note(&answer_summary(&recorded, client.protocol()));
     }
     printer.begin_file(&args.url);
+    let mut verdicts = Vec::with_capacity(judged.len());
     let mut hinted = false;
-    for (i, mut v) in verdicts.into_iter().enumerate() {
+    for (i, (mut v, live)) in judged.into_iter().enumerate() {
         v.index = i as u64;
-        if human && v.outcome == Outcome::ToolError {
-            printer.item(&args.url, &Item::Verdict(Box::new(v)));
-            if let Some(text) = tool_error_text(&entries) {
-                printer.note(&format!("      tool error text: {text}\n"));
-            }
-            continue;
-        }
         if v.status == Some(404) && root_path(&args.url) && !hinted {
             hinted = true;
             eprintln!(
@@ -146,14 +148,47 @@ pub fn run(args: ProbeArgs) -> ExitCode {
                 args.url.trim_end_matches('/').to_owned() + "/"
             );
         }
-        printer.item(&args.url, &Item::Verdict(Box::new(v)));
+        printer.item(&args.url, &Item::Verdict(Box::new(v.clone())));
+        if human
+            && v.outcome == Outcome::ToolError
+            && let Some(text) = tool_error_text(&recorded)
+        {
+            printer.note(&format!("      tool error text: {text}\n"));
+        }
+        verdicts.push((v, live));
     }
     printer.end_file(&args.url, None);
-    printer.finish();
     let mut unusable = false;
+    #[cfg(feature = "otel")]
+    let exporting = otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let exporting = false;
+    if args.out.wants_run() || exporting {
+        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
+        let run = Run {
+            command: "probe",
+            sources: vec![args.url.clone()],
+            traces: traces(&args.url, verdicts, &entries, args.limits.limits(), began),
+            skipped: Vec::new(),
+        };
+        if args.out.wants_run() {
+            unusable |= args.out.write_reports(&mut printer, &run, false);
+        }
+        #[cfg(feature = "otel")]
+        if let Some(otlp) = &otlp {
+            for t in &run.traces {
+                otlp.record(&crate::report::otel_exchange(t, &args.url));
+            }
+            if let Err(e) = otlp.shutdown() {
+                eprintln!("mcp-verdict: {e}");
+                unusable = true;
+            }
+        }
+    }
+    printer.finish();
     if let (Some(file), Some(path)) = (record, &args.record) {
         let mut f = std::io::BufWriter::new(file);
-        if let Err(e) = har::write(&entries, &mut f).and_then(|()| f.flush()) {
+        if let Err(e) = har::write(&recorded, &mut f).and_then(|()| f.flush()) {
             eprintln!("mcp-verdict: {}: {e}", path.display());
             unusable = true;
         }
@@ -161,51 +196,114 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     exit_code(&printer, unusable)
 }
 
-fn root_path(url: &str) -> bool {
-    reqwest::Url::parse(url).is_ok_and(|u| u.path() == "/" || u.path().is_empty())
-}
+/// What was measured live for one exchange: its timings and each message's arrival.
+type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
-/// The probe sequence. Stops early when the handshake fails. Also returns a note when the tool
-/// to call is not in `tools/list` (it is called all the same: the server's answer is the point).
+/// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
+/// without live timings (the client runs them as one step); the others are measured.
 async fn session(
     client: &Client,
     handshake: Handshake,
     tool: Option<&str>,
     args: Value,
-) -> (Vec<Verdict>, Option<String>) {
-    let mut verdicts = client.handshake(handshake).await;
+    recorder: &Mutex<Vec<Entry>>,
+) -> Vec<(Verdict, Measured)> {
+    let mut verdicts: Vec<(Verdict, Measured)> = client
+        .handshake(handshake)
+        .await
+        .into_iter()
+        .map(|v| (v, None))
+        .collect();
     if !verdicts
         .last()
-        .is_some_and(|v| v.complete && v.error_code.is_none())
+        .is_some_and(|(v, _)| v.complete && v.error_code.is_none())
     {
-        return (verdicts, None);
+        return verdicts;
     }
-    let mut list = client.request("tools/list", json!({})).await;
-    let mut names = None;
-    while let Some(m) = list.next_message().await {
-        if m.terminal {
-            names = m.value().ok().and_then(|v| tool_names(&v));
-        }
-    }
-    verdicts.push(list.verdict().await);
-    let mut missing = None;
+    verdicts.push(measured(client, "tools/list", json!({})).await);
     if let Some(name) = tool {
-        if let Some(names) = names.filter(|n| !n.iter().any(|t| t == name)) {
-            missing = Some(format!(
-                "tool {name:?} is not in tools/list (it lists: {}); calling it anyway",
+        // Said before the call (which is made all the same: the server's answer is the point).
+        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let listed = entries
+            .iter()
+            .rev()
+            .find(|e| method_of(e).as_deref() == Some("tools/list"))
+            .and_then(response_of)
+            .and_then(|r| tool_names(&r));
+        if let Some(names) = listed.filter(|n| !n.iter().any(|t| t == name)) {
+            eprintln!(
+                "mcp-verdict: tool {name:?} is not in tools/list (it lists: {}); calling it anyway",
                 if names.is_empty() {
                     "nothing".into()
                 } else {
                     names.join(", ")
                 }
-            ));
+            );
         }
         // A progress token, so servers that report progress do (and the stream shows it).
         let params =
             json!({"name": name, "arguments": args, "_meta": {"progressToken": "probe-1"}});
-        verdicts.push(client.request("tools/call", params).await.verdict().await);
+        verdicts.push(measured(client, "tools/call", params).await);
     }
-    (verdicts, missing)
+    verdicts
+}
+
+/// One request, with every server message's arrival time (from just before sending).
+async fn measured(client: &Client, method: &str, params: Value) -> (Verdict, Measured) {
+    let (sent, wall) = (Instant::now(), SystemTime::now());
+    let mut call = client.request(method, params).await;
+    let mut arrivals = Vec::new();
+    while call.next_message().await.is_some() {
+        arrivals.push(sent.elapsed());
+    }
+    let (verdict, timings) = call.finish().await;
+    (verdict, Some((wall, timings, arrivals)))
+}
+
+/// Traces for the report: messages and byte positions from the recorded bodies (judged again,
+/// in order, as replay would), times from what was measured live.
+fn traces(
+    url: &str,
+    verdicts: Vec<(Verdict, Measured)>,
+    recorded: &[har::Entry],
+    limits: mcp_verdict::Limits,
+    began: SystemTime,
+) -> Vec<Trace> {
+    let mut session = mcp_verdict::Session::new(limits);
+    let aligned = recorded.len() == verdicts.len();
+    // The handshake's exchanges ran one after another from `began`: each starts where the
+    // previous one ended (their own send times were not taken).
+    let mut next_start = began;
+    verdicts
+        .into_iter()
+        .enumerate()
+        .map(|(i, (verdict, live))| {
+            let Some(entry) = recorded.get(i).filter(|_| aligned) else {
+                return Trace::bare(url, verdict);
+            };
+            let mut seen = TraceObserver::default();
+            replay::judge_entry_with(&mut session, entry, &mut std::iter::empty(), &mut seen);
+            let mut trace = Trace::from_entry(url, entry, verdict, seen);
+            if let Some((wall, timings, arrivals)) = live {
+                trace = trace.live(&timings, &arrivals);
+                next_start = wall;
+            }
+            trace.started = Some(next_start);
+            next_start += Duration::from_secs_f64(trace.end_ms.unwrap_or(0.0).max(0.0) / 1000.0);
+            trace
+        })
+        .collect()
+}
+
+fn redact(header: &str) -> String {
+    match header.split_once(':') {
+        Some((name, _)) => format!("{name}: <redacted>"),
+        None => "<redacted>".into(),
+    }
+}
+
+fn root_path(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| u.path() == "/" || u.path().is_empty())
 }
 
 /// The JSON-RPC response in a recorded body: the JSON body, or the SSE event that is one.
@@ -285,11 +383,4 @@ fn tool_error_text(entries: &[Entry]) -> Option<String> {
         .filter_map(|c| c.get("text").and_then(Value::as_str))
         .collect();
     (!texts.is_empty()).then(|| texts.join(" / "))
-}
-
-fn redact(header: &str) -> String {
-    match header.split_once(':') {
-        Some((name, _)) => format!("{name}: <redacted>"),
-        None => "<redacted>".into(),
-    }
 }

@@ -4,7 +4,7 @@ use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
@@ -12,6 +12,8 @@ use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig, SoakError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::probe::{endpoint, fail, handshake_of, tool_args, with_headers};
+use crate::report::html::Sample;
+use crate::report::{self, Decision};
 use crate::{FormatArg, SoakArgs, exit};
 
 fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
@@ -106,7 +108,24 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o.map(Arc::new),
+        Err(e) => return fail(e),
+    };
+    #[cfg(feature = "otel")]
+    let live = Arc::new(match &otlp {
+        Some(o) => Live::with_hook(otel_hook(o.clone(), &args.url)),
+        None => Live::default(),
+    });
+    #[cfg(not(feature = "otel"))]
     let live = Arc::new(Live::default());
+    let samples = Arc::new(Mutex::new(Vec::new()));
     let result = rt.block_on(async {
         tokio::spawn(on_ctrl_c(live.clone()));
         if let Some(addr) = listen {
@@ -118,10 +137,17 @@ pub fn run(args: SoakArgs) -> ExitCode {
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
+        let sampler = args
+            .html
+            .is_some()
+            .then(|| tokio::spawn(sample(live.clone(), samples.clone())));
         let report = soak::run(&client, &config, live.clone()).await;
         if let Some(p) = progress {
             p.abort();
             eprint!("\r\x1b[2K");
+        }
+        if let Some(s) = sampler {
+            s.abort();
         }
         Ok::<_, String>(report)
     });
@@ -138,6 +164,21 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(Err(e)) => return fail(e),
         Err(e) => return fail(e),
     };
+    let mut samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
+    // The final counts close the last interval; a sliver under half a second joins the one
+    // before it rather than showing as a spike.
+    if samples.len() > 1
+        && samples
+            .last()
+            .is_some_and(|l| report.elapsed_ms.saturating_sub(l.t_ms) < 500)
+    {
+        samples.pop();
+    }
+    samples.push(Sample {
+        t_ms: report.elapsed_ms,
+        requests: report.requests,
+        incomplete: report.incomplete,
+    });
     let mut out = std::io::stdout().lock();
     let json = serde_json::to_string_pretty(&report).unwrap_or_default();
     let _ = match args.out.format {
@@ -177,6 +218,16 @@ pub fn run(args: SoakArgs) -> ExitCode {
         if args.out.format == FormatArg::Human {
             let _ = writeln!(out, "threshold broken: {b}");
         }
+    }
+    #[cfg(feature = "otel")]
+    if let Some(o) = &otlp
+        && let Err(e) = o.shutdown()
+    {
+        eprintln!("mcp-verdict: {e}");
+        unusable = true;
+    }
+    if args.html.is_some() || args.junit.is_some() {
+        unusable |= write_reports(&args, &report, &samples, &broken, unusable);
     }
     exit::Run {
         interrupted: report.interrupted,
@@ -314,4 +365,142 @@ pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
         broken_pipe: false,
     }
     .code()
+}
+
+/// Cumulative counts once a second, for the report's over-time chart.
+async fn sample(live: Arc<Live>, samples: Arc<Mutex<Vec<Sample>>>) {
+    let start = tokio::time::Instant::now();
+    loop {
+        let r = live.snapshot();
+        samples
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Sample {
+                t_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+                requests: r.requests,
+                incomplete: r.incomplete,
+            });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// `--html` and `--junit`. The gates are what the exit code checks; "every call complete"
+/// stands in for the incomplete-rate threshold when none is given. Returns whether a file could
+/// not be written.
+fn write_reports(
+    args: &SoakArgs,
+    report: &Report,
+    samples: &[Sample],
+    broken: &[String],
+    unusable: bool,
+) -> bool {
+    let decision = if unusable {
+        Decision {
+            code: 2,
+            reason: "a report file could not be written".into(),
+        }
+    } else if report.interrupted {
+        Decision {
+            code: 130,
+            reason: "interrupted (Ctrl-C): partial report".into(),
+        }
+    } else if broken.is_empty() && args.max_incomplete_rate.is_none() && report.incomplete > 0 {
+        Decision {
+            code: 1,
+            reason: format!(
+                "{} of {} calls were not complete",
+                report.incomplete, report.requests
+            ),
+        }
+    } else if broken.is_empty() {
+        let note = if report.incomplete > 0 {
+            format!(
+                "; {} of {} calls were not complete",
+                report.incomplete, report.requests
+            )
+        } else {
+            String::new()
+        };
+        Decision {
+            code: 0,
+            reason: format!("no threshold broken{note}"),
+        }
+    } else {
+        Decision {
+            code: 1,
+            reason: format!("threshold broken: {}", broken.join("; ")),
+        }
+    };
+    let mut gates = Vec::new();
+    match args.max_incomplete_rate {
+        Some(max) => gates.push((
+            format!("incomplete rate at most {max}"),
+            broken
+                .iter()
+                .find(|b| b.starts_with("incomplete rate"))
+                .cloned(),
+        )),
+        None => gates.push((
+            "every call complete".to_owned(),
+            (report.incomplete > 0).then(|| {
+                format!(
+                    "{} of {} calls not complete",
+                    report.incomplete, report.requests
+                )
+            }),
+        )),
+    }
+    if let Some(max) = &args.max_p99 {
+        gates.push((
+            format!("p99 to terminal response at most {max:?}"),
+            broken.iter().find(|b| b.starts_with("p99")).cloned(),
+        ));
+    }
+    let mut failed = false;
+    if let Some(path) = &args.html {
+        failed |= report::write_file(
+            path,
+            &report::html::soak_page(&args.url, report, samples, &decision),
+        );
+    }
+    if let Some(path) = &args.junit {
+        failed |= report::write_file(
+            path,
+            &report::junit::soak(&args.url, report, &gates, &decision),
+        );
+    }
+    failed
+}
+
+/// Exports every finished call: a span from its send time (now minus its duration) with the
+/// head, first event and terminal response as events.
+#[cfg(feature = "otel")]
+fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
+    use report::otel::{Event, Exchange, server_of};
+    let server = server_of(url);
+    Box::new(move |verdict, timings| {
+        let duration = timings.end.unwrap_or_default();
+        let events = [
+            (timings.head, "http.response.head"),
+            (timings.first_event, "sse.first_event"),
+            (timings.terminal, "mcp.response"),
+        ]
+        .into_iter()
+        .filter_map(|(at, name)| {
+            at.map(|at| Event {
+                at,
+                name,
+                method: None,
+            })
+        })
+        .collect();
+        otlp.record(&Exchange {
+            verdict,
+            start: std::time::SystemTime::now() - duration,
+            duration,
+            events,
+            session_id: None,
+            server: server.clone(),
+        });
+    })
 }

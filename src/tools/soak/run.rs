@@ -17,8 +17,11 @@ use crate::verdict::{Outcome, Verdict};
 const BACKOFF_START: Duration = Duration::from_millis(20);
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
+/// Called with every call's verdict and timings as it finishes (telemetry export).
+pub type CallHook = Box<dyn Fn(&Verdict, &Timings) + Send + Sync>;
+
 /// Live counters, for a progress bar and a metrics endpoint.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Live {
     /// The report so far.
     pub report: Mutex<Report>,
@@ -28,6 +31,17 @@ pub struct Live {
     started: AtomicU64,
     /// `CONNECTION_FAILED` calls in a row, over all workers.
     connect_failures: AtomicU32,
+    on_call: Option<CallHook>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("report", &self.report)
+            .field("stop", &self.stop)
+            .field("on_call", &self.on_call.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Live {
@@ -53,6 +67,14 @@ impl Live {
                 return;
             }
             notified.await;
+        }
+    }
+
+    /// Live counters that also hand every finished call to `hook`.
+    pub fn with_hook(hook: CallHook) -> Self {
+        Live {
+            on_call: Some(hook),
+            ..Live::default()
         }
     }
 
@@ -243,6 +265,9 @@ pub async fn run(
                     backoff = Duration::ZERO;
                 }
                 lock(&live.report).record(&verdict, &timings);
+                if let Some(hook) = &live.on_call {
+                    hook(&verdict, &timings);
+                }
             }
         }));
     }
