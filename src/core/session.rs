@@ -1,17 +1,18 @@
 //! What one exchange needs from the ones before it: the negotiated version, tool annotations
 //! (for retry safety) and MRTR ids. A capture, or a live client connection, is one `Session`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
 use crate::client_checks::check_request;
 use crate::exchange::{Exchange, Learned, Observer, Setup};
 use crate::findings::Findings;
+use crate::lifecycle::{ExchangeKind, Lifecycle};
 use crate::limits::Limits;
 use crate::request::Request;
 use crate::rules::Rule;
-use crate::verdict::{End, Verdict};
+use crate::verdict::{Advice, End, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 
 /// How many entries each bounded memory keeps: `input_required` ids (MRTR id-reuse check) and
@@ -29,10 +30,15 @@ pub struct Session {
     initialized: bool,
     /// Tool name → repeat is harmless.
     tools: HashMap<String, bool>,
+    /// Tool names in the order first learned, to forget the oldest past `max_tools`.
+    tool_order: VecDeque<String>,
+    tools_forgotten: u64,
     input_required_ids: Vec<Value>,
     /// Last-Event-ID of resumable streams → the request they answer (most recent last).
     resumable: Vec<(String, Request)>,
     next_index: u64,
+    /// Session ids, deletes, server requests: rules that span exchanges.
+    lifecycle: Lifecycle,
 }
 
 impl Session {
@@ -42,6 +48,33 @@ impl Session {
             limits,
             ..Session::default()
         }
+    }
+
+    /// How many tool annotations were forgotten because of [`Limits::max_tools`].
+    pub fn tools_forgotten(&self) -> u64 {
+        self.tools_forgotten
+    }
+
+    /// Remembers a tool's retry safety, forgetting the oldest tool past `max_tools`: a
+    /// capture that names millions of tools cannot grow the session without bound.
+    fn learn_tool(&mut self, name: String, safe: bool) {
+        if let Some(known) = self.tools.get_mut(&name) {
+            *known = safe;
+            return;
+        }
+        if self.limits.max_tools == 0 {
+            self.tools_forgotten += 1;
+            return;
+        }
+        while self.tools.len() >= self.limits.max_tools {
+            let Some(oldest) = self.tool_order.pop_front() else {
+                break;
+            };
+            self.tools.remove(&oldest);
+            self.tools_forgotten += 1;
+        }
+        self.tool_order.push_back(name.clone());
+        self.tools.insert(name, safe);
     }
 
     /// The limits given to each exchange.
@@ -65,6 +98,13 @@ impl Session {
         };
         let mut findings = Findings::default();
         check_request(&req, version, self.initialized, &mut findings);
+        self.lifecycle.check(
+            &req,
+            ExchangeKind::of(&req),
+            version,
+            self.negotiated,
+            &mut findings,
+        );
         if req.is_mrtr_follow_up()
             && req
                 .id
@@ -155,7 +195,19 @@ impl Session {
         end: End,
         observer: &mut dyn Observer,
     ) -> Verdict {
-        let (verdict, learned) = exchange.finish_with(end, observer);
+        let (mut verdict, learned) = exchange.finish_with(end, observer);
+        if let Some(at) = self.lifecycle.deleted_at(exchange.request())
+            && matches!(verdict.status, Some(400 | 404))
+        {
+            verdict.retry = RetryAdvice {
+                advice: Advice::Reinitialize,
+                after_ms: None,
+                reason: format!(
+                    "the client ended this session itself (DELETE, entry {at}): the client's fault, not the server's; initialize a new session"
+                ),
+            };
+        }
+        self.lifecycle.record(exchange.request(), &verdict);
         self.record(exchange.request(), &verdict, learned);
         verdict
     }
@@ -172,7 +224,7 @@ impl Session {
             self.negotiated = learned.negotiated.or(Some(verdict.protocol_version));
         }
         for (name, safe) in learned.tools {
-            self.tools.insert(name, safe);
+            self.learn_tool(name, safe);
         }
         if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
             if self.resumable.len() == MEMORY {
@@ -188,5 +240,29 @@ impl Session {
             }
             self.input_required_ids.push(id.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_memory_is_bounded_by_max_tools() {
+        let limits = Limits {
+            max_tools: 3,
+            ..Limits::default()
+        };
+        let mut s = Session::new(limits);
+        for i in 0..10 {
+            s.learn_tool(format!("tool-{i}"), true);
+        }
+        assert_eq!(s.tools.len(), 3);
+        assert_eq!(s.tool_order.len(), 3);
+        assert_eq!(s.tools_forgotten(), 7);
+        assert!(s.tools.contains_key("tool-9") && !s.tools.contains_key("tool-6"));
+        // Learning a known tool again updates it in place, forgetting nothing.
+        s.learn_tool("tool-9".into(), false);
+        assert_eq!((s.tools["tool-9"], s.tools_forgotten()), (false, 7));
     }
 }

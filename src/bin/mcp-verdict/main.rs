@@ -2,6 +2,7 @@
 //!
 //! Exit codes: one rule for every command, in [`exit`].
 
+mod calls_out;
 mod docs;
 mod exit;
 mod faults;
@@ -209,6 +210,24 @@ struct ServeArgs {
     list: bool,
     #[command(flatten)]
     out: StyleArgs,
+    /// Open connections at once; one more gets 503 and is closed.
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
+    /// Largest request body, e.g. 4MiB (413 past it).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "4MiB")]
+    max_request_bytes: usize,
+    /// Request bodies held at once, all connections together, e.g. 64MiB (503 past it).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "64MiB")]
+    max_bodies_in_flight: usize,
+    /// Close a keep-alive connection after this long without a request.
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    idle_timeout: Duration,
+    /// From a request's first byte to the end of its head (slowloris); 408 past it.
+    #[arg(long, default_value = "10s", value_parser = units::duration)]
+    head_timeout: Duration,
+    /// From the end of the head to the end of the body; 408 past it.
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    body_timeout: Duration,
 }
 
 #[derive(clap::Args)]
@@ -247,6 +266,9 @@ struct ProbeArgs {
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(short = 'o', long, value_name = "FILE.har")]
     record: Option<PathBuf>,
+    /// Print logical calls instead of one verdict per exchange (as `replay --calls`).
+    #[arg(long)]
+    calls: bool,
     /// Overall deadline per exchange, e.g. 60s, 1m30s.
     #[arg(long, default_value = "60s", value_parser = units::duration)]
     timeout: Duration,
@@ -263,6 +285,10 @@ struct ProbeArgs {
 struct ReplayArgs {
     /// HAR files (browser devtools, mitmproxy, proxy exports). `-` or none reads standard input.
     files: Vec<PathBuf>,
+    /// Print logical calls (retries, resumptions, MRTR rounds and answers grouped) instead of
+    /// one verdict per exchange.
+    #[arg(long)]
+    calls: bool,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -308,6 +334,9 @@ struct LimitArgs {
     #[arg(long, value_name = "N", value_parser = units::count,
           default_value = "unlimited")]
     max_events: u64,
+    /// Tool annotations remembered per capture or client (oldest forgotten past it).
+    #[arg(long, default_value_t = Limits::default().max_tools)]
+    max_tools: usize,
 }
 
 impl LimitArgs {
@@ -316,6 +345,7 @@ impl LimitArgs {
             max_event_bytes: usize::try_from(self.max_event_bytes).unwrap_or(usize::MAX),
             max_body_bytes: self.max_body_bytes,
             max_events: self.max_events,
+            max_tools: self.max_tools,
         }
     }
 }
@@ -378,10 +408,13 @@ fn main() -> ExitCode {
 fn rules(out: &StyleArgs) -> ExitCode {
     let mut stdout = io::stdout().lock();
     let _ = match out.format {
-        FormatArg::Human => Rule::ALL.iter().try_for_each(|rule| {
-            let level = format!("{:?}", rule.level()).to_lowercase();
-            writeln!(stdout, "{:<40} {:<6} {}", rule.id(), level, rule.summary())
-        }),
+        FormatArg::Human => Rule::ALL
+            .iter()
+            .try_for_each(|rule| {
+                let level = format!("{:?}", rule.level()).to_lowercase();
+                writeln!(stdout, "{:<40} {:<6} {}", rule.id(), level, rule.summary())
+            })
+            .map(|()| calls_out::list_vocabulary(&mut stdout)),
         FormatArg::Json | FormatArg::Jsonl => {
             let list: Vec<_> = Rule::ALL
                 .iter()
@@ -513,6 +546,30 @@ impl<R: io::Read> io::Read for Progress<R> {
     }
 }
 
+/// Opens a capture (`-` is standard input), with a progress line for large files on a terminal;
+/// `None` after saying why on stderr.
+fn open_capture(path: &std::path::Path, name: &str) -> Option<Box<dyn io::Read>> {
+    if name == "-" {
+        return Some(Box::new(io::stdin().lock()));
+    }
+    match File::open(path) {
+        Ok(f) => match f.metadata() {
+            Ok(m) if m.is_dir() => {
+                eprintln!("mcp-verdict: {name}: is a directory");
+                None
+            }
+            Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                Some(Box::new(Progress::new(f, m.len(), name)))
+            }
+            _ => Some(Box::new(f)),
+        },
+        Err(e) => {
+            eprintln!("mcp-verdict: {name}: {e}");
+            None
+        }
+    }
+}
+
 fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut files = args.files.clone();
     if files.is_empty() {
@@ -522,6 +579,9 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             );
         }
         files.push(PathBuf::from("-"));
+    }
+    if args.calls {
+        return calls_out::run(&files, &args.out, args.limits.limits());
     }
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
@@ -533,27 +593,9 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     });
     for path in &files {
         let name = path.display().to_string();
-        let reader: Box<dyn io::Read> = if name == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            match File::open(path) {
-                Ok(f) => match f.metadata() {
-                    Ok(m) if m.is_dir() => {
-                        eprintln!("mcp-verdict: {name}: is a directory");
-                        unusable = true;
-                        continue;
-                    }
-                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
-                        Box::new(Progress::new(f, m.len(), &name))
-                    }
-                    _ => Box::new(f),
-                },
-                Err(e) => {
-                    eprintln!("mcp-verdict: {name}: {e}");
-                    unusable = true;
-                    continue;
-                }
-            }
+        let Some(reader) = open_capture(path, &name) else {
+            unusable = true;
+            continue;
         };
         printer.begin_file(&name);
         let error = replay_one(reader, limits, &name, &mut printer, run.as_mut());
@@ -604,31 +646,53 @@ fn replay_one(
             let mut session = Session::new(limits);
             har::read_entries(reader, &mut |entry| {
                 let mut seen = TraceObserver::default();
-                let item = replay::judge_entry_with(
+                let mut rows = Vec::with_capacity(1);
+                replay::judge_entry_rows_with(
                     &mut session,
                     &entry,
                     &mut std::iter::empty(),
                     &mut seen,
+                    &mut |item| rows.push(item),
                 );
-                count(&item);
-                match &item {
-                    Item::Verdict(v) => {
-                        run.traces
-                            .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                // A batch's rows share one body: its timeline goes to none of them.
+                let single = rows.len() == 1;
+                for item in rows {
+                    count(&item);
+                    match &item {
+                        Item::Verdict(v) => {
+                            let seen = if single {
+                                std::mem::take(&mut seen)
+                            } else {
+                                TraceObserver::default()
+                            };
+                            run.traces
+                                .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                        }
+                        Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
                     }
-                    Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
+                    printer.item(name, &item);
                 }
-                printer.item(name, &item);
+            })
+            .map(|()| replay::ReplayStats {
+                tools_forgotten: session.tools_forgotten(),
             })
         }
     };
     match result {
         Err(e) => Some(e.to_string()),
-        Ok(()) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
-        Ok(()) if judged == 0 => Some(format!(
-            "no MCP exchange among its {skipped} entries (none is a JSON-RPC POST)"
+        Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
+        Ok(_) if judged == 0 => Some(format!(
+            "no MCP exchange among its {skipped} entries (none is an MCP exchange)"
         )),
-        Ok(()) => None,
+        Ok(stats) => {
+            if stats.tools_forgotten > 0 {
+                eprintln!(
+                    "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+                    stats.tools_forgotten, limits.max_tools
+                );
+            }
+            None
+        }
     }
 }
 

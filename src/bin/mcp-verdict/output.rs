@@ -24,7 +24,9 @@ pub struct Printer<W: Write> {
     broken: bool,
     files: usize,
     in_file: usize,
+    /// The first [`SKIPPED_EXAMPLES`] skipped entries of the file (JSON output), and the count.
     skipped: Vec<Skipped>,
+    skipped_total: u64,
     /// Human format: the file whose table header is not printed yet.
     title: Option<String>,
     tally: BTreeMap<Outcome, u64>,
@@ -32,12 +34,15 @@ pub struct Printer<W: Write> {
     completeness: Tally,
 }
 
-const RESET: &str = "\x1b[0m";
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
+/// Skipped entries listed per file in JSON output; `skipped_total` counts them all.
+const SKIPPED_EXAMPLES: usize = 100;
+
+pub(crate) const RESET: &str = "\x1b[0m";
+pub(crate) const RED: &str = "\x1b[31m";
+pub(crate) const GREEN: &str = "\x1b[32m";
+pub(crate) const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
-const BOLD: &str = "\x1b[1m";
+pub(crate) const BOLD: &str = "\x1b[1m";
 
 #[derive(Serialize)]
 struct Line<'a> {
@@ -56,6 +61,7 @@ impl<W: Write> Printer<W> {
             files: 0,
             in_file: 0,
             skipped: Vec::new(),
+            skipped_total: 0,
             title: None,
             tally: BTreeMap::new(),
             completeness: Tally::default(),
@@ -79,13 +85,18 @@ impl<W: Write> Printer<W> {
         }
     }
 
+    /// Flushes what was written (for printers that only borrow the writer).
+    pub(crate) fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
     /// Every exchange printed was complete (a refused `server/discover` followed by `initialize`
     /// is forgiven, see [`Tally`]): the exit code's rule, and the summary's.
     pub fn all_complete(&self) -> bool {
         self.completeness.all_complete()
     }
 
-    fn emit(&mut self, text: &str) {
+    pub(crate) fn emit(&mut self, text: &str) {
         if self.broken {
             return;
         }
@@ -99,7 +110,7 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
+    pub(crate) fn paint(&self, code: &str, text: &str) -> String {
         if self.color {
             format!("{code}{text}{RESET}")
         } else {
@@ -111,6 +122,7 @@ impl<W: Write> Printer<W> {
         self.completeness.next_capture();
         self.in_file = 0;
         self.skipped.clear();
+        self.skipped_total = 0;
         match self.format {
             // The table header waits for the first row, so an unusable file prints none.
             Format::Human => self.title = Some(name.to_owned()),
@@ -142,7 +154,11 @@ impl<W: Write> Printer<W> {
                     let line = self.paint(DIM, &format!("{:>4}  skipped: {}", s.index, s.reason));
                     self.emit(&format!("{line}\n"));
                 }
-                self.skipped.push(s.clone());
+                // A capture of a million non-MCP entries keeps a count, not a million reasons.
+                self.skipped_total += 1;
+                if self.skipped.len() < SKIPPED_EXAMPLES {
+                    self.skipped.push(s.clone());
+                }
             }
             Item::Verdict(v) => {
                 *self.tally.entry(v.outcome).or_default() += 1;
@@ -167,7 +183,12 @@ impl<W: Write> Printer<W> {
     }
 
     fn human(&mut self, v: &Verdict) {
-        let mut method = v.method.clone().unwrap_or_else(|| "(response)".into());
+        let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
+            Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
+                format!("({})", kind.as_str())
+            }
+            _ => "(response)".into(),
+        });
         if let Some(tool) = &v.tool {
             method = format!("{method} {tool}");
         }
@@ -262,8 +283,11 @@ impl<W: Write> Printer<W> {
         match self.format {
             Format::Json => {
                 let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
+                let total = self.skipped_total;
                 let error = serde_json::to_string(&error).unwrap_or_default();
-                self.emit(&format!("\n],\"skipped\":{skipped},\"error\":{error}}}"));
+                self.emit(&format!(
+                    "\n],\"skipped\":{skipped},\"skipped_total\":{total},\"error\":{error}}}"
+                ));
             }
             Format::Jsonl => {
                 if let Some(e) = error {

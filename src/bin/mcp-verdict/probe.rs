@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
-
 use mcp_verdict::har::{self, Entry};
+use mcp_verdict::redact;
 use mcp_verdict::replay::{self, Item};
 use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
@@ -41,7 +41,18 @@ pub(crate) fn with_headers(
         let Some((name, value)) = h.split_once(':') else {
             return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
         };
-        builder = builder.secret_header(name.trim(), value.trim());
+        let (name, value) = (name.trim(), value.trim());
+        // Checked here, before anything is sent: an unusable header is unusable input (exit
+        // 2), not a connection failure to retry. The value is a secret: never echoed.
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("--header {name:?}: not a valid header name"));
+        }
+        if reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(format!(
+                "--header {name:?}: the value is not a valid header value (control characters or non-visible bytes)"
+            ));
+        }
+        builder = builder.secret_header(name, value);
     }
     Ok(builder)
 }
@@ -93,14 +104,24 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
-    let builder = Client::builder(args.url.clone())
+    let mut builder = Client::builder(args.url.clone())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
             overall: Some(args.timeout),
             idle: args.idle_timeout,
             ..Deadlines::default()
-        })
-        .record(recorder.clone());
+        });
+    #[cfg(feature = "otel")]
+    let otlp_asked = args.otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let otlp_asked = false;
+    // Bodies are kept only for what shows them (`--record`, `--html`, JUnit, OTLP), and then at
+    // most `max_body_bytes + 1` per exchange; otherwise nothing is copied.
+    // Human output shows the server's answers (server info, tools, a tool's error text).
+    let human = args.out.format == OutputFormatArg::Human;
+    if args.record.is_some() || args.out.wants_run() || otlp_asked || human || args.calls {
+        builder = builder.record(recorder.clone());
+    }
     let builder = match with_headers(builder, &args.headers) {
         Ok(b) => b,
         Err(e) => return fail(e),
@@ -130,13 +151,29 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let tool = args.tool.as_deref();
     let judged = runtime.block_on(session(&client, handshake, tool, tool_args, &recorder));
     let recorded = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if args.calls {
+        let verdicts: Vec<Verdict> = judged
+            .into_iter()
+            .enumerate()
+            .map(|(i, (mut v, _))| {
+                v.index = i as u64;
+                v
+            })
+            .collect();
+        let calls = mcp_verdict::replay::calls_of(&verdicts, &recorded);
+        let unusable = match (record, &args.record) {
+            (Some(file), Some(path)) => !write_har(path, file, &recorded),
+            _ => false,
+        };
+        return crate::calls_out::print(&args.out, &args.url, &calls, unusable);
+    }
 
     let mut printer = args.out.printer();
-    let human = args.out.format == OutputFormatArg::Human;
     if human {
         printer.note(&answer_summary(&recorded, client.protocol()));
     }
-    printer.begin_file(&args.url);
+    let shown_url = redact::url(&args.url);
+    printer.begin_file(&shown_url);
     let mut verdicts = Vec::with_capacity(judged.len());
     let mut hinted = false;
     for (i, (mut v, live)) in judged.into_iter().enumerate() {
@@ -145,10 +182,10 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             hinted = true;
             eprintln!(
                 "mcp-verdict: hint: 404 at the root path; MCP endpoints usually live at /mcp (try {}mcp)",
-                args.url.trim_end_matches('/').to_owned() + "/"
+                shown_url.trim_end_matches('/').to_owned() + "/"
             );
         }
-        printer.item(&args.url, &Item::Verdict(Box::new(v.clone())));
+        printer.item(&shown_url, &Item::Verdict(Box::new(v.clone())));
         if human
             && v.outcome == Outcome::ToolError
             && let Some(text) = tool_error_text(&recorded)
@@ -157,7 +194,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         }
         verdicts.push((v, live));
     }
-    printer.end_file(&args.url, None);
+    printer.end_file(&shown_url, None);
     let mut unusable = false;
     #[cfg(feature = "otel")]
     let exporting = otlp.is_some();
@@ -167,8 +204,8 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         let run = Run {
             command: "probe",
-            sources: vec![args.url.clone()],
-            traces: traces(&args.url, verdicts, &entries, args.limits.limits(), began),
+            sources: vec![shown_url.clone()],
+            traces: traces(&shown_url, verdicts, &entries, args.limits.limits(), began),
             skipped: Vec::new(),
         };
         if args.out.wants_run() {
@@ -177,7 +214,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         #[cfg(feature = "otel")]
         if let Some(otlp) = &otlp {
             for t in &run.traces {
-                otlp.record(&crate::report::otel_exchange(t, &args.url));
+                otlp.record(&crate::report::otel_exchange(t, &shown_url));
             }
             if let Err(e) = otlp.shutdown() {
                 eprintln!("mcp-verdict: {e}");
@@ -187,13 +224,20 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     }
     printer.finish();
     if let (Some(file), Some(path)) = (record, &args.record) {
-        let mut f = std::io::BufWriter::new(file);
-        if let Err(e) = har::write(&recorded, &mut f).and_then(|()| f.flush()) {
-            eprintln!("mcp-verdict: {}: {e}", path.display());
-            unusable = true;
-        }
+        unusable |= !write_har(path, file, &recorded);
     }
     exit_code(&printer, unusable)
+}
+
+/// Writes the recorded entries as HAR into the file opened before the run; false (said on
+/// stderr) when it cannot.
+fn write_har(path: &std::path::Path, file: std::fs::File, entries: &[har::Entry]) -> bool {
+    let mut f = std::io::BufWriter::new(file);
+    let written = har::write(entries, &mut f).and_then(|()| f.flush());
+    if let Err(e) = &written {
+        eprintln!("mcp-verdict: {}: {e}", path.display());
+    }
+    written.is_ok()
 }
 
 /// What was measured live for one exchange: its timings and each message's arrival.

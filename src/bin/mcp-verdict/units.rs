@@ -136,6 +136,12 @@ pub fn per_second(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A byte size that must fit in memory (`usize`), e.g. `4MiB`.
+pub fn size_usize(text: &str) -> Result<usize, String> {
+    let n = size(text)?;
+    usize::try_from(n).map_err(|_| format!("{text}: too large for this machine"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
