@@ -462,9 +462,25 @@ impl Client {
         call
     }
 
-    /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head.
-    pub(crate) fn judge_failure(&self, mut exchange: Exchange, end: End) -> Verdict {
-        let verdict = super::body::finish(&mut exchange, end, Some(&self.inner.session), &mut ());
+    /// The verdict of a prepared call cancelled before it got an answer (soak's Ctrl-C).
+    pub(crate) fn cancelled(&self, prepared: &Prepared) -> Verdict {
+        let (_, exchange) = self.begin_prepared(prepared);
+        self.judge_failure(exchange, End::Cancelled, None)
+    }
+
+    /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head;
+    /// `cause` says why the connection failed.
+    pub(crate) fn judge_failure(
+        &self,
+        mut exchange: Exchange,
+        end: End,
+        cause: Option<&str>,
+    ) -> Verdict {
+        let mut verdict =
+            super::body::finish(&mut exchange, end, Some(&self.inner.session), &mut ());
+        if let Some(cause) = cause.filter(|_| verdict.outcome == Outcome::ConnectionFailed) {
+            super::cause::explain(&mut verdict, cause);
+        }
         if let Some(sink) = &self.inner.sink {
             sink(&verdict);
         }
@@ -588,10 +604,9 @@ impl Client {
         let response = match result {
             Ok(Ok(r)) => r,
             failed => {
-                let end = if failed.is_err() {
-                    End::Timeout
-                } else {
-                    End::Reset
+                let (end, cause) = match &failed {
+                    Ok(Err(e)) => (End::Reset, Some(super::cause::of_error(e, &inner.url))),
+                    _ => (End::Timeout, None),
                 };
                 if let Some(rec) = &inner.recorder {
                     let mut r = record(None, &inner.url);
@@ -599,7 +614,7 @@ impl Client {
                     r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
                 }
-                return JudgedBody::finished(self.judge_failure(exchange, end));
+                return JudgedBody::finished(self.judge_failure(exchange, end, cause.as_deref()));
             }
         };
         let head = ResponseHead {

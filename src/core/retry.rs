@@ -93,6 +93,11 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             None,
             "the capture ended while the stream was open; the outcome is unknown",
         ),
+        NotCaptured => advice(
+            Advice::None,
+            None,
+            "the capture did not keep the response body; the outcome is unknown",
+        ),
         InputRequired => advice(
             Advice::ResubmitWithInput,
             None,

@@ -29,6 +29,8 @@ pub enum Outcome {
     StreamAborted,
     /// The capture ended with the stream still open and no terminal response: unknown.
     StreamOpen,
+    /// The capture kept the response head but not the body (no `content.text`): unknown.
+    NotCaptured,
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
     TimedOut,
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
@@ -63,7 +65,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 22] = [
+    pub const ALL: [Outcome; 23] = [
         Outcome::HttpError,
         Outcome::ConnectionFailed,
         Outcome::UnexpectedContentType,
@@ -71,6 +73,7 @@ impl Outcome {
         Outcome::UnexpectedAccepted,
         Outcome::StreamAborted,
         Outcome::StreamOpen,
+        Outcome::NotCaptured,
         Outcome::TimedOut,
         Outcome::Cancelled,
         Outcome::LimitExceeded,
@@ -99,9 +102,8 @@ impl Outcome {
             | UnexpectedAccepted
             | SessionTerminated
             | MethodNotAllowed => Layer::Transport,
-            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded | Listening => {
-                Layer::Stream
-            }
+            StreamAborted | StreamOpen | NotCaptured | TimedOut | Cancelled | LimitExceeded
+            | Listening => Layer::Stream,
             MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
             InputRequired | Deferred => Layer::Interaction,
             ToolError | ToolSuccess | Success => Layer::Application,
@@ -137,6 +139,7 @@ impl Outcome {
             UnexpectedAccepted => "202/204 to a request",
             StreamAborted => "the SSE stream ended without the response",
             StreamOpen => "the capture ended with the stream open: unknown",
+            NotCaptured => "the capture kept the head but not the body: unknown",
             TimedOut => "the client gave up waiting",
             Cancelled => "the client closed the stream on purpose",
             LimitExceeded => "a configured limit was hit",
@@ -166,6 +169,7 @@ impl Outcome {
             UnexpectedAccepted => "UNEXPECTED_ACCEPTED",
             StreamAborted => "STREAM_ABORTED",
             StreamOpen => "STREAM_OPEN",
+            NotCaptured => "NOT_CAPTURED",
             TimedOut => "TIMED_OUT",
             Cancelled => "CANCELLED",
             LimitExceeded => "LIMIT_EXCEEDED",
@@ -235,6 +239,8 @@ pub enum End {
     Timeout,
     /// The client closed the stream on purpose.
     Cancelled,
+    /// A capture kept the response head but not the body: how it ended is unknown.
+    NotCaptured,
 }
 
 /// What a client should do next. Separate from the outcome: a failure may or may not be safe to

@@ -78,6 +78,13 @@ impl<W: Write> Printer<W> {
         self.broken
     }
 
+    /// Free text in human output (probe's server summary, a tool's error text).
+    pub fn note(&mut self, text: &str) {
+        if self.format == Format::Human {
+            self.emit(text);
+        }
+    }
+
     /// Flushes what was written (for printers that only borrow the writer).
     pub(crate) fn flush(&mut self) {
         let _ = self.out.flush();
@@ -197,7 +204,14 @@ impl<W: Write> Printer<W> {
             .map(|e| e.to_string())
             .unwrap_or_else(|| "-".into());
         let outcome = format!("{:<24}", v.outcome.as_str());
-        let outcome = self.paint(if v.complete { GREEN } else { RED }, &outcome);
+        // A refused 2026-07-28 discovery is how a client finds a legacy server: information.
+        let probe = is_discovery_refusal(v);
+        let tone = match (v.complete, probe) {
+            (true, _) => GREEN,
+            (false, true) => YELLOW,
+            (false, false) => RED,
+        };
+        let outcome = self.paint(tone, &outcome);
         let done = if v.complete { "yes" } else { "no" };
         let mut retry = v.retry.advice.as_str().to_owned();
         if let Some(ms) = v.retry.after_ms {
@@ -253,19 +267,35 @@ impl<W: Write> Printer<W> {
             let tag = self.paint(YELLOW, &format!("{level:<6} {}", violation.rule));
             self.emit(&format!("      {tag}: {}\n", violation.detail));
         }
-        if !v.complete {
+        if probe {
+            let note = "      note: the server refused 2026-07-28 discovery; when an initialize \
+                        follows, that is the legacy-server fallback, not a failure";
+            let note = self.paint(DIM, note);
+            self.emit(&format!("{note}\n"));
+        } else if !v.complete {
             let why = self.paint(DIM, &format!("      why: {}", v.retry.reason));
             self.emit(&format!("{why}\n"));
         }
     }
 
-    pub fn end_file(&mut self, _name: &str) {
-        if self.format == Format::Json {
-            let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
-            let total = self.skipped_total;
-            self.emit(&format!(
-                "\n],\"skipped\":{skipped},\"skipped_total\":{total}}}"
-            ));
+    /// Ends a file; `error` says why it could not be used (JSON carries it as `error`).
+    pub fn end_file(&mut self, name: &str, error: Option<&str>) {
+        match self.format {
+            Format::Json => {
+                let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
+                let total = self.skipped_total;
+                let error = serde_json::to_string(&error).unwrap_or_default();
+                self.emit(&format!(
+                    "\n],\"skipped\":{skipped},\"skipped_total\":{total},\"error\":{error}}}"
+                ));
+            }
+            Format::Jsonl => {
+                if let Some(e) = error {
+                    let line = serde_json::json!({"file": name, "error": e});
+                    self.emit(&format!("{line}\n"));
+                }
+            }
+            Format::Human | Format::Silent => {}
         }
         if self.format == Format::Human && self.title.take().is_none() {
             self.emit("\n");
@@ -302,6 +332,11 @@ impl<W: Write> Printer<W> {
     }
 }
 
+/// A refused `server/discover`: a legacy server's answer to the 2026-07-28 probe.
+fn is_discovery_refusal(v: &Verdict) -> bool {
+    !v.complete && v.method.as_deref() == Some("server/discover") && v.status.is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use mcp_verdict::{End, Headers, Request, ResponseHead, Session, Verdict};
@@ -324,7 +359,7 @@ mod tests {
         for v in verdicts {
             printer.item("capture.har", &Item::Verdict(Box::new(v)));
         }
-        printer.end_file("capture.har");
+        printer.end_file("capture.har", None);
         printer.finish();
         let all_complete = printer.all_complete();
         let text = String::from_utf8(printer.out).unwrap();

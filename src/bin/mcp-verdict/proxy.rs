@@ -9,7 +9,7 @@ use mcp_verdict::proxy::{Config, HumanLines, JsonLog, Metrics, Proxy, display_ur
 
 use crate::ProxyArgs;
 use crate::probe::fail;
-use crate::soak::{metrics_addr, parse_duration, serve_metrics};
+use crate::soak::{metrics_addr, serve_metrics};
 
 fn config(args: &ProxyArgs) -> Result<Config, String> {
     let listen: std::net::SocketAddr = args.listen.parse().map_err(|_| {
@@ -23,9 +23,9 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.max_head_bytes = args.max_head_bytes;
     c.max_request_bytes = args.max_request_bytes;
     c.max_connections = args.max_connections.max(1);
-    c.head_timeout = parse_duration("head-timeout", &args.head_timeout)?;
-    c.upstream_head_timeout = parse_duration("upstream-head-timeout", &args.upstream_head_timeout)?;
-    let idle = parse_duration("idle-timeout", &args.idle_timeout)?;
+    c.head_timeout = args.head_timeout;
+    c.upstream_head_timeout = args.upstream_head_timeout;
+    let idle = args.idle_timeout;
     c.idle_timeout = (!idle.is_zero()).then_some(idle);
     c.record_max_body_bytes = args.record_max_body_bytes;
     c.redact = !args.no_redact;

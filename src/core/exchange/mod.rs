@@ -681,6 +681,7 @@ impl Exchange {
             End::Timeout => Outcome::TimedOut,
             End::Cancelled => Outcome::Cancelled,
             End::Open => Outcome::StreamOpen,
+            End::NotCaptured => Outcome::NotCaptured,
             End::Eof => {
                 self.findings.add(
                     Rule::JsonrpcMalformed,

@@ -23,7 +23,8 @@ impl Exchange {
         sse_retry: &mut Option<u64>,
     ) -> Outcome {
         let version = self.setup.version;
-        v.event_count = Some(stream.track.event_count);
+        // A body the capture did not keep has no event count: unknown, not zero.
+        v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
         v.server_requests = std::mem::take(&mut stream.track.server_requests);
         let last_id = stream
             .framer
@@ -69,6 +70,7 @@ impl Exchange {
         }
         match end {
             End::Open => return Outcome::StreamOpen,
+            End::NotCaptured => return Outcome::NotCaptured,
             End::Timeout => return Outcome::TimedOut,
             End::Cancelled => return Outcome::Cancelled,
             End::Eof | End::Reset => {}
