@@ -65,6 +65,42 @@ macro_rules! scalars_give {
     };
 }
 
+/// A closed vocabulary defined once: the enum, each value's doc and wire name (serde writes the
+/// same name), `ALL` in declaration order, `as_str` and Display. A vocabulary with more columns
+/// (see `Outcome`) adds them in its own table and passes the wire names through here.
+macro_rules! wire_names {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[doc = $doc:literal])* $variant:ident => $wire:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[doc = $doc])* #[serde(rename = $wire)] $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The wire name (the string serde writes).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
 #[cfg(feature = "client")]
 pub mod adapters;
 mod captures;

@@ -335,13 +335,7 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
                     "headersSize": -1, "bodySize": -1,
                 }),
             };
-            let end = match e.end {
-                End::Eof => "eof",
-                End::Reset => "reset",
-                End::Open => "open",
-                End::Timeout => "timeout",
-                End::Cancelled => "cancelled",
-            };
+            let end = e.end.as_str();
             let mut entry = json!({
                 "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),
                 "time": e.time_ms.unwrap_or(0.0),

@@ -10,217 +10,126 @@ use crate::limits::LimitKind;
 use crate::rules::Rule;
 use crate::version::{ProtocolVersion, VersionSource};
 
-/// What one exchange came to. Judged in order: transport, stream, envelope, result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Outcome {
+/// The outcome table: each outcome once, with its wire name, its layer, whether it is a complete
+/// answer, and its description. Order is judging order: transport, stream, envelope, result.
+macro_rules! outcomes {
+    ($($(#[doc = $doc:literal])* $variant:ident => $wire:literal, $layer:ident, $complete:literal;)*) => {
+        wire_names! {
+            /// What one exchange came to. Judged in order: transport, stream, envelope, result.
+            ///
+            /// Serialized as its wire name in `SCREAMING_SNAKE_CASE` (`"TOOL_SUCCESS"`); each
+            /// outcome belongs to exactly one [`Layer`] and is or is not a complete answer
+            /// ([`Outcome::is_complete`]). The names are stable; new outcomes may be added.
+            #[derive(PartialOrd, Ord)]
+            pub enum Outcome { $($(#[doc = $doc])* $variant => $wire,)* }
+        }
+
+        impl Outcome {
+            /// The layer this outcome belongs to.
+            pub fn layer(self) -> Layer {
+                match self { $(Outcome::$variant => Layer::$layer,)* }
+            }
+
+            /// Whether the reply is a complete answer (a tool or JSON-RPC error is one).
+            pub fn is_complete(self) -> bool {
+                match self { $(Outcome::$variant => $complete,)* }
+            }
+        }
+    };
+}
+
+outcomes! {
     /// Any non-2xx status, decided before the body (even a success-looking one).
-    HttpError,
+    HttpError => "HTTP_ERROR", Transport, false;
     /// No response head: refused, reset before the head, DNS or TLS failure.
-    ConnectionFailed,
+    ConnectionFailed => "CONNECTION_FAILED", Transport, false;
     /// 2xx to a request with neither `application/json` nor `text/event-stream`.
-    UnexpectedContentType,
+    UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE", Transport, false;
     /// 202 to a notification or response POST: correct, and not a tool call.
-    NotificationAccepted,
+    NotificationAccepted => "NOTIFICATION_ACCEPTED", Transport, true;
     /// 202/204 to a request: the answer was promised elsewhere or never.
-    UnexpectedAccepted,
+    UnexpectedAccepted => "UNEXPECTED_ACCEPTED", Transport, false;
     /// The SSE stream ended (EOF or reset) without a response for the request id.
-    StreamAborted,
+    StreamAborted => "STREAM_ABORTED", Stream, false;
     /// The capture ended with the stream still open and no terminal response: unknown.
-    StreamOpen,
+    StreamOpen => "STREAM_OPEN", Stream, false;
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
-    TimedOut,
+    TimedOut => "TIMED_OUT", Stream, false;
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
-    Cancelled,
+    Cancelled => "CANCELLED", Stream, false;
     /// A configured limit (event size, body size, event count) was hit.
-    LimitExceeded,
+    LimitExceeded => "LIMIT_EXCEEDED", Stream, false;
     /// Empty, unparseable, or trailing bytes after the JSON value.
-    MalformedJson,
+    MalformedJson => "MALFORMED_JSON", Protocol, false;
     /// Not a valid JSON-RPC response to this request.
-    InvalidEnvelope,
+    InvalidEnvelope => "INVALID_ENVELOPE", Protocol, false;
     /// A JSON-RPC error response: a complete answer.
-    JsonrpcError,
+    JsonrpcError => "JSONRPC_ERROR", Protocol, true;
     /// A `tools/call` result that breaks the `CallToolResult` schema.
-    InvalidToolResult,
+    InvalidToolResult => "INVALID_TOOL_RESULT", Protocol, false;
     /// `resultType: "input_required"` (MRTR): the exchange is done, the operation is not.
-    InputRequired,
+    InputRequired => "INPUT_REQUIRED", Interaction, true;
     /// A task was created (`resultType: "task"`, or a 2025-11-25 `CreateTaskResult`).
-    Deferred,
+    Deferred => "DEFERRED", Interaction, true;
     /// `isError: true`: the tool ran and reported failure.
-    ToolError,
+    ToolError => "TOOL_ERROR", Application, true;
     /// A `tools/call` result with `isError` false or absent.
-    ToolSuccess,
+    ToolSuccess => "TOOL_SUCCESS", Application, true;
     /// Any other request completed with a result.
-    Success,
+    Success => "SUCCESS", Application, true;
 }
 
-impl Outcome {
-    /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 19] = [
-        Outcome::HttpError,
-        Outcome::ConnectionFailed,
-        Outcome::UnexpectedContentType,
-        Outcome::NotificationAccepted,
-        Outcome::UnexpectedAccepted,
-        Outcome::StreamAborted,
-        Outcome::StreamOpen,
-        Outcome::TimedOut,
-        Outcome::Cancelled,
-        Outcome::LimitExceeded,
-        Outcome::MalformedJson,
-        Outcome::InvalidEnvelope,
-        Outcome::JsonrpcError,
-        Outcome::InvalidToolResult,
-        Outcome::InputRequired,
-        Outcome::Deferred,
-        Outcome::ToolError,
-        Outcome::ToolSuccess,
-        Outcome::Success,
-    ];
-
-    /// The layer this outcome belongs to.
-    pub fn layer(self) -> Layer {
-        use Outcome::*;
-        match self {
-            HttpError
-            | ConnectionFailed
-            | UnexpectedContentType
-            | NotificationAccepted
-            | UnexpectedAccepted => Layer::Transport,
-            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded => Layer::Stream,
-            MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
-            InputRequired | Deferred => Layer::Interaction,
-            ToolError | ToolSuccess | Success => Layer::Application,
-        }
-    }
-
-    /// Whether the reply is a complete answer (a tool or JSON-RPC error is one).
-    pub fn is_complete(self) -> bool {
-        use Outcome::*;
-        matches!(
-            self,
-            NotificationAccepted
-                | JsonrpcError
-                | InputRequired
-                | Deferred
-                | ToolError
-                | ToolSuccess
-                | Success
-        )
-    }
-
-    /// The wire name, e.g. `TOOL_SUCCESS`.
-    pub fn as_str(self) -> &'static str {
-        use Outcome::*;
-        match self {
-            HttpError => "HTTP_ERROR",
-            ConnectionFailed => "CONNECTION_FAILED",
-            UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE",
-            NotificationAccepted => "NOTIFICATION_ACCEPTED",
-            UnexpectedAccepted => "UNEXPECTED_ACCEPTED",
-            StreamAborted => "STREAM_ABORTED",
-            StreamOpen => "STREAM_OPEN",
-            TimedOut => "TIMED_OUT",
-            Cancelled => "CANCELLED",
-            LimitExceeded => "LIMIT_EXCEEDED",
-            MalformedJson => "MALFORMED_JSON",
-            InvalidEnvelope => "INVALID_ENVELOPE",
-            JsonrpcError => "JSONRPC_ERROR",
-            InvalidToolResult => "INVALID_TOOL_RESULT",
-            InputRequired => "INPUT_REQUIRED",
-            Deferred => "DEFERRED",
-            ToolError => "TOOL_ERROR",
-            ToolSuccess => "TOOL_SUCCESS",
-            Success => "SUCCESS",
-        }
+wire_names! {
+    /// Where an exchange failed (or, for a complete answer, which layer gave it).
+    pub enum Layer {
+        /// HTTP status, content type, connection.
+        Transport => "transport",
+        /// SSE stream completeness.
+        Stream => "stream",
+        /// JSON and the JSON-RPC envelope, result schema.
+        Protocol => "protocol",
+        /// MRTR and tasks: the server needs more from the client.
+        Interaction => "interaction",
+        /// The tool or method itself.
+        Application => "application",
     }
 }
 
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+wire_names! {
+    /// How the response body ended.
+    pub enum End {
+        /// Clean end of body.
+        Eof => "eof",
+        /// The transfer broke (reset, truncated chunked encoding, I/O error).
+        Reset => "reset",
+        /// Still open when observation stopped (a capture cut short, or a live reader that stopped
+        /// once the answer was complete).
+        Open => "open",
+        /// The client gave up waiting (deadline) and closed the stream.
+        Timeout => "timeout",
+        /// The client closed the stream on purpose.
+        Cancelled => "cancelled",
     }
 }
 
-/// Where an exchange failed (or, for a complete answer, which layer gave it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Layer {
-    /// HTTP status, content type, connection.
-    Transport,
-    /// SSE stream completeness.
-    Stream,
-    /// JSON and the JSON-RPC envelope, result schema.
-    Protocol,
-    /// MRTR and tasks: the server needs more from the client.
-    Interaction,
-    /// The tool or method itself.
-    Application,
-}
-
-impl Layer {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layer::Transport => "transport",
-            Layer::Stream => "stream",
-            Layer::Protocol => "protocol",
-            Layer::Interaction => "interaction",
-            Layer::Application => "application",
-        }
-    }
-}
-
-/// How the response body ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum End {
-    /// Clean end of body.
-    Eof,
-    /// The transfer broke (reset, truncated chunked encoding, I/O error).
-    Reset,
-    /// Still open when observation stopped (a capture cut short, or a live reader that stopped
-    /// once the answer was complete).
-    Open,
-    /// The client gave up waiting (deadline) and closed the stream.
-    Timeout,
-    /// The client closed the stream on purpose.
-    Cancelled,
-}
-
-/// What a client should do next. Separate from the outcome: a failure may or may not be safe to
-/// send again, depending on whether it may already have taken effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Advice {
-    /// Nothing to retry: the answer is complete (or unknown, for an open capture).
-    None,
-    /// Safe to send again as a new request.
-    Retry,
-    /// It may already have taken effect; do not send it again blindly.
-    DoNotRetry,
-    /// Resume the stream: GET with `Last-Event-ID`.
-    Resume,
-    /// MRTR: send a new request with `inputResponses` / `requestState`.
-    ResubmitWithInput,
-    /// The 2025 session is gone: initialize again before anything else.
-    Reinitialize,
-    /// Rejected before dispatch: change the request (headers, version, `_meta`, auth).
-    FixRequest,
-}
-
-impl Advice {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Advice::None => "none",
-            Advice::Retry => "retry",
-            Advice::DoNotRetry => "do_not_retry",
-            Advice::Resume => "resume",
-            Advice::ResubmitWithInput => "resubmit_with_input",
-            Advice::Reinitialize => "reinitialize",
-            Advice::FixRequest => "fix_request",
-        }
+wire_names! {
+    /// What a client should do next. Separate from the outcome: a failure may or may not be safe
+    /// to send again, depending on whether it may already have taken effect.
+    pub enum Advice {
+        /// Nothing to retry: the answer is complete (or unknown, for an open capture).
+        None => "none",
+        /// Safe to send again as a new request.
+        Retry => "retry",
+        /// It may already have taken effect; do not send it again blindly.
+        DoNotRetry => "do_not_retry",
+        /// Resume the stream: GET with `Last-Event-ID`.
+        Resume => "resume",
+        /// MRTR: send a new request with `inputResponses` / `requestState`.
+        ResubmitWithInput => "resubmit_with_input",
+        /// The 2025 session is gone: initialize again before anything else.
+        Reinitialize => "reinitialize",
+        /// Rejected before dispatch: change the request (headers, version, `_meta`, auth).
+        FixRequest => "fix_request",
     }
 }
 
