@@ -177,3 +177,31 @@ fn verdicts_do_not_depend_on_chunking() {
         }
     }
 }
+
+/// Every rule in the catalogue is exercised by at least one case: some `.expect.json` lists a
+/// violation of it. A new rule needs a case in `testdata/gen_har.py` (then run it).
+#[test]
+fn every_rule_has_a_case() {
+    let mut seen = std::collections::BTreeSet::new();
+    for har in cases() {
+        for v in expectation(&har)["verdicts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            for rule in v["violations"].as_array().into_iter().flatten() {
+                seen.insert(rule.as_str().unwrap_or_default().to_owned());
+            }
+        }
+    }
+    let missing: Vec<&str> = mcp_verdict::Rule::ALL
+        .iter()
+        .map(|r| r.id())
+        .filter(|id| !seen.contains(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a testdata case (add one to testdata/gen_har.py, then run \
+         `python3 testdata/gen_har.py`): {missing:?}"
+    );
+}

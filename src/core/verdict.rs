@@ -144,14 +144,14 @@ pub struct RetryAdvice {
     pub reason: String,
 }
 
-/// Requirement level of a broken rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// MUST / MUST NOT.
-    Must,
-    /// SHOULD / SHOULD NOT (or a portability hazard with real clients).
-    Should,
+wire_names! {
+    /// Requirement level of a broken rule.
+    pub enum Level {
+        /// MUST / MUST NOT.
+        Must => "must",
+        /// SHOULD / SHOULD NOT (or a portability hazard with real clients).
+        Should => "should",
+    }
 }
 
 /// Where in the response a violation was seen.

@@ -49,7 +49,12 @@ enum Command {
         command: ReportCommand,
     },
     /// List the spec rules that are checked, with their ids and levels.
-    Rules,
+    Rules {
+        /// `json`: one array of `{"id", "level", "summary"}` objects, in catalogue order (what
+        /// `testdata/gen_har.py` reads).
+        #[arg(long, value_enum, default_value_t = RulesFormat::Human)]
+        format: RulesFormat,
+    },
 }
 
 #[derive(Subcommand)]
@@ -233,6 +238,14 @@ enum FormatArg {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum RulesFormat {
+    /// One rule a line: id, level, summary.
+    Human,
+    /// One JSON array.
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum ColorArg {
     Auto,
     Always,
@@ -254,10 +267,24 @@ fn main() -> ExitCode {
                 json,
             } => soak::merge(&files, report_out.as_deref(), json),
         },
-        Command::Rules => {
+        Command::Rules {
+            format: RulesFormat::Json,
+        } => {
+            let rules: Vec<_> = Rule::ALL
+                .iter()
+                .map(|r| serde_json::json!({"id": r, "level": r.level(), "summary": r.summary()}))
+                .collect();
+            let text = serde_json::to_string_pretty(&rules).expect("rules serialize");
+            // A closed pipe is not an error worth reporting for a listing.
+            let _ = writeln!(io::stdout().lock(), "{text}");
+            ExitCode::SUCCESS
+        }
+        Command::Rules {
+            format: RulesFormat::Human,
+        } => {
             let mut out = io::stdout().lock();
             for rule in Rule::ALL {
-                let level = format!("{:?}", rule.level()).to_lowercase();
+                let level = rule.level().as_str();
                 if writeln!(out, "{:<40} {:<6} {}", rule.id(), level, rule.summary()).is_err() {
                     break;
                 }
