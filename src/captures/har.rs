@@ -44,17 +44,38 @@ pub struct Entry {
     pub time_ms: Option<f64>,
 }
 
-/// A capture that cannot be used.
+/// A capture that cannot be used. Display gives one line for the CLI; `source` is serde_json's
+/// error (with line and column) where there is one.
 #[derive(Debug)]
-pub struct HarError(pub String);
+#[non_exhaustive]
+pub enum HarError {
+    /// Not JSON, not HAR 1.x, or an entry is unusable (bad base64, impossible status); also an
+    /// I/O error while reading.
+    Unusable(serde_json::Error),
+    /// Bytes after the HAR document.
+    TrailingData(serde_json::Error),
+    /// A JSON document without a `log.entries` array.
+    NoEntries,
+}
 
 impl fmt::Display for HarError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            HarError::Unusable(e) => write!(f, "not a usable HAR file: {e}"),
+            HarError::TrailingData(e) => write!(f, "trailing data after the HAR document: {e}"),
+            HarError::NoEntries => f.write_str("no log.entries array: not a HAR file"),
+        }
     }
 }
 
-impl std::error::Error for HarError {}
+impl std::error::Error for HarError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HarError::Unusable(e) | HarError::TrailingData(e) => Some(e),
+            HarError::NoEntries => None,
+        }
+    }
+}
 
 #[derive(Deserialize)]
 struct RawHeader {
@@ -200,11 +221,10 @@ pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(
         },
     }
     .deserialize(&mut de)
-    .map_err(|e| HarError(format!("not a usable HAR file: {e}")))?;
-    de.end()
-        .map_err(|e| HarError(format!("trailing data after the HAR document: {e}")))?;
+    .map_err(HarError::Unusable)?;
+    de.end().map_err(HarError::TrailingData)?;
     if !matches!(found, Some(Some(()))) {
-        return Err(HarError("no log.entries array: not a HAR file".into()));
+        return Err(HarError::NoEntries);
     }
     Ok(())
 }
@@ -382,6 +402,20 @@ mod tests {
         assert!(parse(b"{\"log\":{\"entries\":[]}} x").is_err());
         let bad =
             br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
-        assert!(parse(bad).unwrap_err().0.contains("entry 0"));
+        assert!(parse(bad).unwrap_err().to_string().contains("entry 0"));
+    }
+
+    #[test]
+    fn errors_say_which_kind() {
+        assert!(matches!(parse(b"{}"), Err(HarError::NoEntries)));
+        assert!(matches!(parse(b"{\"log\""), Err(HarError::Unusable(_))));
+        let trailing = parse(br#"{"log":{"entries":[]}} x"#).unwrap_err();
+        assert!(matches!(trailing, HarError::TrailingData(_)));
+        assert!(std::error::Error::source(&trailing).is_some());
+        assert!(
+            trailing
+                .to_string()
+                .starts_with("trailing data after the HAR document")
+        );
     }
 }

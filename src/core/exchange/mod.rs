@@ -505,7 +505,7 @@ impl Exchange {
         };
         let payload = match jsonrpc::parse_payload(text) {
             Ok(p) => p,
-            Err(m) => return self.malformed(end, m.0),
+            Err(m) => return self.malformed(end, m.to_string()),
         };
         let at = Some(Location {
             offset: 0,

@@ -170,7 +170,7 @@ impl SseSink for StreamSink<'_> {
             Err(_) => String::from_utf8_lossy(ev.data),
         };
         match jsonrpc::parse_payload(&text) {
-            Err(m) => self.not_json(m.0, at),
+            Err(m) => self.not_json(m.to_string(), at),
             Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
             Ok(Payload::Single(env)) => self.message(&env, ev.index, at),
             Ok(Payload::Batch(items)) => {
@@ -184,7 +184,7 @@ impl SseSink for StreamSink<'_> {
                 for item in items {
                     match item {
                         Ok(env) => self.message(&env, ev.index, at),
-                        Err(m) => self.not_json(m.0, at),
+                        Err(m) => self.not_json(m.to_string(), at),
                     }
                 }
             }
