@@ -26,6 +26,9 @@
 //! assert!(verdict.complete);
 //! ```
 //!
+//! The output contract (the JSON form of a verdict, every member and value) is documented on
+//! [`Verdict`] and the types it links to.
+//!
 //! Layers, one folder each (the modules are private; the types above and below are re-exported
 //! here):
 //!

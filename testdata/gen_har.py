@@ -2,7 +2,7 @@
 """Generates the mcp-verdict HAR corpus.
 
 For every case below this writes testdata/har/<case>.har (HAR 1.2) and
-testdata/har/<case>.expect.json (the verdicts the contract in notes/verdict-contract.md demands).
+testdata/har/<case>.expect.json (the verdicts the contract, the rustdoc of Verdict in src/core/verdict.rs, demands).
 Python 3.11, stdlib only, deterministic: running it twice gives the same bytes.
 
     python3 testdata/gen_har.py

@@ -72,7 +72,7 @@ impl Deadlines {
 }
 
 /// No response head before the deadline ([`Deadlines::until_head`]). One case only, so a unit
-/// struct; the exchange ends as [`End::Timeout`](crate::End::Timeout).
+/// struct; the exchange ends as [`End::Timeout`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadTimeout;
 

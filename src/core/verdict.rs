@@ -1,7 +1,7 @@
 //! The verdict: what one exchange came to, at which layer, and what to do next.
 //!
-//! The JSON form (serde) is a public contract: field names do not change, and fields that do not
-//! apply are `null`, never absent.
+//! The JSON form (serde) is a public contract, documented here next to the types (see
+//! [`Verdict`]): field names do not change, and fields that do not apply are `null`, never absent.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -41,15 +41,19 @@ macro_rules! outcomes {
 outcomes! {
     /// Any non-2xx status, decided before the body (even a success-looking one).
     HttpError => "HTTP_ERROR", Transport, false;
-    /// No response head: refused, reset before the head, DNS or TLS failure.
+    /// No response head: refused, reset before the head, DNS or TLS failure (in a HAR capture, an
+    /// entry with `_error` and status 0).
     ConnectionFailed => "CONNECTION_FAILED", Transport, false;
     /// 2xx to a request with neither `application/json` nor `text/event-stream`.
     UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE", Transport, false;
-    /// 202 to a notification or response POST: correct, and not a tool call.
+    /// 202 (or any 2xx with an empty body) to a notification or response POST: correct, and not
+    /// a tool call.
     NotificationAccepted => "NOTIFICATION_ACCEPTED", Transport, true;
     /// 202/204 to a request: the answer was promised elsewhere or never.
     UnexpectedAccepted => "UNEXPECTED_ACCEPTED", Transport, false;
-    /// The SSE stream ended (EOF or reset) without a response for the request id.
+    /// The SSE stream ended (EOF or reset) without a response for the request id. (Notifications
+    /// never complete a request; at the end without our response the outcome is `MALFORMED_JSON`
+    /// if an event failed to parse, else `INVALID_ENVELOPE` if only foreign-id responses came.)
     StreamAborted => "STREAM_ABORTED", Stream, false;
     /// The capture ended with the stream still open and no terminal response: unknown.
     StreamOpen => "STREAM_OPEN", Stream, false;
@@ -57,15 +61,20 @@ outcomes! {
     TimedOut => "TIMED_OUT", Stream, false;
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
     Cancelled => "CANCELLED", Stream, false;
-    /// A configured limit (event size, body size, event count) was hit.
+    /// A configured limit (event size, body size, event count) was hit; [`Verdict::limit`] says
+    /// which. Layer `stream` also for the JSON body-size limit.
     LimitExceeded => "LIMIT_EXCEEDED", Stream, false;
     /// Empty, unparseable, or trailing bytes after the JSON value.
     MalformedJson => "MALFORMED_JSON", Protocol, false;
-    /// Not a valid JSON-RPC response to this request.
+    /// Not a valid JSON-RPC response to this request: `jsonrpc` not `"2.0"`, an id that differs in
+    /// value or type, result and error both or neither, a bad error object, a JSON array on
+    /// 2025-06-18 or later, a non-tools result that is not an object.
     InvalidEnvelope => "INVALID_ENVELOPE", Protocol, false;
     /// A JSON-RPC error response: a complete answer.
     JsonrpcError => "JSONRPC_ERROR", Protocol, true;
-    /// A `tools/call` result that breaks the `CallToolResult` schema.
+    /// A `tools/call` result that breaks the `CallToolResult` schema: not an object, `content` not
+    /// an array, `isError` not a boolean, or an unknown `resultType`. (A `structuredContent` of the
+    /// wrong type is a violation only; the outcome stays `TOOL_SUCCESS`/`TOOL_ERROR`.)
     InvalidToolResult => "INVALID_TOOL_RESULT", Protocol, false;
     /// `resultType: "input_required"` (MRTR): the exchange is done, the operation is not.
     InputRequired => "INPUT_REQUIRED", Interaction, true;
@@ -73,7 +82,8 @@ outcomes! {
     Deferred => "DEFERRED", Interaction, true;
     /// `isError: true`: the tool ran and reported failure.
     ToolError => "TOOL_ERROR", Application, true;
-    /// A `tools/call` result with `isError` false or absent.
+    /// A `tools/call` result with `isError` false or absent. An absent `resultType` means
+    /// complete (on 2026-07-28 it is also the violation `result.type_missing`).
     ToolSuccess => "TOOL_SUCCESS", Application, true;
     /// Any other request completed with a result.
     Success => "SUCCESS", Application, true;
@@ -96,7 +106,8 @@ wire_names! {
 }
 
 wire_names! {
-    /// How the response body ended.
+    /// How the response body ended. In a HAR capture, the entry's `_mcp_end` member gives it
+    /// (one of these names); without one a body is `eof`, and an entry with `_error` is `reset`.
     pub enum End {
         /// Clean end of body.
         Eof => "eof",
@@ -116,29 +127,43 @@ wire_names! {
     /// What a client should do next. Separate from the outcome: a failure may or may not be safe
     /// to send again, depending on whether it may already have taken effect.
     pub enum Advice {
-        /// Nothing to retry: the answer is complete (or unknown, for an open capture).
+        /// Nothing to retry: a complete answer (success, `TOOL_ERROR`, `JSONRPC_ERROR` other than
+        /// -32020..=-32022, `NOTIFICATION_ACCEPTED`, `DEFERRED`), or unknown (`STREAM_OPEN`).
         None => "none",
-        /// Safe to send again as a new request.
+        /// Safe to send again as a new request: 429 (rejected before dispatch, always), or a
+        /// failure that may have run the call when the call is safe to repeat. A call is safe when
+        /// it is not `tools/call`, or when the tool's annotations seen earlier in the same session
+        /// (a `tools/list` result) say `readOnlyHint` or `idempotentHint`; unknown tools are not.
         Retry => "retry",
-        /// It may already have taken effect; do not send it again blindly.
+        /// It may already have taken effect (5xx, 408, `STREAM_ABORTED` not resumable,
+        /// `UNEXPECTED_CONTENT_TYPE`, `UNEXPECTED_ACCEPTED`, `MALFORMED_JSON`, `INVALID_ENVELOPE`,
+        /// `INVALID_TOOL_RESULT`, `CONNECTION_FAILED`, `TIMED_OUT`) on a call not known to be safe;
+        /// also `LIMIT_EXCEEDED`, since the same reply would exceed the limit again.
         DoNotRetry => "do_not_retry",
-        /// Resume the stream: GET with `Last-Event-ID`.
+        /// Resume the stream: GET with `Last-Event-ID` (2025-x, an event id was seen), after the
+        /// SSE `retry` delay if one was sent.
         Resume => "resume",
-        /// MRTR: send a new request with `inputResponses` / `requestState`.
+        /// `INPUT_REQUIRED` (MRTR): send a new request (new id) with `inputResponses` /
+        /// `requestState`.
         ResubmitWithInput => "resubmit_with_input",
-        /// The 2025 session is gone: initialize again before anything else.
+        /// The 2025 session is gone (404 to a request that carried `Mcp-Session-Id`): initialize
+        /// again before anything else.
         Reinitialize => "reinitialize",
-        /// Rejected before dispatch: change the request (headers, version, `_meta`, auth).
+        /// Rejected before dispatch: change the request (headers, version, `_meta`, auth). HTTP
+        /// 4xx other than 404-with-session, 408 and 429 (on 2026-07-28 a 404 with a leftover
+        /// session id too), and JSON-RPC -32020/-32021/-32022 at any status.
         FixRequest => "fix_request",
     }
 }
 
-/// Retry advice with its delay and reason.
+/// Retry advice with its delay and reason: `{"advice", "after_ms", "reason"}` in JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetryAdvice {
     /// What to do.
     pub advice: Advice,
-    /// How long to wait first (from `Retry-After` or the SSE `retry` field), if the server said.
+    /// How long to wait first, if the server said: `Retry-After` (seconds, or an HTTP date relative
+    /// to the response's `Date`) for 429 and 503, the SSE `retry` field for `resume`. `null` when
+    /// it did not say (a 429 without `Retry-After` included).
     pub after_ms: Option<u64>,
     /// Why, in one sentence.
     pub reason: String,
@@ -163,7 +188,11 @@ pub struct Location {
     pub event: Option<u64>,
 }
 
-/// A broken spec rule, with evidence.
+/// A broken spec rule, with evidence: `{"rule", "level", "detail", "at"}` in JSON.
+///
+/// The rules are the catalogue [`Rule`] (`mcp-verdict rules` lists ids, levels and summaries).
+/// Request-side rules (`request.*`) are checked only when the request's headers are known (a
+/// capture that left them out is not blamed for them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     /// The rule; serialized as its stable id, e.g. `sse.foreign_id_response`.
@@ -172,7 +201,7 @@ pub struct Violation {
     pub level: Level,
     /// What was seen.
     pub detail: String,
-    /// Where, if it is about the response body.
+    /// Where, if it is about the response body: `{"offset", "event"}`, else `null`.
     pub at: Option<Location>,
 }
 
@@ -196,13 +225,64 @@ pub struct Unterminated {
     pub looked_final: bool,
 }
 
-/// The verdict for one exchange. See the crate docs for how each field is decided.
+/// The verdict for one exchange: the output contract of the library and of the CLI's
+/// `--format json` / `jsonl`.
+///
+/// Serialized with serde as one JSON object whose members are the fields below, in this order,
+/// under these names. The names and the meaning of each value are stable; new members may be
+/// added. A member that does not apply is `null`, never absent. Enumerated values are the wire
+/// names of [`Outcome`], [`Layer`], [`End`], [`Advice`], [`Level`], [`Rule`], [`LimitKind`],
+/// [`ProtocolVersion`] and [`VersionSource`].
+///
+/// ```json
+/// {
+///   "index": 1, "method": "tools/call", "id": 2, "tool": "get_weather",
+///   "protocol_version": "2026-07-28", "protocol_version_source": "header",
+///   "outcome": "TOOL_ERROR", "layer": "application", "complete": true,
+///   "status": 200, "content_type": "text/event-stream",
+///   "error_code": null, "error_message": null, "result_type": "complete",
+///   "event_count": 2, "last_event_id": null, "resumable": false, "end": "eof",
+///   "retry": {"advice": "none", "after_ms": null, "reason": "the tool ran and reported an error; show it to the model rather than resend"},
+///   "violations": [], "unterminated": null, "limit": null
+/// }
+/// ```
+///
+/// Every member, always present (this example runs as a test):
+///
+/// ```
+/// # use mcp_verdict::{End, Headers, Request, ResponseHead, Session};
+/// # let mut session = Session::default();
+/// # let body = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather"}}"#;
+/// # let mut exchange = session.begin(Request::new("POST", Headers::new(), body));
+/// # let headers = Headers::from_iter([("Content-Type", "application/json")]);
+/// # exchange.on_head(ResponseHead { status: 200, headers });
+/// # exchange.feed(br#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}"#);
+/// let verdict = session.finish(&mut exchange, End::Eof);
+/// let json = serde_json::to_value(&verdict).unwrap();
+/// let mut names: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+/// let mut members = [
+///     "index", "method", "id", "tool", "protocol_version", "protocol_version_source",
+///     "outcome", "layer", "complete", "status", "content_type", "error_code", "error_message",
+///     "result_type", "event_count", "last_event_id", "resumable", "end", "retry",
+///     "violations", "unterminated", "limit",
+/// ];
+/// names.sort();
+/// members.sort();
+/// assert_eq!(names, members);
+/// assert_eq!(json["outcome"], "TOOL_ERROR");
+/// assert_eq!(json["event_count"], serde_json::Value::Null); // not SSE: null, never absent
+/// ```
+///
+/// One verdict per exchange: one HTTP POST (or a `GET` resuming an earlier stream) carrying
+/// JSON-RPC. Outcomes are judged in order (transport, stream, envelope, result), so `outcome`
+/// names the first layer that failed, or the layer that answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[must_use]
 pub struct Verdict {
-    /// 0-based position of the entry in the capture (or the exchange number, live).
+    /// 0-based position of the entry in the capture (skipped non-MCP entries still use up an
+    /// index), or the exchange number, live.
     pub index: u64,
-    /// JSON-RPC method of the request.
+    /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch).
     pub method: Option<String>,
     /// JSON-RPC id of the request (null for notifications and responses).
     pub id: Option<Value>,
@@ -210,7 +290,8 @@ pub struct Verdict {
     pub tool: Option<String>,
     /// The protocol version whose rules were applied.
     pub protocol_version: ProtocolVersion,
-    /// Which rule decided the version.
+    /// Which rule decided the version: the request's header, its `_meta`, an `initialize`
+    /// (this one or an earlier one), an earlier exchange, or the 2025-03-26 default.
     pub protocol_version_source: VersionSource,
     /// What the exchange came to.
     pub outcome: Outcome,
@@ -218,21 +299,25 @@ pub struct Verdict {
     pub layer: Layer,
     /// The reply is a complete answer to the request.
     pub complete: bool,
-    /// HTTP status.
+    /// HTTP status; `null` when there was no response head.
     pub status: Option<u16>,
     /// Response media type, lowercased, without parameters.
     pub content_type: Option<String>,
-    /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error).
+    /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error). `null` when the
+    /// reply is not ours (another id), except an id-less error, which still answers us.
     pub error_code: Option<i64>,
     /// JSON-RPC error message.
     pub error_message: Option<String>,
-    /// `result.resultType` as sent.
+    /// `result.resultType` as sent (`null` when absent, or when the result is not ours).
     pub result_type: Option<String>,
-    /// SSE: dispatched events with non-empty data (terminal included).
+    /// SSE: dispatched events with non-empty data (terminal included; comments, priming and
+    /// empty-data events and an unterminated trailing event excluded). `null` for a non-SSE body.
     pub event_count: Option<u64>,
-    /// SSE on 2025-x: the last event id, for `Last-Event-ID`.
+    /// SSE on 2025-x: the last event id, for `Last-Event-ID`; `null` otherwise (2026-07-28 streams
+    /// have no resumption, so an id there is only the violation `sse.legacy_field`).
     pub last_event_id: Option<String>,
-    /// The stream can be resumed with GET and `Last-Event-ID`.
+    /// The stream can be resumed with GET and `Last-Event-ID`: 2025-x SSE with at least one event
+    /// id seen. Never on 2026-07-28.
     pub resumable: bool,
     /// How the body ended.
     pub end: End,
@@ -240,7 +325,8 @@ pub struct Verdict {
     pub retry: RetryAdvice,
     /// Broken rules, in the order seen.
     pub violations: Vec<Violation>,
-    /// SSE: an event cut off at the end of the body.
+    /// SSE: an event cut off at the end of the body (no closing blank line): `{"bytes",
+    /// "looked_final"}`.
     pub unterminated: Option<Unterminated>,
     /// Which limit was hit, for `LIMIT_EXCEEDED`; serialized as the limit's name, e.g.
     /// `max_event_bytes`.
