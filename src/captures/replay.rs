@@ -5,6 +5,7 @@ use std::io::Read;
 
 use serde::Serialize;
 
+use crate::exchange::Observer;
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
 use crate::request::{BodyKind, Request};
@@ -56,6 +57,17 @@ pub fn judge_entry(
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
+    judge_entry_with(session, entry, chunks, &mut ())
+}
+
+/// Like [`judge_entry`], reporting every SSE event and JSON-RPC message to `observer` (reports
+/// draw their timelines from it).
+pub fn judge_entry_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+) -> Item {
     let mut req = Request::new(
         &entry.method,
         entry.request_headers.clone(),
@@ -80,11 +92,15 @@ pub fn judge_entry(
         let mut rest = &entry.response_body[..];
         while !rest.is_empty() {
             let n = chunks.next().unwrap_or(rest.len()).clamp(1, rest.len());
-            exchange.feed(&rest[..n]);
+            exchange.feed_with(&rest[..n], observer);
             rest = &rest[n..];
         }
     }
-    Item::Verdict(Box::new(session.finish(&mut exchange, entry.end)))
+    Item::Verdict(Box::new(session.finish_with(
+        &mut exchange,
+        entry.end,
+        observer,
+    )))
 }
 
 /// Replays a HAR document from `reader`, calling `each` for every entry in order.
