@@ -4,33 +4,41 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
+use super::{Exchange, Observer, Stream, StreamFacts, Terminal, Track, judge_terminal, report};
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, Kind, Payload};
 use crate::request::Request;
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
-use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
+use crate::verdict::{End, Level, Location, Outcome, Unterminated};
 use crate::version::ProtocolVersion;
 
 impl Exchange {
-    pub(super) fn judge_stream(
+    /// The stream's outcome at its end, and its facts for the verdict.
+    pub(super) fn judge_stream(&mut self, stream: &mut Stream, end: End) -> (Outcome, StreamFacts) {
+        let mut facts = StreamFacts {
+            event_count: stream.track.event_count,
+            ..StreamFacts::default()
+        };
+        let outcome = self.stream_outcome(stream, end, &mut facts);
+        (outcome, facts)
+    }
+
+    fn stream_outcome(
         &mut self,
         stream: &mut Stream,
         end: End,
-        v: &mut Verdict,
-        sse_retry: &mut Option<u64>,
+        facts: &mut StreamFacts,
     ) -> Outcome {
         let version = self.setup.version;
-        v.event_count = Some(stream.track.event_count);
         let last_id = stream
             .framer
             .last_event_id()
             .map(|b| String::from_utf8_lossy(b).into_owned());
         if version.has_resumption() {
-            v.resumable = last_id.is_some();
-            v.last_event_id = last_id.clone();
-            *sse_retry = stream.track.retry_ms;
+            facts.resumable = last_id.is_some();
+            facts.last_event_id = last_id.clone();
+            facts.retry_ms = stream.track.retry_ms;
         }
         if self.limit_hit.is_none()
             && let Some(p) = stream.framer.pending()
@@ -44,7 +52,7 @@ impl Exchange {
                     event: None,
                 }),
             );
-            v.unterminated = Some(Unterminated {
+            facts.unterminated = Some(Unterminated {
                 bytes: p.bytes,
                 looked_final,
             });
