@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::exchange::Observer;
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
+use crate::redact;
 use crate::request::{BodyKind, Request};
 use crate::session::Session;
 use crate::verdict::Verdict;
@@ -37,16 +38,17 @@ pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
     match (req.http_method.as_str(), req.kind) {
         ("POST", BodyKind::Unreadable) if has_mcp_header => None,
         ("POST", BodyKind::None) if has_mcp_header => None,
-        ("POST", BodyKind::Unreadable | BodyKind::None) => {
-            Some(format!("POST {} without a JSON-RPC body", entry.url))
-        }
+        ("POST", BodyKind::Unreadable | BodyKind::None) => Some(format!(
+            "POST {} without a JSON-RPC body",
+            redact::url(&entry.url)
+        )),
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         (m, _) if has_mcp_header => Some(format!(
             "{m} {}: standalone stream or session request, not a request/response exchange",
-            entry.url
+            redact::url(&entry.url)
         )),
-        (m, _) => Some(format!("{m} {}: not MCP", entry.url)),
+        (m, _) => Some(format!("{m} {}: not MCP", redact::url(&entry.url))),
     }
 }
 
@@ -103,6 +105,13 @@ pub fn judge_entry_with(
     )))
 }
 
+/// What a replay leaves behind besides its items: what a limit made it forget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayStats {
+    /// Tool annotations forgotten past [`Limits::max_tools`].
+    pub tools_forgotten: u64,
+}
+
 /// Replays a HAR document from `reader`, calling `each` for every entry in order.
 ///
 /// # Errors
@@ -111,10 +120,13 @@ pub fn replay_har<R: Read>(
     reader: R,
     limits: Limits,
     each: &mut dyn FnMut(Item),
-) -> Result<(), HarError> {
+) -> Result<ReplayStats, HarError> {
     let mut session = Session::new(limits);
     har::read_entries(reader, &mut |entry| {
         each(judge_entry(&mut session, &entry, &mut std::iter::empty()));
+    })?;
+    Ok(ReplayStats {
+        tools_forgotten: session.tools_forgotten(),
     })
 }
 
