@@ -81,6 +81,8 @@ pub enum HarError {
     TrailingData(serde_json::Error),
     /// A JSON document without a `log.entries` array.
     NoEntries,
+    /// The first bytes (where a byte-order mark may stand) could not be read.
+    Read(std::io::Error),
 }
 
 impl fmt::Display for HarError {
@@ -89,6 +91,7 @@ impl fmt::Display for HarError {
             HarError::Unusable(e) => write!(f, "not a usable HAR file: {e}"),
             HarError::TrailingData(e) => write!(f, "trailing data after the HAR document: {e}"),
             HarError::NoEntries => f.write_str("no log.entries array: not a HAR file"),
+            HarError::Read(e) => write!(f, "cannot read: {e}"),
         }
     }
 }
@@ -98,6 +101,7 @@ impl std::error::Error for HarError {
         match self {
             HarError::Unusable(e) | HarError::TrailingData(e) => Some(e),
             HarError::NoEntries => None,
+            HarError::Read(e) => Some(e),
         }
     }
 }
@@ -234,7 +238,7 @@ impl RawEntry {
 /// A [`HarError`] with a one-line reason when the input is not JSON, not HAR 1.x, or an entry
 /// is unusable (bad base64, impossible status). Entries before the error have been delivered.
 pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(), HarError> {
-    let reader = skip_bom(reader).map_err(|e| HarError(format!("cannot read: {e}")))?;
+    let reader = skip_bom(reader).map_err(HarError::Read)?;
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
     let mut count = 0u64;
@@ -471,10 +475,10 @@ mod tests {
     fn duplicate_log_or_entries_is_refused_and_a_bom_is_skipped() {
         let entry = r#"{"request":{"method":"GET","url":"http://x/"},"response":{"status":200}}"#;
         let twice_log = format!(r#"{{"log":{{"entries":[]}},"log":{{"entries":[{entry}]}}}}"#);
-        let err = parse(twice_log.as_bytes()).unwrap_err().0;
+        let err = parse(twice_log.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("duplicate `log`"), "{err}");
         let twice_entries = format!(r#"{{"log":{{"entries":[],"entries":[{entry}]}}}}"#);
-        let err = parse(twice_entries.as_bytes()).unwrap_err().0;
+        let err = parse(twice_entries.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("duplicate `entries`"), "{err}");
         let with_bom = format!("\u{feff}{{\"log\":{{\"entries\":[{entry}]}}}}");
         assert_eq!(parse(with_bom.as_bytes()).unwrap().len(), 1);
