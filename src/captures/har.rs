@@ -188,15 +188,21 @@ impl RawEntry {
             None => Vec::new(),
         };
         let failed = self.error.as_ref().is_some_and(|e| !e.is_null());
+        let mut captured = true;
         let (response, response_body) = match self.response {
             Some(r) if r.status > 0 => {
                 let status = u16::try_from(r.status)
                     .ok()
                     .filter(|s| *s <= 999)
                     .ok_or_else(|| format!("response status {} is not an HTTP status", r.status))?;
+                // An absent `content.text` is a body the capture did not keep (devtools often
+                // drop streamed bodies), not an empty one: the verdict is NOT_CAPTURED.
                 let body = match r.content {
-                    Some(c) => decode_text(c.text, c.encoding.as_deref())?,
-                    None => Vec::new(),
+                    Some(c) if c.text.is_some() => decode_text(c.text, c.encoding.as_deref())?,
+                    _ => {
+                        captured = false;
+                        Vec::new()
+                    }
                 };
                 let head = ResponseHead {
                     status,
@@ -211,9 +217,15 @@ impl RawEntry {
             Some("reset") => End::Reset,
             Some("timeout") => End::Timeout,
             Some("cancelled") => End::Cancelled,
+            Some("not_captured") => End::NotCaptured,
             Some("eof") => End::Eof,
-            Some(other) => return Err(format!("_mcp_end {other:?} is not eof, reset or open")),
+            Some(other) => {
+                return Err(format!(
+                    "_mcp_end {other:?} is not eof, reset, open, timeout, cancelled or not_captured"
+                ));
+            }
             None if failed => End::Reset,
+            None if !captured => End::NotCaptured,
             None => End::Eof,
         };
         Ok(Entry {

@@ -4,7 +4,9 @@
 use std::io::Read;
 
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
 use crate::exchange::Observer;
 use crate::har::{self, Entry, HarError};
 use crate::limits::Limits;
@@ -44,16 +46,26 @@ pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
         )),
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
-        (m, _) if has_mcp_header => Some(format!(
-            "{m} {}: standalone stream or session request, not a request/response exchange",
-            redact::url(&entry.url)
-        )),
+        ("GET" | "DELETE", _) if has_mcp_header => None,
+        ("GET", _)
+            if req.headers.get("last-event-id").is_some()
+                || req
+                    .headers
+                    .get("accept")
+                    .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream")) =>
+        {
+            None
+        }
+        (m, _) if has_mcp_header => {
+            Some(format!("{m} {}: not an MCP entry", redact::url(&entry.url)))
+        }
         (m, _) => Some(format!("{m} {}: not MCP", redact::url(&entry.url))),
     }
 }
 
 /// Judges one entry, feeding its body in chunks whose sizes come from `chunks` (cycled by the
-/// caller as it likes; a size of 0 is treated as 1). Returns `Skipped` for non-MCP entries.
+/// caller as it likes; a size of 0 is treated as 1). Returns `Skipped` for non-MCP entries. For
+/// a 2025-03-26 batch this is the row of its first request; [`judge_entry_rows`] gives them all.
 pub fn judge_entry(
     session: &mut Session,
     entry: &Entry,
@@ -70,11 +82,82 @@ pub fn judge_entry_with(
     chunks: &mut dyn Iterator<Item = usize>,
     observer: &mut dyn Observer,
 ) -> Item {
-    let mut req = Request::new(
+    let mut first = None;
+    judge_entry_rows_with(session, entry, chunks, observer, &mut |item| {
+        first.get_or_insert(item);
+    });
+    first.unwrap_or_else(|| {
+        Item::Skipped(Skipped {
+            index: entry.index,
+            reason: "no rows".into(),
+        })
+    })
+}
+
+/// Judges one entry like [`judge_entry`], giving one row per request id of a batch (each with
+/// its `batch_position`), one row otherwise.
+pub fn judge_entry_rows(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    each: &mut dyn FnMut(Item),
+) {
+    judge_entry_rows_with(session, entry, chunks, &mut (), each);
+}
+
+/// Like [`judge_entry_rows`], reporting events and messages to `observer`.
+pub fn judge_entry_rows_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+    each: &mut dyn FnMut(Item),
+) {
+    let req = Request::new(
         &entry.method,
         entry.request_headers.clone(),
         &entry.request_body,
     );
+    if req.kind == BodyKind::Batch && req.ids.len() > 1 {
+        let members = batch_requests(&req, &entry.request_body);
+        for (position, member) in members.into_iter().enumerate() {
+            let mut item = judge_request(session, entry, member, chunks, observer);
+            if let Item::Verdict(v) = &mut item {
+                v.batch_position = u32::try_from(position).ok();
+            }
+            each(item);
+        }
+        return;
+    }
+    each(judge_request(session, entry, req, chunks, observer));
+}
+
+/// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
+/// taken for foreign ones) and its own method, id and params.
+fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(body) else {
+        return vec![batch.clone()];
+    };
+    items
+        .iter()
+        .map(|item| Request::from_value(&batch.http_method, batch.headers.clone(), item))
+        .filter(|r| r.kind == BodyKind::Request)
+        .map(|r| Request {
+            kind: BodyKind::Batch,
+            ids: batch.ids.clone(),
+            ..r
+        })
+        .collect()
+}
+
+fn judge_request(
+    session: &mut Session,
+    entry: &Entry,
+    req: Request,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+) -> Item {
+    let mut req = req;
     // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's answer.
     if req.http_method == "GET"
         && let Some(last) = entry.request_headers.get("last-event-id")
@@ -88,7 +171,14 @@ pub fn judge_entry_with(
             reason,
         });
     }
+    let readable = matches!(
+        req.kind,
+        BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
+    );
     let mut exchange = session.begin_at(entry.index, req);
+    if readable && let Ok(message) = serde_json::from_slice::<Value>(&entry.request_body) {
+        exchange.check_request_shape(&message);
+    }
     if let Some(head) = &entry.response {
         exchange.on_head(head.clone());
         let mut rest = &entry.response_body[..];
@@ -123,16 +213,104 @@ pub fn replay_har<R: Read>(
 ) -> Result<ReplayStats, HarError> {
     let mut session = Session::new(limits);
     har::read_entries(reader, &mut |entry| {
-        each(judge_entry(&mut session, &entry, &mut std::iter::empty()));
+        judge_entry_rows(&mut session, &entry, &mut std::iter::empty(), each);
     })?;
     Ok(ReplayStats {
         tools_forgotten: session.tools_forgotten(),
     })
 }
 
+/// `next` retries the handshake that `refused` failed, so `refused` does not fail the run: a
+/// refused `server/discover` followed by `initialize` (how a client detects a legacy server) or
+/// by `server/discover` again (the retry after a version rejection), or an `initialize` refused
+/// for its version (`-32022`) followed by another handshake. [`Tally`] applies it.
+pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
+    is_retriable_refusal(
+        refused.method.as_deref(),
+        refused.complete,
+        refused.error_code,
+    ) && is_handshake(next.method.as_deref())
+}
+
+fn is_handshake(method: Option<&str>) -> bool {
+    matches!(method, Some("server/discover" | "initialize"))
+}
+
+fn is_retriable_refusal(method: Option<&str>, complete: bool, error_code: Option<i64>) -> bool {
+    !complete
+        && (method == Some("server/discover")
+            || (method == Some("initialize") && error_code == Some(-32022)))
+}
+
+/// Replays a HAR document from `reader` and groups its exchanges into logical calls, calling
+/// `each` for every call in the order they began.
+///
+/// # Errors
+/// When the capture is unusable; calls before the problem have been delivered.
+pub fn replay_calls<R: Read>(
+    reader: R,
+    limits: Limits,
+    each: &mut dyn FnMut(Call),
+) -> Result<(), HarError> {
+    let mut session = Session::new(limits);
+    let mut calls = Calls::new();
+    let result = har::read_entries(reader, &mut |entry| {
+        group_entry(
+            &mut session,
+            &mut calls,
+            &entry,
+            &mut std::iter::empty(),
+            each,
+        );
+    });
+    calls.finish(each);
+    result
+}
+
+/// Groups exchanges judged live into calls, given the entries the client recorded for them (one
+/// per verdict, in the same order): the grouping replay uses, so that live calls equal the calls
+/// of the recorded capture.
+pub fn calls_of(verdicts: &[Verdict], entries: &[Entry]) -> Vec<Call> {
+    let mut calls = Calls::new();
+    let mut out = Vec::new();
+    for (verdict, entry) in verdicts.iter().zip(entries) {
+        calls.add(facts_of(verdict, entry), &mut |c| out.push(c));
+    }
+    calls.finish(&mut |c| out.push(c));
+    out
+}
+
+/// Judges one entry (as [`judge_entry_rows`]) and adds its rows to `calls`.
+pub fn group_entry(
+    session: &mut Session,
+    calls: &mut Calls,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    each: &mut dyn FnMut(Call),
+) {
+    judge_entry_rows(session, entry, chunks, &mut |item| {
+        if let Item::Verdict(verdict) = item {
+            calls.add(facts_of(&verdict, entry), each);
+        }
+    });
+}
+
+/// What the grouping reads from a verdict and the entry it judged.
+fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
+    ExchangeFacts {
+        verdict,
+        headers: &entry.request_headers,
+        body: &entry.request_body,
+        started_ms: entry.started.as_deref().and_then(rfc3339_ms),
+        duration_ms: entry.time_ms.filter(|t| *t >= 0.0).map(|t| t as u64),
+    }
+}
+
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a
-/// refused `server/discover` directly followed by an `initialize` is how a client detects a
-/// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
+/// refused handshake retried by the next exchange is not a failure ([`forgives`]): a refused
+/// `server/discover` directly followed by an `initialize` is how a client detects a legacy
+/// server (the 2026-07-28 backward-compatibility probe), and a version rejection retried with a
+/// supported version is negotiation.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     total: u64,
@@ -144,16 +322,23 @@ pub struct Tally {
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
-        let method = v.method.as_deref();
+        self.count(v.method.as_deref(), v.complete, v.error_code);
+    }
+
+    /// Counts one logical call, in capture order (the same rule, one level up).
+    pub fn add_call(&mut self, c: &Call) {
+        self.count(c.method.as_deref(), c.complete, None);
+    }
+
+    fn count(&mut self, method: Option<&str>, complete: bool, error_code: Option<i64>) {
         self.total += 1;
-        if self.discover_refused && method == Some("initialize") {
+        if self.discover_refused && is_handshake(method) {
             self.incomplete -= 1;
             self.forgiven += 1;
         }
-        self.discover_refused = false;
-        if !v.complete {
+        self.discover_refused = is_retriable_refusal(method, complete, error_code);
+        if !complete {
             self.incomplete += 1;
-            self.discover_refused = method == Some("server/discover");
         }
     }
 
@@ -221,5 +406,42 @@ mod tests {
         t.next_capture();
         t.add(&verdict("initialize", 200));
         assert!(!t.all_complete(), "does not carry across captures");
+    }
+
+    #[test]
+    fn a_version_rejection_retried_is_forgiven() {
+        let rejected = |method: &str| {
+            let mut v = verdict(method, 400);
+            v.error_code = Some(-32022);
+            v
+        };
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 200));
+        assert!(
+            t.all_complete(),
+            "discover retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("initialize"));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            t.all_complete(),
+            "initialize retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&verdict("initialize", 400));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            !t.all_complete(),
+            "only a version rejection is a negotiation step"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 500));
+        assert!(!t.all_complete(), "a failed retry still fails the run");
     }
 }

@@ -6,14 +6,16 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::limits::LimitKind;
 use crate::rules::Rule;
 use crate::version::{ProtocolVersion, VersionSource};
 
 /// The outcome table: each outcome once, with its wire name, its layer, whether it is a complete
-/// answer, and its description. Order is judging order: transport, stream, envelope, result.
+/// answer, its one-line summary (for `mcp-verdict rules`), and its description. Order is judging
+/// order: transport, stream, envelope, result.
 macro_rules! outcomes {
-    ($($(#[doc = $doc:literal])* $variant:ident => $wire:literal, $layer:ident, $complete:literal;)*) => {
+    ($($(#[doc = $doc:literal])* $variant:ident => $wire:literal, $layer:ident, $complete:literal, $summary:literal;)*) => {
         wire_names! {
             /// What one exchange came to. Judged in order: transport, stream, envelope, result.
             ///
@@ -34,59 +36,77 @@ macro_rules! outcomes {
             pub fn is_complete(self) -> bool {
                 match self { $(Outcome::$variant => $complete,)* }
             }
+
+            /// One line: when the outcome is given (for `mcp-verdict rules`).
+            pub fn summary(self) -> &'static str {
+                match self { $(Outcome::$variant => $summary,)* }
+            }
         }
     };
 }
 
 outcomes! {
     /// Any non-2xx status, decided before the body (even a success-looking one).
-    HttpError => "HTTP_ERROR", Transport, false;
+    HttpError => "HTTP_ERROR", Transport, false, "any non-2xx status, decided before the body";
     /// No response head: refused, reset before the head, DNS or TLS failure (in a HAR capture, an
     /// entry with `_error` and status 0).
-    ConnectionFailed => "CONNECTION_FAILED", Transport, false;
+    ConnectionFailed => "CONNECTION_FAILED", Transport, false, "no response head";
     /// 2xx to a request with neither `application/json` nor `text/event-stream`.
-    UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE", Transport, false;
+    UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE", Transport, false,
+        "2xx to a request (or GET) with neither JSON nor SSE";
     /// 202 (or any 2xx with an empty body) to a notification or response POST: correct, and not
     /// a tool call.
-    NotificationAccepted => "NOTIFICATION_ACCEPTED", Transport, true;
+    NotificationAccepted => "NOTIFICATION_ACCEPTED", Transport, true,
+        "202 to a notification or response POST";
     /// 202/204 to a request: the answer was promised elsewhere or never.
-    UnexpectedAccepted => "UNEXPECTED_ACCEPTED", Transport, false;
+    UnexpectedAccepted => "UNEXPECTED_ACCEPTED", Transport, false, "202/204 to a request";
     /// The SSE stream ended (EOF or reset) without a response for the request id. (Notifications
     /// never complete a request; at the end without our response the outcome is `MALFORMED_JSON`
     /// if an event failed to parse, else `INVALID_ENVELOPE` if only foreign-id responses came.)
-    StreamAborted => "STREAM_ABORTED", Stream, false;
+    StreamAborted => "STREAM_ABORTED", Stream, false, "the SSE stream ended without the response";
     /// The capture ended with the stream still open and no terminal response: unknown.
-    StreamOpen => "STREAM_OPEN", Stream, false;
+    StreamOpen => "STREAM_OPEN", Stream, false, "the capture ended with the stream open: unknown";
+    /// The capture kept the response head but not the body (no `content.text`): unknown.
+    NotCaptured => "NOT_CAPTURED", Stream, false,
+        "the capture kept the head but not the body: unknown";
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
-    TimedOut => "TIMED_OUT", Stream, false;
+    TimedOut => "TIMED_OUT", Stream, false, "the client gave up waiting";
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
-    Cancelled => "CANCELLED", Stream, false;
+    Cancelled => "CANCELLED", Stream, false, "the client closed the stream on purpose";
     /// A configured limit (event size, body size, event count) was hit; [`Verdict::limit`] says
     /// which. Layer `stream` also for the JSON body-size limit.
-    LimitExceeded => "LIMIT_EXCEEDED", Stream, false;
+    LimitExceeded => "LIMIT_EXCEEDED", Stream, false, "a configured limit was hit";
     /// Empty, unparseable, or trailing bytes after the JSON value.
-    MalformedJson => "MALFORMED_JSON", Protocol, false;
+    MalformedJson => "MALFORMED_JSON", Protocol, false, "empty, unparseable, or trailing bytes";
     /// Not a valid JSON-RPC response to this request: `jsonrpc` not `"2.0"`, an id that differs in
     /// value or type, result and error both or neither, a bad error object, a JSON array on
     /// 2025-06-18 or later, a non-tools result that is not an object.
-    InvalidEnvelope => "INVALID_ENVELOPE", Protocol, false;
+    InvalidEnvelope => "INVALID_ENVELOPE", Protocol, false,
+        "not a valid JSON-RPC response to this request";
     /// A JSON-RPC error response: a complete answer.
-    JsonrpcError => "JSONRPC_ERROR", Protocol, true;
+    JsonrpcError => "JSONRPC_ERROR", Protocol, true, "a JSON-RPC error response";
     /// A `tools/call` result that breaks the `CallToolResult` schema: not an object, `content` not
     /// an array, `isError` not a boolean, or an unknown `resultType`. (A `structuredContent` of the
     /// wrong type is a violation only; the outcome stays `TOOL_SUCCESS`/`TOOL_ERROR`.)
-    InvalidToolResult => "INVALID_TOOL_RESULT", Protocol, false;
+    InvalidToolResult => "INVALID_TOOL_RESULT", Protocol, false,
+        "a tools/call result that breaks CallToolResult";
     /// `resultType: "input_required"` (MRTR): the exchange is done, the operation is not.
-    InputRequired => "INPUT_REQUIRED", Interaction, true;
+    InputRequired => "INPUT_REQUIRED", Interaction, true, "MRTR: resubmit with input";
     /// A task was created (`resultType: "task"`, or a 2025-11-25 `CreateTaskResult`).
-    Deferred => "DEFERRED", Interaction, true;
+    Deferred => "DEFERRED", Interaction, true, "a task was created";
     /// `isError: true`: the tool ran and reported failure.
-    ToolError => "TOOL_ERROR", Application, true;
+    ToolError => "TOOL_ERROR", Application, true, "isError: true";
     /// A `tools/call` result with `isError` false or absent. An absent `resultType` means
     /// complete (on 2026-07-28 it is also the violation `result.type_missing`).
-    ToolSuccess => "TOOL_SUCCESS", Application, true;
+    ToolSuccess => "TOOL_SUCCESS", Application, true, "a tools/call result";
     /// Any other request completed with a result.
-    Success => "SUCCESS", Application, true;
+    Success => "SUCCESS", Application, true, "any other request completed with a result";
+    /// A standalone `GET` stream (listen or unlinked resume) was opened and carried what it may.
+    Listening => "LISTENING", Stream, true, "a listen (or unlinked resume) GET got its SSE stream";
+    /// `DELETE` of the session was accepted (2xx).
+    SessionTerminated => "SESSION_TERMINATED", Transport, true, "2xx to a DELETE of the session";
+    /// 405 to a `GET` or `DELETE`: the server offers no such stream or termination (allowed).
+    MethodNotAllowed => "METHOD_NOT_ALLOWED", Transport, true, "405 to a GET or DELETE (allowed)";
 }
 
 wire_names! {
@@ -120,6 +140,9 @@ wire_names! {
         Timeout => "timeout",
         /// The client closed the stream on purpose.
         Cancelled => "cancelled",
+        /// A capture kept the response head but not the body (no `content.text`): how it ended
+        /// is unknown.
+        NotCaptured => "not_captured",
     }
 }
 
@@ -232,18 +255,19 @@ pub struct Unterminated {
 /// under these names. The names and the meaning of each value are stable; new members may be
 /// added. A member that does not apply is `null`, never absent. Enumerated values are the wire
 /// names of [`Outcome`], [`Layer`], [`End`], [`Advice`], [`Level`], [`Rule`], [`LimitKind`],
-/// [`ProtocolVersion`] and [`VersionSource`].
+/// [`ExchangeKind`], [`ProtocolVersion`] and [`VersionSource`].
 ///
 /// ```json
 /// {
-///   "index": 1, "method": "tools/call", "id": 2, "tool": "get_weather",
+///   "index": 1, "http_method": "POST", "kind": "request", "batch_position": null,
+///   "method": "tools/call", "id": 2, "tool": "get_weather",
 ///   "protocol_version": "2026-07-28", "protocol_version_source": "header",
 ///   "outcome": "TOOL_ERROR", "layer": "application", "complete": true,
 ///   "status": 200, "content_type": "text/event-stream",
 ///   "error_code": null, "error_message": null, "result_type": "complete",
 ///   "event_count": 2, "last_event_id": null, "resumable": false, "end": "eof",
 ///   "retry": {"advice": "none", "after_ms": null, "reason": "the tool ran and reported an error; show it to the model rather than resend"},
-///   "violations": [], "unterminated": null, "limit": null
+///   "violations": [], "unterminated": null, "limit": null, "server_requests": []
 /// }
 /// ```
 ///
@@ -261,10 +285,11 @@ pub struct Unterminated {
 /// let json = serde_json::to_value(&verdict).unwrap();
 /// let mut names: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
 /// let mut members = [
-///     "index", "method", "id", "tool", "protocol_version", "protocol_version_source",
-///     "outcome", "layer", "complete", "status", "content_type", "error_code", "error_message",
-///     "result_type", "event_count", "last_event_id", "resumable", "end", "retry",
-///     "violations", "unterminated", "limit",
+///     "index", "http_method", "kind", "batch_position", "method", "id", "tool",
+///     "protocol_version", "protocol_version_source", "outcome", "layer", "complete", "status",
+///     "content_type", "error_code", "error_message", "result_type", "event_count",
+///     "last_event_id", "resumable", "end", "retry", "violations", "unterminated", "limit",
+///     "server_requests",
 /// ];
 /// names.sort();
 /// members.sort();
@@ -273,8 +298,8 @@ pub struct Unterminated {
 /// assert_eq!(json["event_count"], serde_json::Value::Null); // not SSE: null, never absent
 /// ```
 ///
-/// One verdict per exchange: one HTTP POST (or a `GET` resuming an earlier stream) carrying
-/// JSON-RPC. Outcomes are judged in order (transport, stream, envelope, result), so `outcome`
+/// One verdict per exchange: one HTTP POST carrying JSON-RPC, a `GET` (a standalone stream, or
+/// one resuming an earlier stream) or a `DELETE` of the session. Outcomes are judged in order (transport, stream, envelope, result), so `outcome`
 /// names the first layer that failed, or the layer that answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[must_use]
@@ -282,9 +307,15 @@ pub struct Verdict {
     /// 0-based position of the entry in the capture (skipped non-MCP entries still use up an
     /// index), or the exchange number, live.
     pub index: u64,
+    /// HTTP method of the entry: `POST`, `GET` or `DELETE`.
+    pub http_method: Option<String>,
+    /// What the entry is: request, notification, response, listen, resume or terminate.
+    pub kind: Option<ExchangeKind>,
+    /// 2025-03-26 batch: 0-based position of this request among the batch's requests.
+    pub batch_position: Option<u32>,
     /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch).
     pub method: Option<String>,
-    /// JSON-RPC id of the request (null for notifications and responses).
+    /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
     pub id: Option<Value>,
     /// `params.name` of a `tools/call`.
     pub tool: Option<String>,
@@ -331,6 +362,8 @@ pub struct Verdict {
     /// Which limit was hit, for `LIMIT_EXCEEDED`; serialized as the limit's name, e.g.
     /// `max_event_bytes`.
     pub limit: Option<LimitKind>,
+    /// Requests the server sent on this exchange's SSE stream (method and id), in order.
+    pub server_requests: Vec<ServerRequest>,
 }
 
 impl Verdict {

@@ -7,7 +7,8 @@ use serde_json::Value;
 use super::{Exchange, Observer, Stream, StreamFacts, Terminal, Track, judge_terminal, report};
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, Kind, Payload};
-use crate::request::Request;
+use crate::lifecycle::{ExchangeKind, ServerRequest};
+use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
 use crate::verdict::{End, Level, Location, Outcome, Unterminated};
@@ -17,7 +18,9 @@ impl Exchange {
     /// The stream's outcome at its end, and its facts for the verdict.
     pub(super) fn judge_stream(&mut self, stream: &mut Stream, end: End) -> (Outcome, StreamFacts) {
         let mut facts = StreamFacts {
-            event_count: stream.track.event_count,
+            // A body the capture did not keep has no event count: unknown, not zero.
+            event_count: (end != End::NotCaptured).then_some(stream.track.event_count),
+            server_requests: std::mem::take(&mut stream.track.server_requests),
             ..StreamFacts::default()
         };
         let outcome = self.stream_outcome(stream, end, &mut facts);
@@ -75,6 +78,7 @@ impl Exchange {
         }
         match end {
             End::Open => return Outcome::StreamOpen,
+            End::NotCaptured => return Outcome::NotCaptured,
             End::Timeout => return Outcome::TimedOut,
             End::Cancelled => return Outcome::Cancelled,
             End::Eof | End::Reset => {}
@@ -158,7 +162,10 @@ impl SseSink for StreamSink<'_> {
             );
             return;
         }
-        if let Some(t) = &self.stream.terminal {
+        // In a batch, events after our answer may be the siblings' answers: judged per message.
+        if let Some(t) = &self.stream.terminal
+            && self.req.kind != BodyKind::Batch
+        {
             let level = if t.outcome == Some(Outcome::InputRequired) {
                 Level::Must
             } else {
@@ -233,16 +240,31 @@ impl StreamSink<'_> {
     }
 
     fn message(&mut self, env: &Envelope<'_>, event: u64, at: Option<Location>) {
-        let mine = env.kind() == Kind::Response
-            && self.stream.expected.iter().any(|id| env.id_matches(id));
+        let is_response = env.kind() == Kind::Response;
+        let mine = is_response && self.req.id.as_ref().is_some_and(|id| env.id_matches(id));
+        // Another request of the same batch: its own row judges it.
+        let sibling =
+            is_response && !mine && self.stream.expected.iter().any(|id| env.id_matches(id));
         report(self.observer, env, mine, Some(event));
         if self.stream.terminal.is_some() {
+            if sibling {
+                return;
+            }
             self.findings
                 .add(Rule::SseAfterFinal, "message after the final response", at);
             return;
         }
+        if env.kind() != Kind::Response {
+            super::check_shape(env, None, self.version, self.findings, at);
+        }
         match env.kind() {
             Kind::Request => {
+                if let Some(id) = env.id.and_then(|i| serde_json::from_str(i.get()).ok()) {
+                    self.stream.server_requests.push(ServerRequest {
+                        method: env.method.unwrap_or("").to_owned(),
+                        id,
+                    });
+                }
                 if self.version.is_stateless() {
                     self.findings.add(
                         Rule::SseServerRequest,
@@ -266,6 +288,18 @@ impl StreamSink<'_> {
                     &mut terminal,
                 );
                 self.stream.terminal = Some(terminal);
+            }
+            Kind::Response if sibling => {}
+            Kind::Response if self.stream.listen == Some(ExchangeKind::Resume) => {}
+            Kind::Response if self.stream.listen.is_some() => {
+                self.findings.add(
+                    Rule::ListenResponse,
+                    format!(
+                        "response with id {} on a standalone GET stream",
+                        env.id.map(|i| i.get()).unwrap_or("absent")
+                    ),
+                    at,
+                );
             }
             Kind::Response => {
                 self.stream.foreign_seen = true;
