@@ -26,6 +26,9 @@
 //! assert!(verdict.complete);
 //! ```
 //!
+//! The output contract (the JSON form of a verdict, every member and value) is documented on
+//! [`Verdict`] and the types it links to.
+//!
 //! Layers, one folder each (the modules are private; the types above and below are re-exported
 //! here):
 //!
@@ -61,6 +64,42 @@ macro_rules! scalars_give {
         }
         fn visit_unit<E>(self) -> Result<$ty, E> {
             Ok($value)
+        }
+    };
+}
+
+/// A closed vocabulary defined once: the enum, each value's doc and wire name (serde writes the
+/// same name), `ALL` in declaration order, `as_str` and Display. A vocabulary with more columns
+/// (see `Outcome`) adds them in its own table and passes the wire names through here.
+macro_rules! wire_names {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[doc = $doc:literal])* $variant:ident => $wire:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $($(#[doc = $doc])* #[serde(rename = $wire)] $variant,)*
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The wire name (the string serde writes).
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $wire,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
         }
     };
 }

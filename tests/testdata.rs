@@ -276,3 +276,46 @@ fn verdicts_do_not_depend_on_chunking() {
         }
     }
 }
+
+/// Every rule in the catalogue is exercised by at least one case: some `.expect.json` lists a
+/// violation of it. A new rule needs a case in `testdata/gen_har.py` (then run it).
+#[test]
+fn every_rule_has_a_case() {
+    // A rule is covered when a stated verdict (`<case>.expect.json`) or a stated call
+    // (`<case>.calls.json`, for the call-level rules of `replay --calls`) lists it.
+    fn collect(value: &Value, seen: &mut std::collections::BTreeSet<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map {
+                    if key == "violations" {
+                        for rule in v.as_array().into_iter().flatten() {
+                            let id = rule.as_str().or_else(|| rule["rule"].as_str());
+                            seen.insert(id.unwrap_or_default().to_owned());
+                        }
+                    } else {
+                        collect(v, seen);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| collect(v, seen)),
+            _ => {}
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for har in cases() {
+        collect(&expectation(&har)["verdicts"], &mut seen);
+        if let Some(calls) = expected_calls(&har) {
+            calls.iter().for_each(|c| collect(c, &mut seen));
+        }
+    }
+    let missing: Vec<&str> = mcp_verdict::Rule::ALL
+        .iter()
+        .map(|r| r.id())
+        .filter(|id| !seen.contains(*id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules without a testdata case in an expect.json or calls.json (add one to \
+         testdata/gen_har.py, then run `python3 testdata/gen_har.py`): {missing:?}"
+    );
+}

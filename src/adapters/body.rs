@@ -60,18 +60,34 @@ impl Default for Deadlines {
 impl Deadlines {
     /// Waits for `fut` (a request, up to its response head) under the deadlines that apply
     /// before any body arrives: the earliest of `overall`, `max_total` and `idle` (no byte has
-    /// come yet, so the wait for the head is idle time too). `Err(())` when it passed.
-    pub async fn until_head<F: Future>(&self, fut: F) -> Result<F::Output, ()> {
+    /// come yet, so the wait for the head is idle time too).
+    ///
+    /// # Errors
+    /// [`HeadTimeout`] when that deadline passed first.
+    pub async fn until_head<F: Future>(&self, fut: F) -> Result<F::Output, HeadTimeout> {
         let earliest = [self.overall, self.max_total, self.idle]
             .into_iter()
             .flatten()
             .min();
         match earliest {
-            Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| ()),
+            Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| HeadTimeout),
             None => Ok(fut.await),
         }
     }
 }
+
+/// No response head before the deadline ([`Deadlines::until_head`]). One case only, so a unit
+/// struct; the exchange ends as [`End::Timeout`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadTimeout;
+
+impl std::fmt::Display for HeadTimeout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no response head before the deadline")
+    }
+}
+
+impl std::error::Error for HeadTimeout {}
 
 /// An owned JSON-RPC message from the server.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -250,7 +250,7 @@ impl Client {
     /// Runs the handshake and returns its verdicts (the discover probe, `initialize`,
     /// `notifications/initialized`, as they happened). A version rejection (`-32022`, or a 400
     /// naming the protocol version) that lists supported revisions is retried once with one of
-    /// them ([`super::negotiate`]); both verdicts are returned.
+    /// them (see `adapters::negotiate`); both verdicts are returned.
     pub async fn handshake(&self, mode: Handshake) -> Vec<Verdict> {
         let mut verdicts = Vec::new();
         let mut retried = false;

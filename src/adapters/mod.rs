@@ -9,7 +9,9 @@ mod negotiate;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 
-pub use body::{Deadlines, Frame, JudgedBody, ServerMessage, SharedSession, Timings, VerdictSink};
+pub use body::{
+    Deadlines, Frame, HeadTimeout, JudgedBody, ServerMessage, SharedSession, Timings, VerdictSink,
+};
 /// Locks `m`, taking the data even if another thread panicked while holding it: every value
 /// behind these mutexes stays consistent between statements, so a poisoned lock is still usable.
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

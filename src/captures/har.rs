@@ -69,17 +69,42 @@ fn phase<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
         .filter(|t| t.is_finite() && *t >= 0.0))
 }
 
-/// A capture that cannot be used.
+/// A capture that cannot be used. Display gives one line for the CLI; `source` is serde_json's
+/// error (with line and column) where there is one.
 #[derive(Debug)]
-pub struct HarError(pub String);
+#[non_exhaustive]
+pub enum HarError {
+    /// Not JSON, not HAR 1.x, or an entry is unusable (bad base64, impossible status); also an
+    /// I/O error while reading.
+    Unusable(serde_json::Error),
+    /// Bytes after the HAR document.
+    TrailingData(serde_json::Error),
+    /// A JSON document without a `log.entries` array.
+    NoEntries,
+    /// The first bytes (where a byte-order mark may stand) could not be read.
+    Read(std::io::Error),
+}
 
 impl fmt::Display for HarError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        match self {
+            HarError::Unusable(e) => write!(f, "not a usable HAR file: {e}"),
+            HarError::TrailingData(e) => write!(f, "trailing data after the HAR document: {e}"),
+            HarError::NoEntries => f.write_str("no log.entries array: not a HAR file"),
+            HarError::Read(e) => write!(f, "cannot read: {e}"),
+        }
     }
 }
 
-impl std::error::Error for HarError {}
+impl std::error::Error for HarError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HarError::Unusable(e) | HarError::TrailingData(e) => Some(e),
+            HarError::NoEntries => None,
+            HarError::Read(e) => Some(e),
+        }
+    }
+}
 
 #[derive(Deserialize)]
 struct RawHeader {
@@ -225,7 +250,7 @@ impl RawEntry {
 /// A [`HarError`] with a one-line reason when the input is not JSON, not HAR 1.x, or an entry
 /// is unusable (bad base64, impossible status). Entries before the error have been delivered.
 pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(), HarError> {
-    let reader = skip_bom(reader).map_err(|e| HarError(format!("cannot read: {e}")))?;
+    let reader = skip_bom(reader).map_err(HarError::Read)?;
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
     let mut count = 0u64;
@@ -241,11 +266,10 @@ pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(
         },
     }
     .deserialize(&mut de)
-    .map_err(|e| HarError(format!("not a usable HAR file: {e}")))?;
-    de.end()
-        .map_err(|e| HarError(format!("trailing data after the HAR document: {e}")))?;
+    .map_err(HarError::Unusable)?;
+    de.end().map_err(HarError::TrailingData)?;
     if !matches!(found, Some(Some(()))) {
-        return Err(HarError("no log.entries array: not a HAR file".into()));
+        return Err(HarError::NoEntries);
     }
     Ok(())
 }
@@ -395,14 +419,7 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
                     "headersSize": -1, "bodySize": -1,
                 }),
             };
-            let end = match e.end {
-                End::Eof => "eof",
-                End::Reset => "reset",
-                End::Open => "open",
-                End::Timeout => "timeout",
-                End::Cancelled => "cancelled",
-                End::NotCaptured => "not_captured",
-            };
+            let end = e.end.as_str();
             let mut entry = json!({
                 "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),
                 "time": e.time_ms.unwrap_or(0.0),
@@ -449,17 +466,31 @@ mod tests {
         assert!(parse(b"{\"log\":{\"entries\":[]}} x").is_err());
         let bad =
             br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
-        assert!(parse(bad).unwrap_err().0.contains("entry 0"));
+        assert!(parse(bad).unwrap_err().to_string().contains("entry 0"));
+    }
+
+    #[test]
+    fn errors_say_which_kind() {
+        assert!(matches!(parse(b"{}"), Err(HarError::NoEntries)));
+        assert!(matches!(parse(b"{\"log\""), Err(HarError::Unusable(_))));
+        let trailing = parse(br#"{"log":{"entries":[]}} x"#).unwrap_err();
+        assert!(matches!(trailing, HarError::TrailingData(_)));
+        assert!(std::error::Error::source(&trailing).is_some());
+        assert!(
+            trailing
+                .to_string()
+                .starts_with("trailing data after the HAR document")
+        );
     }
 
     #[test]
     fn duplicate_log_or_entries_is_refused_and_a_bom_is_skipped() {
         let entry = r#"{"request":{"method":"GET","url":"http://x/"},"response":{"status":200}}"#;
         let twice_log = format!(r#"{{"log":{{"entries":[]}},"log":{{"entries":[{entry}]}}}}"#);
-        let err = parse(twice_log.as_bytes()).unwrap_err().0;
+        let err = parse(twice_log.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("duplicate `log`"), "{err}");
         let twice_entries = format!(r#"{{"log":{{"entries":[],"entries":[{entry}]}}}}"#);
-        let err = parse(twice_entries.as_bytes()).unwrap_err().0;
+        let err = parse(twice_entries.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("duplicate `entries`"), "{err}");
         let with_bom = format!("\u{feff}{{\"log\":{{\"entries\":[{entry}]}}}}");
         assert_eq!(parse(with_bom.as_bytes()).unwrap().len(), 1);

@@ -232,9 +232,48 @@ impl<'a> Envelope<'a> {
     }
 }
 
-/// Why a payload is not usable JSON.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed(pub String);
+/// Why a payload is not usable JSON. Display is the violation's detail: `empty body`, or
+/// serde_json's wording with line and column.
+#[derive(Debug)]
+pub enum Malformed {
+    /// Nothing but whitespace.
+    Empty,
+    /// The text ends inside a JSON value (a body cut short).
+    Truncated(serde_json::Error),
+    /// Not JSON: a syntax error, or bytes after the value.
+    Syntax(serde_json::Error),
+    /// JSON, but not readable as a message (duplicate members, a member of the wrong type).
+    Shape(serde_json::Error),
+}
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Malformed::Empty => f.write_str("empty body"),
+            Malformed::Truncated(e) | Malformed::Syntax(e) | Malformed::Shape(e) => e.fmt(f),
+        }
+    }
+}
+
+/// Same kind and same wording (serde_json's error has no equality of its own); for the
+/// differential tests that compare the scan with serde_json.
+impl PartialEq for Malformed {
+    fn eq(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
+impl Eq for Malformed {}
+
+impl std::error::Error for Malformed {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Malformed::Empty => None,
+            Malformed::Truncated(e) | Malformed::Syntax(e) | Malformed::Shape(e) => Some(e),
+        }
+    }
+}
 
 /// A payload: one message, or a batch array (2025-03-26).
 #[derive(Debug)]
@@ -253,7 +292,7 @@ pub enum Payload<'a> {
 pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
     let first = text.trim_start().as_bytes().first().copied();
     match first {
-        None => Err(Malformed("empty body".into())),
+        None => Err(Malformed::Empty),
         Some(b'{') => parse_object(text).map(Payload::Single),
         Some(b'[') => {
             let items: Vec<&RawValue> = serde_json::from_str(text).map_err(describe)?;
@@ -301,7 +340,12 @@ pub fn scan_object(text: &str) -> Option<Envelope<'_>> {
 }
 
 fn describe(e: serde_json::Error) -> Malformed {
-    Malformed(e.to_string())
+    use serde_json::error::Category;
+    match e.classify() {
+        Category::Eof => Malformed::Truncated(e),
+        Category::Syntax | Category::Io => Malformed::Syntax(e),
+        Category::Data => Malformed::Shape(e),
+    }
 }
 
 /// A raw JSON string's value, if it is a string without escapes (the common case) or with them.
@@ -397,6 +441,19 @@ pub fn error_of(body: &str) -> Option<(i64, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn malformed_says_which_kind() {
+        assert!(matches!(parse_payload("  "), Err(Malformed::Empty)));
+        assert!(matches!(
+            parse_payload(r#"{"jsonrpc":"2.0""#),
+            Err(Malformed::Truncated(_))
+        ));
+        assert!(matches!(parse_payload("{} x"), Err(Malformed::Syntax(_))));
+        let dup = parse_payload(r#"{"jsonrpc":"2.0","id":1,"id":2}"#);
+        assert!(matches!(dup, Err(Malformed::Shape(_))), "{dup:?}");
+        assert_eq!(parse_payload("").unwrap_err().to_string(), "empty body");
+    }
 
     fn single(text: &str) -> Envelope<'_> {
         match parse_payload(text).unwrap() {

@@ -1,7 +1,7 @@
 //! The verdict: what one exchange came to, at which layer, and what to do next.
 //!
-//! The JSON form (serde) is a public contract: field names do not change, and fields that do not
-//! apply are `null`, never absent.
+//! The JSON form (serde) is a public contract, documented here next to the types (see
+//! [`Verdict`]): field names do not change, and fields that do not apply are `null`, never absent.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -11,293 +11,195 @@ use crate::limits::LimitKind;
 use crate::rules::Rule;
 use crate::version::{ProtocolVersion, VersionSource};
 
-/// What one exchange came to. Judged in order: transport, stream, envelope, result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Outcome {
+/// The outcome table: each outcome once, with its wire name, its layer, whether it is a complete
+/// answer, its one-line summary (for `mcp-verdict rules`), and its description. Order is judging
+/// order: transport, stream, envelope, result.
+macro_rules! outcomes {
+    ($($(#[doc = $doc:literal])* $variant:ident => $wire:literal, $layer:ident, $complete:literal, $summary:literal;)*) => {
+        wire_names! {
+            /// What one exchange came to. Judged in order: transport, stream, envelope, result.
+            ///
+            /// Serialized as its wire name in `SCREAMING_SNAKE_CASE` (`"TOOL_SUCCESS"`); each
+            /// outcome belongs to exactly one [`Layer`] and is or is not a complete answer
+            /// ([`Outcome::is_complete`]). The names are stable; new outcomes may be added.
+            #[derive(PartialOrd, Ord)]
+            pub enum Outcome { $($(#[doc = $doc])* $variant => $wire,)* }
+        }
+
+        impl Outcome {
+            /// The layer this outcome belongs to.
+            pub fn layer(self) -> Layer {
+                match self { $(Outcome::$variant => Layer::$layer,)* }
+            }
+
+            /// Whether the reply is a complete answer (a tool or JSON-RPC error is one).
+            pub fn is_complete(self) -> bool {
+                match self { $(Outcome::$variant => $complete,)* }
+            }
+
+            /// One line: when the outcome is given (for `mcp-verdict rules`).
+            pub fn summary(self) -> &'static str {
+                match self { $(Outcome::$variant => $summary,)* }
+            }
+        }
+    };
+}
+
+outcomes! {
     /// Any non-2xx status, decided before the body (even a success-looking one).
-    HttpError,
-    /// No response head: refused, reset before the head, DNS or TLS failure.
-    ConnectionFailed,
+    HttpError => "HTTP_ERROR", Transport, false, "any non-2xx status, decided before the body";
+    /// No response head: refused, reset before the head, DNS or TLS failure (in a HAR capture, an
+    /// entry with `_error` and status 0).
+    ConnectionFailed => "CONNECTION_FAILED", Transport, false, "no response head";
     /// 2xx to a request with neither `application/json` nor `text/event-stream`.
-    UnexpectedContentType,
-    /// 202 to a notification or response POST: correct, and not a tool call.
-    NotificationAccepted,
+    UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE", Transport, false,
+        "2xx to a request (or GET) with neither JSON nor SSE";
+    /// 202 (or any 2xx with an empty body) to a notification or response POST: correct, and not
+    /// a tool call.
+    NotificationAccepted => "NOTIFICATION_ACCEPTED", Transport, true,
+        "202 to a notification or response POST";
     /// 202/204 to a request: the answer was promised elsewhere or never.
-    UnexpectedAccepted,
-    /// The SSE stream ended (EOF or reset) without a response for the request id.
-    StreamAborted,
+    UnexpectedAccepted => "UNEXPECTED_ACCEPTED", Transport, false, "202/204 to a request";
+    /// The SSE stream ended (EOF or reset) without a response for the request id. (Notifications
+    /// never complete a request; at the end without our response the outcome is `MALFORMED_JSON`
+    /// if an event failed to parse, else `INVALID_ENVELOPE` if only foreign-id responses came.)
+    StreamAborted => "STREAM_ABORTED", Stream, false, "the SSE stream ended without the response";
     /// The capture ended with the stream still open and no terminal response: unknown.
-    StreamOpen,
+    StreamOpen => "STREAM_OPEN", Stream, false, "the capture ended with the stream open: unknown";
     /// The capture kept the response head but not the body (no `content.text`): unknown.
-    NotCaptured,
+    NotCaptured => "NOT_CAPTURED", Stream, false,
+        "the capture kept the head but not the body: unknown";
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
-    TimedOut,
+    TimedOut => "TIMED_OUT", Stream, false, "the client gave up waiting";
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
-    Cancelled,
-    /// A configured limit (event size, body size, event count) was hit.
-    LimitExceeded,
+    Cancelled => "CANCELLED", Stream, false, "the client closed the stream on purpose";
+    /// A configured limit (event size, body size, event count) was hit; [`Verdict::limit`] says
+    /// which. Layer `stream` also for the JSON body-size limit.
+    LimitExceeded => "LIMIT_EXCEEDED", Stream, false, "a configured limit was hit";
     /// Empty, unparseable, or trailing bytes after the JSON value.
-    MalformedJson,
-    /// Not a valid JSON-RPC response to this request.
-    InvalidEnvelope,
+    MalformedJson => "MALFORMED_JSON", Protocol, false, "empty, unparseable, or trailing bytes";
+    /// Not a valid JSON-RPC response to this request: `jsonrpc` not `"2.0"`, an id that differs in
+    /// value or type, result and error both or neither, a bad error object, a JSON array on
+    /// 2025-06-18 or later, a non-tools result that is not an object.
+    InvalidEnvelope => "INVALID_ENVELOPE", Protocol, false,
+        "not a valid JSON-RPC response to this request";
     /// A JSON-RPC error response: a complete answer.
-    JsonrpcError,
-    /// A `tools/call` result that breaks the `CallToolResult` schema.
-    InvalidToolResult,
+    JsonrpcError => "JSONRPC_ERROR", Protocol, true, "a JSON-RPC error response";
+    /// A `tools/call` result that breaks the `CallToolResult` schema: not an object, `content` not
+    /// an array, `isError` not a boolean, or an unknown `resultType`. (A `structuredContent` of the
+    /// wrong type is a violation only; the outcome stays `TOOL_SUCCESS`/`TOOL_ERROR`.)
+    InvalidToolResult => "INVALID_TOOL_RESULT", Protocol, false,
+        "a tools/call result that breaks CallToolResult";
     /// `resultType: "input_required"` (MRTR): the exchange is done, the operation is not.
-    InputRequired,
+    InputRequired => "INPUT_REQUIRED", Interaction, true, "MRTR: resubmit with input";
     /// A task was created (`resultType: "task"`, or a 2025-11-25 `CreateTaskResult`).
-    Deferred,
+    Deferred => "DEFERRED", Interaction, true, "a task was created";
     /// `isError: true`: the tool ran and reported failure.
-    ToolError,
-    /// A `tools/call` result with `isError` false or absent.
-    ToolSuccess,
+    ToolError => "TOOL_ERROR", Application, true, "isError: true";
+    /// A `tools/call` result with `isError` false or absent. An absent `resultType` means
+    /// complete (on 2026-07-28 it is also the violation `result.type_missing`).
+    ToolSuccess => "TOOL_SUCCESS", Application, true, "a tools/call result";
     /// Any other request completed with a result.
-    Success,
+    Success => "SUCCESS", Application, true, "any other request completed with a result";
     /// A standalone `GET` stream (listen or unlinked resume) was opened and carried what it may.
-    Listening,
+    Listening => "LISTENING", Stream, true, "a listen (or unlinked resume) GET got its SSE stream";
     /// `DELETE` of the session was accepted (2xx).
-    SessionTerminated,
+    SessionTerminated => "SESSION_TERMINATED", Transport, true, "2xx to a DELETE of the session";
     /// 405 to a `GET` or `DELETE`: the server offers no such stream or termination (allowed).
-    MethodNotAllowed,
+    MethodNotAllowed => "METHOD_NOT_ALLOWED", Transport, true, "405 to a GET or DELETE (allowed)";
 }
 
-impl Outcome {
-    /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 23] = [
-        Outcome::HttpError,
-        Outcome::ConnectionFailed,
-        Outcome::UnexpectedContentType,
-        Outcome::NotificationAccepted,
-        Outcome::UnexpectedAccepted,
-        Outcome::StreamAborted,
-        Outcome::StreamOpen,
-        Outcome::NotCaptured,
-        Outcome::TimedOut,
-        Outcome::Cancelled,
-        Outcome::LimitExceeded,
-        Outcome::MalformedJson,
-        Outcome::InvalidEnvelope,
-        Outcome::JsonrpcError,
-        Outcome::InvalidToolResult,
-        Outcome::InputRequired,
-        Outcome::Deferred,
-        Outcome::ToolError,
-        Outcome::ToolSuccess,
-        Outcome::Success,
-        Outcome::Listening,
-        Outcome::SessionTerminated,
-        Outcome::MethodNotAllowed,
-    ];
-
-    /// The layer this outcome belongs to.
-    pub fn layer(self) -> Layer {
-        use Outcome::*;
-        match self {
-            HttpError
-            | ConnectionFailed
-            | UnexpectedContentType
-            | NotificationAccepted
-            | UnexpectedAccepted
-            | SessionTerminated
-            | MethodNotAllowed => Layer::Transport,
-            StreamAborted | StreamOpen | NotCaptured | TimedOut | Cancelled | LimitExceeded
-            | Listening => Layer::Stream,
-            MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
-            InputRequired | Deferred => Layer::Interaction,
-            ToolError | ToolSuccess | Success => Layer::Application,
-        }
-    }
-
-    /// Whether the reply is a complete answer (a tool or JSON-RPC error is one).
-    pub fn is_complete(self) -> bool {
-        use Outcome::*;
-        matches!(
-            self,
-            NotificationAccepted
-                | JsonrpcError
-                | InputRequired
-                | Deferred
-                | ToolError
-                | ToolSuccess
-                | Success
-                | Listening
-                | SessionTerminated
-                | MethodNotAllowed
-        )
-    }
-
-    /// One line: when the outcome is given (for `mcp-verdict rules`).
-    pub fn summary(self) -> &'static str {
-        use Outcome::*;
-        match self {
-            HttpError => "any non-2xx status, decided before the body",
-            ConnectionFailed => "no response head",
-            UnexpectedContentType => "2xx to a request (or GET) with neither JSON nor SSE",
-            NotificationAccepted => "202 to a notification or response POST",
-            UnexpectedAccepted => "202/204 to a request",
-            StreamAborted => "the SSE stream ended without the response",
-            StreamOpen => "the capture ended with the stream open: unknown",
-            NotCaptured => "the capture kept the head but not the body: unknown",
-            TimedOut => "the client gave up waiting",
-            Cancelled => "the client closed the stream on purpose",
-            LimitExceeded => "a configured limit was hit",
-            MalformedJson => "empty, unparseable, or trailing bytes",
-            InvalidEnvelope => "not a valid JSON-RPC response to this request",
-            JsonrpcError => "a JSON-RPC error response",
-            InvalidToolResult => "a tools/call result that breaks CallToolResult",
-            InputRequired => "MRTR: resubmit with input",
-            Deferred => "a task was created",
-            ToolError => "isError: true",
-            ToolSuccess => "a tools/call result",
-            Success => "any other request completed with a result",
-            Listening => "a listen (or unlinked resume) GET got its SSE stream",
-            SessionTerminated => "2xx to a DELETE of the session",
-            MethodNotAllowed => "405 to a GET or DELETE (allowed)",
-        }
-    }
-
-    /// The wire name, e.g. `TOOL_SUCCESS`.
-    pub fn as_str(self) -> &'static str {
-        use Outcome::*;
-        match self {
-            HttpError => "HTTP_ERROR",
-            ConnectionFailed => "CONNECTION_FAILED",
-            UnexpectedContentType => "UNEXPECTED_CONTENT_TYPE",
-            NotificationAccepted => "NOTIFICATION_ACCEPTED",
-            UnexpectedAccepted => "UNEXPECTED_ACCEPTED",
-            StreamAborted => "STREAM_ABORTED",
-            StreamOpen => "STREAM_OPEN",
-            NotCaptured => "NOT_CAPTURED",
-            TimedOut => "TIMED_OUT",
-            Cancelled => "CANCELLED",
-            LimitExceeded => "LIMIT_EXCEEDED",
-            MalformedJson => "MALFORMED_JSON",
-            InvalidEnvelope => "INVALID_ENVELOPE",
-            JsonrpcError => "JSONRPC_ERROR",
-            InvalidToolResult => "INVALID_TOOL_RESULT",
-            InputRequired => "INPUT_REQUIRED",
-            Deferred => "DEFERRED",
-            ToolError => "TOOL_ERROR",
-            ToolSuccess => "TOOL_SUCCESS",
-            Success => "SUCCESS",
-            Listening => "LISTENING",
-            SessionTerminated => "SESSION_TERMINATED",
-            MethodNotAllowed => "METHOD_NOT_ALLOWED",
-        }
+wire_names! {
+    /// Where an exchange failed (or, for a complete answer, which layer gave it).
+    pub enum Layer {
+        /// HTTP status, content type, connection.
+        Transport => "transport",
+        /// SSE stream completeness.
+        Stream => "stream",
+        /// JSON and the JSON-RPC envelope, result schema.
+        Protocol => "protocol",
+        /// MRTR and tasks: the server needs more from the client.
+        Interaction => "interaction",
+        /// The tool or method itself.
+        Application => "application",
     }
 }
 
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+wire_names! {
+    /// How the response body ended. In a HAR capture, the entry's `_mcp_end` member gives it
+    /// (one of these names); without one a body is `eof`, and an entry with `_error` is `reset`.
+    pub enum End {
+        /// Clean end of body.
+        Eof => "eof",
+        /// The transfer broke (reset, truncated chunked encoding, I/O error).
+        Reset => "reset",
+        /// Still open when observation stopped (a capture cut short, or a live reader that stopped
+        /// once the answer was complete).
+        Open => "open",
+        /// The client gave up waiting (deadline) and closed the stream.
+        Timeout => "timeout",
+        /// The client closed the stream on purpose.
+        Cancelled => "cancelled",
+        /// A capture kept the response head but not the body (no `content.text`): how it ended
+        /// is unknown.
+        NotCaptured => "not_captured",
     }
 }
 
-/// Where an exchange failed (or, for a complete answer, which layer gave it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Layer {
-    /// HTTP status, content type, connection.
-    Transport,
-    /// SSE stream completeness.
-    Stream,
-    /// JSON and the JSON-RPC envelope, result schema.
-    Protocol,
-    /// MRTR and tasks: the server needs more from the client.
-    Interaction,
-    /// The tool or method itself.
-    Application,
-}
-
-impl Layer {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layer::Transport => "transport",
-            Layer::Stream => "stream",
-            Layer::Protocol => "protocol",
-            Layer::Interaction => "interaction",
-            Layer::Application => "application",
-        }
+wire_names! {
+    /// What a client should do next. Separate from the outcome: a failure may or may not be safe
+    /// to send again, depending on whether it may already have taken effect.
+    pub enum Advice {
+        /// Nothing to retry: a complete answer (success, `TOOL_ERROR`, `JSONRPC_ERROR` other than
+        /// -32020..=-32022, `NOTIFICATION_ACCEPTED`, `DEFERRED`), or unknown (`STREAM_OPEN`).
+        None => "none",
+        /// Safe to send again as a new request: 429 (rejected before dispatch, always), or a
+        /// failure that may have run the call when the call is safe to repeat. A call is safe when
+        /// it is not `tools/call`, or when the tool's annotations seen earlier in the same session
+        /// (a `tools/list` result) say `readOnlyHint` or `idempotentHint`; unknown tools are not.
+        Retry => "retry",
+        /// It may already have taken effect (5xx, 408, `STREAM_ABORTED` not resumable,
+        /// `UNEXPECTED_CONTENT_TYPE`, `UNEXPECTED_ACCEPTED`, `MALFORMED_JSON`, `INVALID_ENVELOPE`,
+        /// `INVALID_TOOL_RESULT`, `CONNECTION_FAILED`, `TIMED_OUT`) on a call not known to be safe;
+        /// also `LIMIT_EXCEEDED`, since the same reply would exceed the limit again.
+        DoNotRetry => "do_not_retry",
+        /// Resume the stream: GET with `Last-Event-ID` (2025-x, an event id was seen), after the
+        /// SSE `retry` delay if one was sent.
+        Resume => "resume",
+        /// `INPUT_REQUIRED` (MRTR): send a new request (new id) with `inputResponses` /
+        /// `requestState`.
+        ResubmitWithInput => "resubmit_with_input",
+        /// The 2025 session is gone (404 to a request that carried `Mcp-Session-Id`): initialize
+        /// again before anything else.
+        Reinitialize => "reinitialize",
+        /// Rejected before dispatch: change the request (headers, version, `_meta`, auth). HTTP
+        /// 4xx other than 404-with-session, 408 and 429 (on 2026-07-28 a 404 with a leftover
+        /// session id too), and JSON-RPC -32020/-32021/-32022 at any status.
+        FixRequest => "fix_request",
     }
 }
 
-/// How the response body ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum End {
-    /// Clean end of body.
-    Eof,
-    /// The transfer broke (reset, truncated chunked encoding, I/O error).
-    Reset,
-    /// Still open when observation stopped (a capture cut short, or a live reader that stopped
-    /// once the answer was complete).
-    Open,
-    /// The client gave up waiting (deadline) and closed the stream.
-    Timeout,
-    /// The client closed the stream on purpose.
-    Cancelled,
-    /// A capture kept the response head but not the body: how it ended is unknown.
-    NotCaptured,
-}
-
-/// What a client should do next. Separate from the outcome: a failure may or may not be safe to
-/// send again, depending on whether it may already have taken effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Advice {
-    /// Nothing to retry: the answer is complete (or unknown, for an open capture).
-    None,
-    /// Safe to send again as a new request.
-    Retry,
-    /// It may already have taken effect; do not send it again blindly.
-    DoNotRetry,
-    /// Resume the stream: GET with `Last-Event-ID`.
-    Resume,
-    /// MRTR: send a new request with `inputResponses` / `requestState`.
-    ResubmitWithInput,
-    /// The 2025 session is gone: initialize again before anything else.
-    Reinitialize,
-    /// Rejected before dispatch: change the request (headers, version, `_meta`, auth).
-    FixRequest,
-}
-
-impl Advice {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Advice::None => "none",
-            Advice::Retry => "retry",
-            Advice::DoNotRetry => "do_not_retry",
-            Advice::Resume => "resume",
-            Advice::ResubmitWithInput => "resubmit_with_input",
-            Advice::Reinitialize => "reinitialize",
-            Advice::FixRequest => "fix_request",
-        }
-    }
-}
-
-/// Retry advice with its delay and reason.
+/// Retry advice with its delay and reason: `{"advice", "after_ms", "reason"}` in JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetryAdvice {
     /// What to do.
     pub advice: Advice,
-    /// How long to wait first (from `Retry-After` or the SSE `retry` field), if the server said.
+    /// How long to wait first, if the server said: `Retry-After` (seconds, or an HTTP date relative
+    /// to the response's `Date`) for 429 and 503, the SSE `retry` field for `resume`. `null` when
+    /// it did not say (a 429 without `Retry-After` included).
     pub after_ms: Option<u64>,
     /// Why, in one sentence.
     pub reason: String,
 }
 
-/// Requirement level of a broken rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Level {
-    /// MUST / MUST NOT.
-    Must,
-    /// SHOULD / SHOULD NOT (or a portability hazard with real clients).
-    Should,
+wire_names! {
+    /// Requirement level of a broken rule.
+    pub enum Level {
+        /// MUST / MUST NOT.
+        Must => "must",
+        /// SHOULD / SHOULD NOT (or a portability hazard with real clients).
+        Should => "should",
+    }
 }
 
 /// Where in the response a violation was seen.
@@ -309,7 +211,11 @@ pub struct Location {
     pub event: Option<u64>,
 }
 
-/// A broken spec rule, with evidence.
+/// A broken spec rule, with evidence: `{"rule", "level", "detail", "at"}` in JSON.
+///
+/// The rules are the catalogue [`Rule`] (`mcp-verdict rules` lists ids, levels and summaries).
+/// Request-side rules (`request.*`) are checked only when the request's headers are known (a
+/// capture that left them out is not blamed for them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     /// The rule; serialized as its stable id, e.g. `sse.foreign_id_response`.
@@ -318,7 +224,7 @@ pub struct Violation {
     pub level: Level,
     /// What was seen.
     pub detail: String,
-    /// Where, if it is about the response body.
+    /// Where, if it is about the response body: `{"offset", "event"}`, else `null`.
     pub at: Option<Location>,
 }
 
@@ -342,11 +248,64 @@ pub struct Unterminated {
     pub looked_final: bool,
 }
 
-/// The verdict for one exchange. See the crate docs for how each field is decided.
+/// The verdict for one exchange: the output contract of the library and of the CLI's
+/// `--format json` / `jsonl`.
+///
+/// Serialized with serde as one JSON object whose members are the fields below, in this order,
+/// under these names. The names and the meaning of each value are stable; new members may be
+/// added. A member that does not apply is `null`, never absent. Enumerated values are the wire
+/// names of [`Outcome`], [`Layer`], [`End`], [`Advice`], [`Level`], [`Rule`], [`LimitKind`],
+/// [`ExchangeKind`], [`ProtocolVersion`] and [`VersionSource`].
+///
+/// ```json
+/// {
+///   "index": 1, "http_method": "POST", "kind": "request", "batch_position": null,
+///   "method": "tools/call", "id": 2, "tool": "get_weather",
+///   "protocol_version": "2026-07-28", "protocol_version_source": "header",
+///   "outcome": "TOOL_ERROR", "layer": "application", "complete": true,
+///   "status": 200, "content_type": "text/event-stream",
+///   "error_code": null, "error_message": null, "result_type": "complete",
+///   "event_count": 2, "last_event_id": null, "resumable": false, "end": "eof",
+///   "retry": {"advice": "none", "after_ms": null, "reason": "the tool ran and reported an error; show it to the model rather than resend"},
+///   "violations": [], "unterminated": null, "limit": null, "server_requests": []
+/// }
+/// ```
+///
+/// Every member, always present (this example runs as a test):
+///
+/// ```
+/// # use mcp_verdict::{End, Headers, Request, ResponseHead, Session};
+/// # let mut session = Session::default();
+/// # let body = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather"}}"#;
+/// # let mut exchange = session.begin(Request::new("POST", Headers::new(), body));
+/// # let headers = Headers::from_iter([("Content-Type", "application/json")]);
+/// # exchange.on_head(ResponseHead { status: 200, headers });
+/// # exchange.feed(br#"{"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":true}}"#);
+/// let verdict = session.finish(&mut exchange, End::Eof);
+/// let json = serde_json::to_value(&verdict).unwrap();
+/// let mut names: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+/// let mut members = [
+///     "index", "http_method", "kind", "batch_position", "method", "id", "tool",
+///     "protocol_version", "protocol_version_source", "outcome", "layer", "complete", "status",
+///     "content_type", "error_code", "error_message", "result_type", "event_count",
+///     "last_event_id", "resumable", "end", "retry", "violations", "unterminated", "limit",
+///     "server_requests",
+/// ];
+/// names.sort();
+/// members.sort();
+/// assert_eq!(names, members);
+/// assert_eq!(json["outcome"], "TOOL_ERROR");
+/// assert_eq!(json["event_count"], serde_json::Value::Null); // not SSE: null, never absent
+/// ```
+///
+/// One verdict per exchange: one HTTP POST carrying JSON-RPC, a `GET` (a standalone stream, or
+/// one resuming an earlier stream) or a `DELETE` of the session. Outcomes are judged in order (transport, stream, envelope, result), so `outcome`
+/// names the first layer that failed, or the layer that answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[must_use]
 pub struct Verdict {
-    /// 0-based position of the entry in the capture (or the exchange number, live).
+    /// 0-based position of the entry in the capture (skipped non-MCP entries still use up an
+    /// index), or the exchange number, live.
     pub index: u64,
     /// HTTP method of the entry: `POST`, `GET` or `DELETE`.
     pub http_method: Option<String>,
@@ -354,7 +313,7 @@ pub struct Verdict {
     pub kind: Option<ExchangeKind>,
     /// 2025-03-26 batch: 0-based position of this request among the batch's requests.
     pub batch_position: Option<u32>,
-    /// JSON-RPC method of the request.
+    /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch).
     pub method: Option<String>,
     /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
     pub id: Option<Value>,
@@ -362,7 +321,8 @@ pub struct Verdict {
     pub tool: Option<String>,
     /// The protocol version whose rules were applied.
     pub protocol_version: ProtocolVersion,
-    /// Which rule decided the version.
+    /// Which rule decided the version: the request's header, its `_meta`, an `initialize`
+    /// (this one or an earlier one), an earlier exchange, or the 2025-03-26 default.
     pub protocol_version_source: VersionSource,
     /// What the exchange came to.
     pub outcome: Outcome,
@@ -370,21 +330,25 @@ pub struct Verdict {
     pub layer: Layer,
     /// The reply is a complete answer to the request.
     pub complete: bool,
-    /// HTTP status.
+    /// HTTP status; `null` when there was no response head.
     pub status: Option<u16>,
     /// Response media type, lowercased, without parameters.
     pub content_type: Option<String>,
-    /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error).
+    /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error). `null` when the
+    /// reply is not ours (another id), except an id-less error, which still answers us.
     pub error_code: Option<i64>,
     /// JSON-RPC error message.
     pub error_message: Option<String>,
-    /// `result.resultType` as sent.
+    /// `result.resultType` as sent (`null` when absent, or when the result is not ours).
     pub result_type: Option<String>,
-    /// SSE: dispatched events with non-empty data (terminal included).
+    /// SSE: dispatched events with non-empty data (terminal included; comments, priming and
+    /// empty-data events and an unterminated trailing event excluded). `null` for a non-SSE body.
     pub event_count: Option<u64>,
-    /// SSE on 2025-x: the last event id, for `Last-Event-ID`.
+    /// SSE on 2025-x: the last event id, for `Last-Event-ID`; `null` otherwise (2026-07-28 streams
+    /// have no resumption, so an id there is only the violation `sse.legacy_field`).
     pub last_event_id: Option<String>,
-    /// The stream can be resumed with GET and `Last-Event-ID`.
+    /// The stream can be resumed with GET and `Last-Event-ID`: 2025-x SSE with at least one event
+    /// id seen. Never on 2026-07-28.
     pub resumable: bool,
     /// How the body ended.
     pub end: End,
@@ -392,7 +356,8 @@ pub struct Verdict {
     pub retry: RetryAdvice,
     /// Broken rules, in the order seen.
     pub violations: Vec<Violation>,
-    /// SSE: an event cut off at the end of the body.
+    /// SSE: an event cut off at the end of the body (no closing blank line): `{"bytes",
+    /// "looked_final"}`.
     pub unterminated: Option<Unterminated>,
     /// Which limit was hit, for `LIMIT_EXCEEDED`; serialized as the limit's name, e.g.
     /// `max_event_bytes`.

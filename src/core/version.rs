@@ -1,43 +1,21 @@
 //! Protocol versions and how the version of an exchange is decided.
 
-use serde::{Deserialize, Serialize};
-
-/// An MCP protocol revision whose transport rules differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum ProtocolVersion {
-    /// Batches, optional sessions, no version header.
-    #[serde(rename = "2025-03-26")]
-    V2025_03_26,
-    /// Version header, no batches, structuredContent.
-    #[serde(rename = "2025-06-18")]
-    V2025_06_18,
-    /// Priming events, SSE polling and `retry`, tasks.
-    #[serde(rename = "2025-11-25")]
-    V2025_11_25,
-    /// Stateless: no sessions, no resumption, `resultType`, MRTR, required headers.
-    #[serde(rename = "2026-07-28")]
-    V2026_07_28,
+wire_names! {
+    /// An MCP protocol revision whose transport rules differ. Serialized as its date.
+    #[derive(PartialOrd, Ord)]
+    pub enum ProtocolVersion {
+        /// Batches, optional sessions, no version header.
+        V2025_03_26 => "2025-03-26",
+        /// Version header, no batches, structuredContent.
+        V2025_06_18 => "2025-06-18",
+        /// Priming events, SSE polling and `retry`, tasks.
+        V2025_11_25 => "2025-11-25",
+        /// Stateless: no sessions, no resumption, `resultType`, MRTR, required headers.
+        V2026_07_28 => "2026-07-28",
+    }
 }
 
 impl ProtocolVersion {
-    /// Every supported revision, oldest first.
-    pub const ALL: [ProtocolVersion; 4] = [
-        ProtocolVersion::V2025_03_26,
-        ProtocolVersion::V2025_06_18,
-        ProtocolVersion::V2025_11_25,
-        ProtocolVersion::V2026_07_28,
-    ];
-
-    /// The date string, e.g. `2026-07-28`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProtocolVersion::V2025_03_26 => "2025-03-26",
-            ProtocolVersion::V2025_06_18 => "2025-06-18",
-            ProtocolVersion::V2025_11_25 => "2025-11-25",
-            ProtocolVersion::V2026_07_28 => "2026-07-28",
-        }
-    }
-
     /// Parses a version string. Unknown dates map to the nearest earlier known revision (a
     /// server on a revision between two we know follows the older rules until told otherwise);
     /// anything that is not a date is `None`.
@@ -83,38 +61,19 @@ impl ProtocolVersion {
     }
 }
 
-impl std::fmt::Display for ProtocolVersion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Which rule decided the version of an exchange, in order of precedence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum VersionSource {
-    /// The request's `MCP-Protocol-Version` header.
-    Header,
-    /// The request's `params._meta["io.modelcontextprotocol/protocolVersion"]`.
-    Meta,
-    /// This `initialize` exchange, or the one earlier in the capture.
-    Initialize,
-    /// An earlier exchange in the same capture.
-    Earlier,
-    /// Nothing said: 2025-03-26, as the spec tells servers to assume.
-    Default,
-}
-
-impl VersionSource {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VersionSource::Header => "header",
-            VersionSource::Meta => "meta",
-            VersionSource::Initialize => "initialize",
-            VersionSource::Earlier => "earlier",
-            VersionSource::Default => "default",
-        }
+wire_names! {
+    /// Which rule decided the version of an exchange, in order of precedence.
+    pub enum VersionSource {
+        /// The request's `MCP-Protocol-Version` header.
+        Header => "header",
+        /// The request's `params._meta["io.modelcontextprotocol/protocolVersion"]`.
+        Meta => "meta",
+        /// This `initialize` exchange, or the one earlier in the capture.
+        Initialize => "initialize",
+        /// An earlier exchange in the same capture.
+        Earlier => "earlier",
+        /// Nothing said: 2025-03-26, as the spec tells servers to assume.
+        Default => "default",
     }
 }
 

@@ -208,11 +208,11 @@ impl VerdictHttpClient {
                 begun.finish(End::Reset);
                 Err(StreamableHttpError::Client(e))
             }
-            Err(()) => {
+            Err(timeout) => {
                 begun.finish(End::Timeout);
                 Err(StreamableHttpError::Io(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
-                    "no response head before the deadline",
+                    timeout,
                 )))
             }
         }

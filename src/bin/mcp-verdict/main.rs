@@ -88,7 +88,9 @@ enum Command {
         #[command(subcommand)]
         command: ReportCommand,
     },
-    /// List the spec rules that are checked, with their ids and levels.
+    /// List the spec rules that are checked, with their ids and levels. `--format json`: one
+    /// array of `{"rule", "level", "summary"}` objects in catalogue order (what
+    /// `testdata/gen_har.py` reads).
     Rules(RulesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
@@ -470,7 +472,7 @@ fn rules(out: &StyleArgs) -> ExitCode {
         FormatArg::Human => Rule::ALL
             .iter()
             .try_for_each(|rule| {
-                let level = format!("{:?}", rule.level()).to_lowercase();
+                let level = rule.level().as_str();
                 writeln!(stdout, "{:<40} {:<6} {}", rule.id(), level, rule.summary())
             })
             .map(|()| calls_out::list_vocabulary(&mut stdout)),
@@ -480,7 +482,7 @@ fn rules(out: &StyleArgs) -> ExitCode {
                 .map(|r| {
                     serde_json::json!({
                         "rule": r.id(),
-                        "level": format!("{:?}", r.level()).to_lowercase(),
+                        "level": r.level().as_str(),
                         "summary": r.summary(),
                     })
                 })

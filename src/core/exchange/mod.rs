@@ -27,7 +27,7 @@ use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
 use crate::tool_result;
-use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Verdict};
+use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Unterminated, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::wire;
 
@@ -164,6 +164,39 @@ struct Terminal {
     error_message: Option<String>,
     result_type: Option<String>,
     learned: Learned,
+}
+
+/// What the body came to, returned by `judge_body`: the outcome, what the terminal response said,
+/// and, for an SSE body, the stream's own facts.
+struct BodyJudgement {
+    outcome: Outcome,
+    terminal: Terminal,
+    stream: Option<StreamFacts>,
+}
+
+impl BodyJudgement {
+    fn outcome(outcome: Outcome) -> Self {
+        BodyJudgement {
+            outcome,
+            terminal: Terminal::default(),
+            stream: None,
+        }
+    }
+}
+
+/// What an SSE body tells beyond its outcome; each goes into the verdict field of its name.
+#[derive(Debug, Default)]
+struct StreamFacts {
+    /// `None` for a body the capture did not keep: unknown, not zero.
+    event_count: Option<u64>,
+    /// Requests the server sent on the stream.
+    server_requests: Vec<ServerRequest>,
+    /// 2025-x only, like `resumable` and `retry_ms`.
+    last_event_id: Option<String>,
+    resumable: bool,
+    /// The SSE `retry` field, for the advice's delay.
+    retry_ms: Option<u64>,
+    unterminated: Option<Unterminated>,
 }
 
 /// An SSE body: the framer and what the events told so far.
@@ -396,7 +429,17 @@ impl Exchange {
             Some(h) => {
                 v.status = Some(h.status);
                 v.content_type = h.content_type.clone();
-                self.judge_body(h, end, &mut v, &mut terminal, &mut sse_retry, observer)
+                let judged = self.judge_body(h, end, observer);
+                terminal = judged.terminal;
+                if let Some(s) = judged.stream {
+                    v.event_count = s.event_count;
+                    v.server_requests = s.server_requests;
+                    v.last_event_id = s.last_event_id;
+                    v.resumable = s.resumable;
+                    v.unterminated = s.unterminated;
+                    sse_retry = s.retry_ms;
+                }
+                judged.outcome
             }
         };
         v.outcome = outcome;
@@ -460,37 +503,30 @@ impl Exchange {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn judge_body(
-        &mut self,
-        head: &Head,
-        end: End,
-        v: &mut Verdict,
-        terminal: &mut Terminal,
-        sse_retry: &mut Option<u64>,
-        observer: &mut dyn Observer,
-    ) -> Outcome {
+    fn judge_body(&mut self, head: &Head, end: End, observer: &mut dyn Observer) -> BodyJudgement {
         let body = std::mem::replace(&mut self.body, Body::AwaitHead);
         let status = head.status;
         let own_stream = self.kind.is_session_entry() && !self.req.expects_response();
         if own_stream && status == 405 {
-            return Outcome::MethodNotAllowed;
+            return BodyJudgement::outcome(Outcome::MethodNotAllowed);
         }
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
             if let Body::Buffer { buf, .. } = &body
                 && let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf))
             {
-                terminal.error_code = Some(code);
-                terminal.error_message = Some(message);
+                let mut judged = BodyJudgement::outcome(Outcome::HttpError);
+                judged.terminal.error_code = Some(code);
+                judged.terminal.error_message = Some(message);
+                return judged;
             }
-            return Outcome::HttpError;
+            return BodyJudgement::outcome(Outcome::HttpError);
         }
         if self.kind == ExchangeKind::Terminate {
-            return Outcome::SessionTerminated;
+            return BodyJudgement::outcome(Outcome::SessionTerminated);
         }
         if own_stream {
-            return self.judge_listen(head, body, v);
+            return self.judge_listen(head, body);
         }
         if !self.req.expects_response() {
             // Notification or response POST: 202 and no body.
@@ -501,7 +537,7 @@ impl Exchange {
                     None,
                 );
             }
-            return Outcome::NotificationAccepted;
+            return BodyJudgement::outcome(Outcome::NotificationAccepted);
         }
         if status == 202 || status == 204 {
             self.findings.add(
@@ -509,22 +545,29 @@ impl Exchange {
                 format!("request answered with {status}"),
                 None,
             );
-            return Outcome::UnexpectedAccepted;
+            return BodyJudgement::outcome(Outcome::UnexpectedAccepted);
         }
         match body {
             Body::Stream(mut stream) => {
-                let outcome = self.judge_stream(&mut stream, end, v, sse_retry);
-                if let Some(t) = stream.track.terminal.take() {
-                    *terminal = t;
+                let (outcome, facts) = self.judge_stream(&mut stream, end);
+                BodyJudgement {
+                    outcome,
+                    terminal: stream.track.terminal.take().unwrap_or_default(),
+                    stream: Some(facts),
                 }
-                outcome
             }
             Body::Buffer { buf, over, .. } if head.media == Media::Json => {
                 if over {
                     self.limit_hit = Some(LimitKind::BodyBytes);
-                    return Outcome::LimitExceeded;
+                    return BodyJudgement::outcome(Outcome::LimitExceeded);
                 }
-                self.judge_json(&buf, end, terminal, observer)
+                let mut terminal = Terminal::default();
+                let outcome = self.judge_json(&buf, end, &mut terminal, observer);
+                BodyJudgement {
+                    outcome,
+                    terminal,
+                    stream: None,
+                }
             }
             _ => {
                 self.findings.add(
@@ -535,7 +578,7 @@ impl Exchange {
                     ),
                     None,
                 );
-                Outcome::UnexpectedContentType
+                BodyJudgement::outcome(Outcome::UnexpectedContentType)
             }
         }
     }
@@ -544,7 +587,7 @@ impl Exchange {
 impl Exchange {
     /// A standalone or unlinked resumed `GET` stream: it may carry anything but (when listening)
     /// a response; how it ended is no failure of any request.
-    fn judge_listen(&mut self, head: &Head, body: Body, v: &mut Verdict) -> Outcome {
+    fn judge_listen(&mut self, head: &Head, body: Body) -> BodyJudgement {
         let Body::Stream(mut stream) = body else {
             self.findings.add(
                 Rule::HttpContentType,
@@ -555,20 +598,29 @@ impl Exchange {
                 ),
                 None,
             );
-            return Outcome::UnexpectedContentType;
+            return BodyJudgement::outcome(Outcome::UnexpectedContentType);
         };
-        v.event_count = Some(stream.track.event_count);
-        v.server_requests = std::mem::take(&mut stream.track.server_requests);
+        let mut facts = StreamFacts {
+            event_count: Some(stream.track.event_count),
+            server_requests: std::mem::take(&mut stream.track.server_requests),
+            ..StreamFacts::default()
+        };
         if self.setup.version.has_resumption()
             && let Some(last) = stream.framer.last_event_id()
         {
-            v.last_event_id = Some(String::from_utf8_lossy(last).into_owned());
-            v.resumable = true;
+            facts.last_event_id = Some(String::from_utf8_lossy(last).into_owned());
+            facts.resumable = true;
         }
-        if self.limit_hit.is_some() {
-            return Outcome::LimitExceeded;
+        let outcome = if self.limit_hit.is_some() {
+            Outcome::LimitExceeded
+        } else {
+            Outcome::Listening
+        };
+        BodyJudgement {
+            outcome,
+            terminal: Terminal::default(),
+            stream: Some(facts),
         }
-        Outcome::Listening
     }
 
     fn judge_json(
@@ -586,7 +638,7 @@ impl Exchange {
         };
         let payload = match jsonrpc::parse_payload(text) {
             Ok(p) => p,
-            Err(m) => return self.malformed(end, m.0),
+            Err(m) => return self.malformed(end, m.to_string()),
         };
         let at = Some(Location {
             offset: 0,

@@ -4,36 +4,44 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
+use super::{Exchange, Observer, Stream, StreamFacts, Terminal, Track, judge_terminal, report};
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, Kind, Payload};
 use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
-use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
+use crate::verdict::{End, Level, Location, Outcome, Unterminated};
 use crate::version::ProtocolVersion;
 
 impl Exchange {
-    pub(super) fn judge_stream(
+    /// The stream's outcome at its end, and its facts for the verdict.
+    pub(super) fn judge_stream(&mut self, stream: &mut Stream, end: End) -> (Outcome, StreamFacts) {
+        let mut facts = StreamFacts {
+            // A body the capture did not keep has no event count: unknown, not zero.
+            event_count: (end != End::NotCaptured).then_some(stream.track.event_count),
+            server_requests: std::mem::take(&mut stream.track.server_requests),
+            ..StreamFacts::default()
+        };
+        let outcome = self.stream_outcome(stream, end, &mut facts);
+        (outcome, facts)
+    }
+
+    fn stream_outcome(
         &mut self,
         stream: &mut Stream,
         end: End,
-        v: &mut Verdict,
-        sse_retry: &mut Option<u64>,
+        facts: &mut StreamFacts,
     ) -> Outcome {
         let version = self.setup.version;
-        // A body the capture did not keep has no event count: unknown, not zero.
-        v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
-        v.server_requests = std::mem::take(&mut stream.track.server_requests);
         let last_id = stream
             .framer
             .last_event_id()
             .map(|b| String::from_utf8_lossy(b).into_owned());
         if version.has_resumption() {
-            v.resumable = last_id.is_some();
-            v.last_event_id = last_id.clone();
-            *sse_retry = stream.track.retry_ms;
+            facts.resumable = last_id.is_some();
+            facts.last_event_id = last_id.clone();
+            facts.retry_ms = stream.track.retry_ms;
         }
         if self.limit_hit.is_none()
             && let Some(p) = stream.framer.pending()
@@ -47,7 +55,7 @@ impl Exchange {
                     event: None,
                 }),
             );
-            v.unterminated = Some(Unterminated {
+            facts.unterminated = Some(Unterminated {
                 bytes: p.bytes,
                 looked_final,
             });
@@ -177,7 +185,7 @@ impl SseSink for StreamSink<'_> {
             Err(_) => String::from_utf8_lossy(ev.data),
         };
         match jsonrpc::parse_payload(&text) {
-            Err(m) => self.not_json(m.0, at),
+            Err(m) => self.not_json(m.to_string(), at),
             Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
             Ok(Payload::Single(env)) => self.message(&env, ev.index, at),
             Ok(Payload::Batch(items)) => {
@@ -191,7 +199,7 @@ impl SseSink for StreamSink<'_> {
                 for item in items {
                     match item {
                         Ok(env) => self.message(&env, ev.index, at),
-                        Err(m) => self.not_json(m.0, at),
+                        Err(m) => self.not_json(m.to_string(), at),
                     }
                 }
             }
