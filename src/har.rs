@@ -15,6 +15,12 @@ use base64::Engine;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
+mod base64_stream;
+mod scan;
+mod stream;
+
+pub use stream::{EntryHead, EntrySink, EntryTail};
+
 use crate::exchange::ResponseHead;
 use crate::request::Headers;
 use crate::verdict::End;
@@ -56,13 +62,13 @@ impl fmt::Display for HarError {
 
 impl std::error::Error for HarError {}
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawHeader {
     name: String,
     value: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawPostData {
     #[serde(default)]
     text: Option<String>,
@@ -70,7 +76,7 @@ struct RawPostData {
     encoding: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(rename_all = "camelCase")]
 struct RawRequest {
     method: String,
@@ -129,6 +135,20 @@ fn headers(raw: Vec<RawHeader>) -> Headers {
     raw.into_iter().map(|h| (h.name, h.value)).collect()
 }
 
+/// How the body ended: `_mcp_end`, else a reset when the transfer `failed` (`_error`).
+fn end_of(mcp_end: Option<&str>, failed: bool) -> Result<End, String> {
+    Ok(match mcp_end {
+        Some("open") => End::Open,
+        Some("reset") => End::Reset,
+        Some("timeout") => End::Timeout,
+        Some("cancelled") => End::Cancelled,
+        Some("eof") => End::Eof,
+        Some(other) => return Err(format!("_mcp_end {other:?} is not eof, reset or open")),
+        None if failed => End::Reset,
+        None => End::Eof,
+    })
+}
+
 impl RawEntry {
     fn decode(self, index: u64) -> Result<Entry, String> {
         let request_body = match self.request.post_data {
@@ -154,16 +174,7 @@ impl RawEntry {
             }
             _ => (None, Vec::new()),
         };
-        let end = match self.mcp_end.as_deref() {
-            Some("open") => End::Open,
-            Some("reset") => End::Reset,
-            Some("timeout") => End::Timeout,
-            Some("cancelled") => End::Cancelled,
-            Some("eof") => End::Eof,
-            Some(other) => return Err(format!("_mcp_end {other:?} is not eof, reset or open")),
-            None if failed => End::Reset,
-            None => End::Eof,
-        };
+        let end = end_of(self.mcp_end.as_deref(), failed)?;
         Ok(Entry {
             index,
             method: self.request.method,
@@ -207,6 +218,49 @@ pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(
         return Err(HarError("no log.entries array: not a HAR file".into()));
     }
     Ok(())
+}
+
+/// How much the streamed reader may hold whole under `limits`: an out-of-order body read from a
+/// pipe (up to the body limit, base64-encoded), a request, an `_error`.
+pub fn hold_cap(limits: &crate::Limits) -> usize {
+    let body = usize::try_from(limits.max_body_bytes).unwrap_or(usize::MAX);
+    body.saturating_add(body / 3).saturating_add(64 << 10)
+}
+
+/// Reads every entry of a HAR document from a forward-only `reader` (a pipe), streaming each
+/// `response.content.text` into `sink` piece by piece (see the `stream` module for how member
+/// order is handled). Verdict-for-verdict the same as [`read_entries`].
+///
+/// # Errors
+/// As [`read_entries`]; also when an out-of-order body is over `hold_cap` bytes.
+pub fn stream_entries<R: Read>(
+    reader: R,
+    hold_cap: usize,
+    sink: &mut dyn EntrySink,
+) -> Result<(), HarError> {
+    stream::read(scan::Forward(reader), hold_cap, sink).map_err(usable)
+}
+
+/// Like [`stream_entries`] on a seekable input (a file): an out-of-order body is skipped and
+/// read again from its offset at the end of its entry instead of being held.
+///
+/// # Errors
+/// As [`stream_entries`].
+pub fn stream_entries_seekable<R: Read + std::io::Seek>(
+    reader: R,
+    hold_cap: usize,
+    sink: &mut dyn EntrySink,
+) -> Result<(), HarError> {
+    let input = scan::Seekable::new(reader).map_err(|e| HarError(format!("cannot read: {e}")))?;
+    stream::read(input, hold_cap, sink).map_err(usable)
+}
+
+fn usable(reason: String) -> HarError {
+    if reason.starts_with("no log.entries") || reason.starts_with("trailing data") {
+        HarError(reason)
+    } else {
+        HarError(format!("not a usable HAR file: {reason}"))
+    }
 }
 
 /// Reads a HAR document held in memory.

@@ -1,11 +1,12 @@
 //! Replays captured exchanges through the core, in order, with one [`Session`] per capture so
 //! that each exchange is judged with what the earlier ones established.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 
 use serde::Serialize;
 
-use crate::har::{self, Entry, HarError};
+use crate::exchange::Exchange;
+use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
 use crate::limits::Limits;
 use crate::request::{BodyKind, Request};
 use crate::session::Session;
@@ -31,21 +32,94 @@ pub enum Item {
 
 /// Why an entry is not an MCP exchange, or `None` if it is one.
 pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
+    not_mcp_at(&entry.url, req)
+}
+
+fn not_mcp_at(url: &str, req: &Request) -> Option<String> {
     let has_mcp_header = req.headers.get("mcp-protocol-version").is_some()
         || req.headers.get("mcp-session-id").is_some();
     match (req.http_method.as_str(), req.kind) {
         ("POST", BodyKind::Unreadable) if has_mcp_header => None,
         ("POST", BodyKind::None) if has_mcp_header => None,
         ("POST", BodyKind::Unreadable | BodyKind::None) => {
-            Some(format!("POST {} without a JSON-RPC body", entry.url))
+            Some(format!("POST {url} without a JSON-RPC body"))
         }
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         (m, _) if has_mcp_header => Some(format!(
-            "{m} {}: standalone stream or session request, not a request/response exchange",
-            entry.url
+            "{m} {url}: standalone stream or session request, not a request/response exchange"
         )),
-        (m, _) => Some(format!("{m} {}: not MCP", entry.url)),
+        (m, _) => Some(format!("{m} {url}: not MCP")),
+    }
+}
+
+/// Judges entries as a reader gives them, piece by piece, with one [`Session`].
+struct Judge<'a> {
+    session: &'a mut Session,
+    current: Option<Current>,
+    chunks: &'a mut dyn Iterator<Item = usize>,
+    each: &'a mut dyn FnMut(Item),
+}
+
+enum Current {
+    Skipped(Skipped),
+    Judging(Box<Exchange>),
+}
+
+impl EntrySink for Judge<'_> {
+    fn begin(&mut self, head: EntryHead) {
+        let mut req = Request::new(
+            &head.method,
+            head.request_headers.clone(),
+            &head.request_body,
+        );
+        // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's
+        // answer.
+        if req.http_method == "GET"
+            && let Some(last) = head.request_headers.get("last-event-id")
+            && let Some(resumed) = self.session.resumption(last, head.request_headers.clone())
+        {
+            req = resumed;
+        }
+        self.current = Some(match not_mcp_at(&head.url, &req) {
+            Some(reason) => Current::Skipped(Skipped {
+                index: head.index,
+                reason,
+            }),
+            None => {
+                let mut exchange = self.session.begin_at(head.index, req);
+                if let Some(response) = head.response {
+                    exchange.on_head(response);
+                }
+                Current::Judging(Box::new(exchange))
+            }
+        });
+    }
+
+    fn body(&mut self, mut piece: &[u8]) {
+        let Some(Current::Judging(exchange)) = &mut self.current else {
+            return;
+        };
+        while !piece.is_empty() {
+            let n = self
+                .chunks
+                .next()
+                .unwrap_or(piece.len())
+                .clamp(1, piece.len());
+            exchange.feed(&piece[..n]);
+            piece = &piece[n..];
+        }
+    }
+
+    fn finish(&mut self, tail: EntryTail) {
+        let item = match self.current.take() {
+            Some(Current::Judging(mut exchange)) => {
+                Item::Verdict(Box::new(self.session.finish(&mut exchange, tail.end)))
+            }
+            Some(Current::Skipped(skipped)) => Item::Skipped(skipped),
+            None => return,
+        };
+        (self.each)(item);
     }
 }
 
@@ -56,38 +130,37 @@ pub fn judge_entry(
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
-    let mut req = Request::new(
-        &entry.method,
-        entry.request_headers.clone(),
-        &entry.request_body,
-    );
-    // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's answer.
-    if req.http_method == "GET"
-        && let Some(last) = entry.request_headers.get("last-event-id")
-        && let Some(resumed) = session.resumption(last, entry.request_headers.clone())
-    {
-        req = resumed;
+    let mut out = None;
+    let mut each = |item| out = Some(item);
+    let mut judge = Judge {
+        session,
+        current: None,
+        chunks,
+        each: &mut each,
+    };
+    judge.begin(EntryHead {
+        index: entry.index,
+        method: entry.method.clone(),
+        url: entry.url.clone(),
+        request_headers: entry.request_headers.clone(),
+        request_body: entry.request_body.clone(),
+        response: entry.response.clone(),
+    });
+    if entry.response.is_some() {
+        judge.body(&entry.response_body);
     }
-    if let Some(reason) = not_mcp(entry, &req) {
-        return Item::Skipped(Skipped {
-            index: entry.index,
-            reason,
-        });
-    }
-    let mut exchange = session.begin_at(entry.index, req);
-    if let Some(head) = &entry.response {
-        exchange.on_head(head.clone());
-        let mut rest = &entry.response_body[..];
-        while !rest.is_empty() {
-            let n = chunks.next().unwrap_or(rest.len()).clamp(1, rest.len());
-            exchange.feed(&rest[..n]);
-            rest = &rest[n..];
-        }
-    }
-    Item::Verdict(Box::new(session.finish(&mut exchange, entry.end)))
+    judge.finish(EntryTail {
+        end: entry.end,
+        body_captured: true,
+        started: entry.started.clone(),
+        time_ms: entry.time_ms,
+    });
+    out.expect("finish gives an item")
 }
 
-/// Replays a HAR document from `reader`, calling `each` for every entry in order.
+/// Replays a HAR document from a forward-only `reader` (a pipe), calling `each` for every
+/// entry in order. Bodies are streamed into the core, never held whole (see
+/// [`har::stream_entries`]).
 ///
 /// # Errors
 /// When the capture is unusable; entries before the problem have been delivered.
@@ -97,9 +170,33 @@ pub fn replay_har<R: Read>(
     each: &mut dyn FnMut(Item),
 ) -> Result<(), HarError> {
     let mut session = Session::new(limits);
-    har::read_entries(reader, &mut |entry| {
-        each(judge_entry(&mut session, &entry, &mut std::iter::empty()));
-    })
+    let mut judge = Judge {
+        session: &mut session,
+        current: None,
+        chunks: &mut std::iter::empty(),
+        each,
+    };
+    har::stream_entries(reader, har::hold_cap(&limits), &mut judge)
+}
+
+/// [`replay_har`] on a seekable input (a file): a body that comes before the response head in
+/// its entry is read again from its offset instead of being held.
+///
+/// # Errors
+/// When the capture is unusable; entries before the problem have been delivered.
+pub fn replay_har_seekable<R: Read + Seek>(
+    reader: R,
+    limits: Limits,
+    each: &mut dyn FnMut(Item),
+) -> Result<(), HarError> {
+    let mut session = Session::new(limits);
+    let mut judge = Judge {
+        session: &mut session,
+        current: None,
+        chunks: &mut std::iter::empty(),
+        each,
+    };
+    har::stream_entries_seekable(reader, har::hold_cap(&limits), &mut judge)
 }
 
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a

@@ -5,16 +5,16 @@
 mod faults;
 mod output;
 mod probe;
+mod replay_files;
 mod soak;
 
-use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Limits;
-use mcp_verdict::replay::{self, Item, Tally};
+use mcp_verdict::replay::{Item, Tally};
 use mcp_verdict::rules::Rule;
 
 use output::{Format, Printer};
@@ -181,8 +181,12 @@ struct ProbeArgs {
 #[derive(clap::Args)]
 struct ReplayArgs {
     /// HAR files (browser devtools, mitmproxy, proxy exports). `-` reads standard input.
+    /// A directory stands for the `.har` files in it.
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Files judged at once (default: one per core). Output stays in input order.
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -308,10 +312,10 @@ fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool, all_complete: bool)
 }
 
 /// Files at least this large get a progress line on a terminal.
-const PROGRESS_MIN_BYTES: u64 = 16 << 20;
+pub(crate) const PROGRESS_MIN_BYTES: u64 = 16 << 20;
 
 /// A reader that draws "name: 42% (420 MiB of 1000 MiB)" on stderr as it goes.
-struct Progress<R> {
+pub(crate) struct Progress<R> {
     inner: R,
     name: String,
     total: u64,
@@ -320,7 +324,7 @@ struct Progress<R> {
 }
 
 impl<R> Progress<R> {
-    fn new(inner: R, total: u64, name: &str) -> Self {
+    pub(crate) fn new(inner: R, total: u64, name: &str) -> Self {
         Progress {
             inner,
             name: name.to_owned(),
@@ -328,6 +332,16 @@ impl<R> Progress<R> {
             done: 0,
             last: std::time::Instant::now(),
         }
+    }
+}
+
+/// Seeking (the HAR reader reads a body again when it came before the response head) moves
+/// the progress with it.
+impl<R: io::Seek> io::Seek for Progress<R> {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        let at = self.inner.seek(pos)?;
+        self.done = at;
+        Ok(at)
     }
 }
 
@@ -357,39 +371,49 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     let limits = args.limits.limits();
     let mut tally = Tally::default();
     let mut unusable = false;
-    for path in &args.files {
-        tally.next_capture();
-        let name = path.display().to_string();
-        let reader: Box<dyn io::Read> = if name == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            match File::open(path) {
-                Ok(f) => match f.metadata() {
-                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
-                        Box::new(Progress::new(f, m.len(), &name))
-                    }
-                    _ => Box::new(f),
-                },
-                Err(e) => {
-                    eprintln!("mcp-verdict: {name}: {e}");
-                    unusable = true;
-                    continue;
-                }
+    let mut files = Vec::new();
+    for input in replay_files::expand(&args.files) {
+        match input {
+            Ok(path) => files.push(path),
+            Err(reason) => {
+                eprintln!("mcp-verdict: {reason}");
+                unusable = true;
             }
-        };
-        printer.begin_file(&name);
-        let result = replay::replay_har(reader, limits, &mut |item| {
-            if let Item::Verdict(v) = &item {
-                tally.add(v);
-            }
-            printer.item(&name, &item);
-        });
-        printer.end_file(&name);
-        if let Err(e) = result {
-            eprintln!("mcp-verdict: {name}: {e}");
-            unusable = true;
         }
     }
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut begun = None;
+    replay_files::judge_files(&files, limits, jobs, &mut |i, event| {
+        let name = files[i].display().to_string();
+        if let replay_files::Event::Unopened(e) = &event {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
+            return;
+        }
+        if begun != Some(i) {
+            begun = Some(i);
+            tally.next_capture();
+            printer.begin_file(&name);
+        }
+        match event {
+            replay_files::Event::Item(item) => {
+                if let Item::Verdict(v) = &item {
+                    tally.add(v);
+                }
+                printer.item(&name, &item);
+            }
+            replay_files::Event::End(result) => {
+                printer.end_file(&name);
+                if let Err(e) = result {
+                    eprintln!("mcp-verdict: {name}: {e}");
+                    unusable = true;
+                }
+            }
+            replay_files::Event::Unopened(_) => {}
+        }
+    });
     printer.finish();
     exit_code(&printer, unusable, tally.all_complete())
 }
