@@ -26,9 +26,18 @@
 //! assert!(verdict.complete);
 //! ```
 //!
-//! Modules, one job each: [`sse`] (WHATWG framer), [`jsonrpc`] (envelope), [`tool_result`]
-//! (result layer), [`retry`] (advice), [`version`] (revisions), [`rules`] (the rule catalogue),
-//! [`exchange`] (the state machine), [`session`] (context), [`har`] and [`replay`] (captures).
+//! Layers, one folder each (the modules are private; the types above and below are re-exported
+//! here):
+//!
+//! - the sans-IO core: the [`sse`] framer (public, usable alone), the JSON-RPC envelope, the
+//!   result layer, retry advice, protocol revisions, the rule catalogue ([`Rule`]), [`Limits`],
+//!   the [`Verdict`] types, request facts ([`Request`]), the state machine ([`Exchange`]) and the
+//!   context across exchanges ([`Session`]);
+//! - captures: [`har`] (read and write HAR files) and [`replay`] (judge their entries);
+//! - live adapters (feature `client`): `adapters` (a judged body stream, a reqwest client and,
+//!   with feature `rmcp`, a transport for the official Rust SDK);
+//! - tools (feature `tools`, enabled by `cli`): `faults` (the fault-injecting server) and `soak`
+//!   (sustained load with a verdict per call).
 #![deny(missing_docs)]
 
 /// Visitor methods for every JSON scalar, each giving `$value`: for serde visitors that read
@@ -58,29 +67,38 @@ macro_rules! scalars_give {
 
 #[cfg(feature = "client")]
 pub mod adapters;
-mod client_checks;
-pub mod exchange;
-#[cfg(feature = "client")]
-pub mod faults;
-mod findings;
-pub mod har;
-pub mod jsonrpc;
-pub mod limits;
-pub mod replay;
-pub mod request;
-pub mod retry;
-pub mod rules;
-pub mod session;
-#[cfg(feature = "client")]
-pub mod soak;
-pub mod sse;
-pub mod tool_result;
-pub mod verdict;
-pub mod version;
+mod captures;
+mod core;
+#[cfg(feature = "tools")]
+mod tools;
 
-pub use exchange::{Exchange, Message, Observer, ResponseHead};
+// The core's modules keep their short crate paths (`crate::sse`, `crate::exchange`, ...) inside
+// the crate; only the re-exports below are public.
+use crate::core::{
+    client_checks, exchange, findings, jsonrpc, limits, request, retry, rules, session,
+    tool_result, verdict, version,
+};
+
+pub use crate::captures::{har, replay};
+pub use crate::core::sse;
+#[cfg(feature = "tools")]
+pub use crate::tools::{faults, soak};
+
+pub use exchange::{Exchange, Learned, Message, Observer, ResponseHead};
+pub use jsonrpc::Kind as MessageKind;
 pub use limits::{LimitKind, Limits};
 pub use request::{BodyKind, Headers, Request};
+pub use rules::Rule;
 pub use session::Session;
-pub use verdict::{Advice, End, Layer, Level, Outcome, RetryAdvice, Verdict, Violation};
+pub use verdict::{
+    Advice, End, Layer, Level, Location, Outcome, RetryAdvice, Unterminated, Verdict, Violation,
+};
 pub use version::{ProtocolVersion, VersionSource};
+
+/// Internals exposed to the fuzz targets only (`--features fuzzing`): the envelope's fast scan
+/// and its serde reference, which must agree on every input.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::jsonrpc::{parse_object_serde, scan_object};
+}

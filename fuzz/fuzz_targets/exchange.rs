@@ -15,8 +15,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_verdict::exchange::{Message, Observer};
-use mcp_verdict::jsonrpc::Kind;
+use mcp_verdict::{Message, Observer};
+use mcp_verdict::MessageKind as Kind;
 use mcp_verdict::sse::SseEvent;
 use mcp_verdict::{End, Headers, Limits, Request, ResponseHead, Session, Verdict};
 
@@ -172,9 +172,9 @@ fuzz_target!(|input: &[u8]| {
     let sizes: Vec<usize> = sizes.iter().map(|&b| usize::from(b) + 1).collect();
     // A JSON body goes through the envelope's fast scan: where it answers, serde_json agrees.
     if let Ok(text) = std::str::from_utf8(body)
-        && let Some(scanned) = mcp_verdict::jsonrpc::scan_object(text)
+        && let Some(scanned) = mcp_verdict::fuzzing::scan_object(text)
     {
-        assert_eq!(Ok(scanned), mcp_verdict::jsonrpc::parse_object_serde(text));
+        assert_eq!(Ok(scanned), mcp_verdict::fuzzing::parse_object_serde(text));
     }
     let whole = judge(&case, &mut std::iter::empty());
     let chunked = if sizes.is_empty() {

@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_verdict::jsonrpc;
+use mcp_verdict::fuzzing as jsonrpc;
 use mcp_verdict::sse::{EventTooLarge, SseEvent, SseFramer, SseSink};
 
 #[derive(Debug, PartialEq, Eq)]

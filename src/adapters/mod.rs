@@ -2,6 +2,7 @@
 
 pub mod body;
 pub mod client;
+#[cfg(feature = "tools")]
 pub mod h1;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;

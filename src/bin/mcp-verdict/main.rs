@@ -14,8 +14,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Limits;
+use mcp_verdict::Rule;
 use mcp_verdict::replay::{Item, Tally};
-use mcp_verdict::rules::Rule;
 
 use output::{Format, Printer};
 

@@ -7,17 +7,19 @@
 //! merge into exact combined percentiles.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::adapters::h1::Connection;
-use crate::adapters::{Client, Handshake, Timings};
-use crate::verdict::{Outcome, Verdict};
+mod render;
+mod run;
+
+pub use run::{Live, run};
+
+use crate::adapters::{Handshake, Timings};
+use crate::verdict::Verdict;
 
 /// Requests run when neither a count nor a duration is given.
 pub const DEFAULT_REQUESTS: u64 = 1000;
@@ -256,237 +258,6 @@ impl Report {
         self.events_per_stream.merge(&other.events_per_stream);
         self.merged += other.merged.max(1);
     }
-
-    /// A readable report.
-    pub fn human(&self) -> String {
-        let mut out = String::new();
-        let secs = self.elapsed_ms as f64 / 1000.0;
-        out.push_str(&format!(
-            "{} calls in {secs:.2} s ({:.1}/s); incomplete {} ({:.3}%), SSE streams {} of which incomplete {} ({:.3}%)\n",
-            self.requests,
-            self.throughput,
-            self.incomplete,
-            self.incomplete_rate() * 100.0,
-            self.streams,
-            self.incomplete_streams,
-            self.incomplete_stream_rate() * 100.0
-        ));
-        out.push_str("\noutcome                     count\n");
-        for (k, n) in &self.outcomes {
-            out.push_str(&format!("{k:<26} {n:>6}\n"));
-        }
-        out.push_str("\nlayer                       count\n");
-        for (k, n) in &self.layers {
-            out.push_str(&format!("{k:<26} {n:>6}\n"));
-        }
-        if !self.violations.is_empty() {
-            out.push_str("\nviolation                                count\n");
-            for (k, n) in &self.violations {
-                out.push_str(&format!("{k:<40} {n:>6}\n"));
-            }
-        }
-        out.push_str(&format!(
-            "\n{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
-            "latency (ms)", "p50", "p90", "p99", "p99.9", "max", "n"
-        ));
-        for (name, h) in [
-            ("to response head", &self.head_us),
-            ("to first SSE event", &self.first_event_us),
-            ("to terminal response", &self.terminal_us),
-        ] {
-            let ms = |v: u64| v as f64 / 1000.0;
-            out.push_str(&format!(
-                "{name:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>8}\n",
-                ms(h.quantile(0.5)),
-                ms(h.quantile(0.9)),
-                ms(h.quantile(0.99)),
-                ms(h.quantile(0.999)),
-                ms(h.max()),
-                h.count()
-            ));
-        }
-        let e = &self.events_per_stream;
-        if e.count() > 0 {
-            out.push_str(&format!(
-                "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8}\n",
-                "events per stream",
-                e.quantile(0.5),
-                e.quantile(0.9),
-                e.quantile(0.99),
-                e.quantile(0.999),
-                e.max(),
-                e.count()
-            ));
-        }
-        out
-    }
-
-    /// Prometheus text exposition of the same counters and quantiles.
-    pub fn prometheus(&self) -> String {
-        let mut out = String::new();
-        out.push_str("# HELP mcp_verdict_exchanges_total MCP exchanges judged, by outcome.\n");
-        out.push_str("# TYPE mcp_verdict_exchanges_total counter\n");
-        for outcome in Outcome::ALL {
-            let n = self.outcomes.get(outcome.as_str()).copied().unwrap_or(0);
-            out.push_str(&format!(
-                "mcp_verdict_exchanges_total{{outcome=\"{}\",layer=\"{}\"}} {n}\n",
-                outcome.as_str(),
-                outcome.layer().as_str()
-            ));
-        }
-        out.push_str(
-            "# HELP mcp_verdict_incomplete_total Exchanges whose reply was not complete.\n",
-        );
-        out.push_str("# TYPE mcp_verdict_incomplete_total counter\n");
-        out.push_str(&format!(
-            "mcp_verdict_incomplete_total {}\n",
-            self.incomplete
-        ));
-        out.push_str("# HELP mcp_verdict_violations_total Broken spec rules, by rule id.\n");
-        out.push_str("# TYPE mcp_verdict_violations_total counter\n");
-        for (rule, n) in &self.violations {
-            out.push_str(&format!(
-                "mcp_verdict_violations_total{{rule=\"{rule}\"}} {n}\n"
-            ));
-        }
-        out.push_str("# HELP mcp_verdict_latency_seconds Latency by phase.\n");
-        out.push_str("# TYPE mcp_verdict_latency_seconds summary\n");
-        for (phase, h) in [
-            ("head", &self.head_us),
-            ("first_event", &self.first_event_us),
-            ("terminal", &self.terminal_us),
-        ] {
-            for q in [0.5, 0.9, 0.99, 0.999] {
-                out.push_str(&format!(
-                    "mcp_verdict_latency_seconds{{phase=\"{phase}\",quantile=\"{q}\"}} {}\n",
-                    h.quantile(q) as f64 / 1e6
-                ));
-            }
-            out.push_str(&format!(
-                "mcp_verdict_latency_seconds_count{{phase=\"{phase}\"}} {}\n",
-                h.count()
-            ));
-        }
-        out.push_str("# HELP mcp_verdict_throughput Calls per second over the run.\n");
-        out.push_str("# TYPE mcp_verdict_throughput gauge\n");
-        out.push_str(&format!("mcp_verdict_throughput {}\n", self.throughput));
-        out
-    }
-}
-
-/// Live counters, for a progress bar and a metrics endpoint.
-#[derive(Debug, Default)]
-pub struct Live {
-    /// The report so far.
-    pub report: Mutex<Report>,
-    /// Set to stop (Ctrl-C): no new calls start, calls in flight finish.
-    pub stop: AtomicBool,
-    started: AtomicU64,
-}
-
-impl Live {
-    /// A copy of the report so far.
-    pub fn snapshot(&self) -> Report {
-        self.report
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
-/// Runs the load with `client` (handshake included) and returns the report. `live` is updated
-/// as calls finish.
-pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Result<Report, String> {
-    if config.mix.is_empty() {
-        return Err("the mix is empty".into());
-    }
-    let handshake = client.handshake(config.handshake).await;
-    if let Some(last) = handshake
-        .last()
-        .filter(|v| !(v.complete && v.error_code.is_none()))
-    {
-        return Err(format!(
-            "the handshake failed: {} {} (HTTP {})",
-            last.method.as_deref().unwrap_or("?"),
-            last.outcome,
-            last.status.map_or("-".into(), |s| s.to_string())
-        ));
-    }
-    // tools/list once, so retry advice knows the tools' annotations.
-    let _ = client
-        .request("tools/list", json!({}))
-        .await
-        .verdict()
-        .await;
-
-    let requests = match (config.requests, config.duration) {
-        (None, None) => Some(DEFAULT_REQUESTS),
-        (r, _) => r,
-    };
-    let order = Arc::new(schedule(&config.mix));
-    let mix: Arc<Vec<_>> = Arc::new(
-        config
-            .mix
-            .iter()
-            .map(|m| {
-                let prepared =
-                    client.prepare("tools/call", json!({"name": m.tool, "arguments": m.args}));
-                let headers = Connection::headers_of(&prepared);
-                (prepared, headers)
-            })
-            .collect(),
-    );
-    let begin = tokio::time::Instant::now();
-    let deadline = config.duration.map(|d| begin + d);
-    let mut workers = Vec::new();
-    for _ in 0..config.concurrency.max(1) {
-        let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
-        let rate = config.rate;
-        workers.push(tokio::spawn(async move {
-            // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
-            let mut direct = Connection::new(&client);
-            loop {
-                if live.stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let slot = live.started.fetch_add(1, Ordering::Relaxed);
-                if requests.is_some_and(|n| slot >= n) {
-                    break;
-                }
-                if let Some(r) = rate.filter(|r| *r > 0.0) {
-                    let at = begin + Duration::from_secs_f64(slot as f64 / r);
-                    if deadline.is_some_and(|d| at >= d) {
-                        break;
-                    }
-                    tokio::time::sleep_until(at).await;
-                }
-                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-                    break;
-                }
-                let k = order[(slot % order.len() as u64) as usize];
-                let (verdict, timings) = match direct.as_mut() {
-                    Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
-                    None => client.send_prepared(&mix[k].0).await.finish().await,
-                };
-                live.report
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .record(&verdict, &timings);
-            }
-        }));
-    }
-    for w in workers {
-        let _ = w.await;
-    }
-    let mut report = live.snapshot();
-    report.elapsed_ms = u64::try_from(begin.elapsed().as_millis()).unwrap_or(u64::MAX);
-    report.throughput = if report.elapsed_ms == 0 {
-        0.0
-    } else {
-        report.requests as f64 * 1000.0 / report.elapsed_ms as f64
-    };
-    report.merged = 1;
-    Ok(report)
 }
 
 #[cfg(test)]

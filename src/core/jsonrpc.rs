@@ -12,6 +12,8 @@ use serde_json::value::RawValue;
 use crate::rules::Rule;
 
 mod scan;
+#[cfg(test)]
+mod scan_tests;
 
 /// A JSON value's text, borrowed from a payload whose syntax has been checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -292,7 +294,8 @@ pub fn parse_object_serde(text: &str) -> Result<Envelope<'_>, Malformed> {
 }
 
 /// The envelope by the fast scan alone (`None` where it defers to serde_json), for the
-/// differential tests.
+/// differential tests and the fuzz targets.
+#[cfg(any(test, feature = "fuzzing"))]
 pub fn scan_object(text: &str) -> Option<Envelope<'_>> {
     scan::object(text)
 }

@@ -2,7 +2,7 @@
 //! the same text and reads the same envelope. The scan may defer (answer `None`) on anything;
 //! on the messages servers actually send it must answer, or the fast path is dead code.
 
-use mcp_verdict::jsonrpc::{parse_object_serde, scan_object};
+use super::{parse_object_serde, scan_object};
 use proptest::prelude::*;
 
 /// Whitespace as JSON allows it, sometimes none.

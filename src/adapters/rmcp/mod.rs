@@ -37,20 +37,26 @@
 //! (`Last-Event-ID` of an earlier resumable exchange) is judged as the answer to that POST.
 //! `DELETE` has no verdict.
 
-use std::collections::{HashMap, VecDeque};
+mod errors;
+mod tee;
+
+use errors::*;
+use tee::*;
+
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_core::Stream;
-use http::header::{ACCEPT, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use rmcp::model::ServerJsonRpcMessage;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, JsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
-    AuthRequiredError, HttpStatusError, InsufficientScopeError, SseError, StreamableHttpClient,
-    StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+    AuthRequiredError, InsufficientScopeError, SseError, StreamableHttpClient, StreamableHttpError,
+    StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
 use tokio::time::Instant;
@@ -61,7 +67,6 @@ use crate::exchange::{Exchange, ResponseHead};
 use crate::limits::Limits;
 use crate::request::{Headers, Request};
 use crate::session::Session;
-use crate::sse::{SseEvent, SseFramer, SseSink};
 use crate::verdict::{End, Verdict};
 
 type Error = StreamableHttpError<reqwest::Error>;
@@ -603,191 +608,6 @@ impl Captured {
     }
 }
 
-/// SSE events for rmcp, framed by [`SseFramer`], waiting to be polled.
-#[derive(Default)]
-struct SseQueue {
-    items: VecDeque<Result<Sse, SseError>>,
-    end: Option<End>,
-    failed: bool,
-}
-
-/// Frames a body into rmcp's [`Sse`] items. Blocks that set an id or a retry without
-/// dispatching an event (WHATWG) still reach rmcp, as items without data, so that its
-/// `Last-Event-ID` and reconnect delay are what its own parser would give.
-struct SseTee {
-    framer: SseFramer,
-    max_event_bytes: usize,
-    retry: Option<u64>,
-    reported_id: Option<Vec<u8>>,
-    queue: Arc<Mutex<SseQueue>>,
-}
-
-impl SseTee {
-    fn new(max_event_bytes: usize, queue: Arc<Mutex<SseQueue>>) -> Self {
-        SseTee {
-            framer: SseFramer::new(max_event_bytes),
-            max_event_bytes,
-            retry: None,
-            reported_id: None,
-            queue,
-        }
-    }
-
-    fn feed(&mut self, chunk: &[u8]) {
-        let mut queue = lock(&self.queue);
-        if queue.failed {
-            return;
-        }
-        let mut sink = TeeSink {
-            items: &mut queue.items,
-            retry: &mut self.retry,
-            reported_id: &mut self.reported_id,
-        };
-        if self.framer.feed(chunk, &mut sink).is_err() {
-            queue.failed = true;
-            queue
-                .items
-                .push_back(Err(SseError::Body(Box::new(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!(
-                        "SSE event exceeded the maximum size of {} bytes",
-                        self.max_event_bytes
-                    ),
-                )))));
-            return;
-        }
-        let id = self.framer.last_event_id();
-        if id != self.reported_id.as_deref() || self.retry.is_some() {
-            queue.items.push_back(Ok(Sse {
-                event: None,
-                data: None,
-                id: id.map(lossy),
-                retry: self.retry.take(),
-            }));
-            self.reported_id = id.map(<[u8]>::to_vec);
-        }
-    }
-}
-
-struct TeeSink<'a> {
-    items: &'a mut VecDeque<Result<Sse, SseError>>,
-    retry: &'a mut Option<u64>,
-    reported_id: &'a mut Option<Vec<u8>>,
-}
-
-impl SseSink for TeeSink<'_> {
-    fn on_event(&mut self, ev: &SseEvent<'_>) {
-        let id = if ev.has_id_field {
-            *self.reported_id = ev.last_event_id.map(<[u8]>::to_vec);
-            ev.last_event_id.map(lossy)
-        } else {
-            None
-        };
-        self.items.push_back(Ok(Sse {
-            event: (!ev.event_type.is_empty()).then(|| lossy(ev.event_type)),
-            data: Some(lossy(ev.data)),
-            id,
-            retry: self.retry.take(),
-        }));
-    }
-
-    fn on_retry(&mut self, ms: u64, _offset: u64) {
-        *self.retry = Some(ms);
-    }
-}
-
-/// The SSE stream rmcp reads: framed events, then (if the body broke) an error so that rmcp
-/// resumes the way it would with its own parser.
-struct JudgedSse {
-    judged: Option<JudgedBody<BodyStream>>,
-    queue: Arc<Mutex<SseQueue>>,
-}
-
-impl Stream for JudgedSse {
-    type Item = Result<Sse, SseError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = lock(&this.queue).items.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            let Some(judged) = this.judged.as_mut() else {
-                return Poll::Ready(None);
-            };
-            match Pin::new(judged).poll_next(cx) {
-                Poll::Ready(Some(_)) => {}
-                Poll::Ready(None) => {
-                    this.judged = None;
-                    let mut queue = lock(&this.queue);
-                    if let Some(error) = end_error(queue.end) {
-                        queue.items.push_back(Err(error));
-                    }
-                }
-                Poll::Pending => {
-                    if lock(&this.queue).items.is_empty() {
-                        return Poll::Pending;
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn end_error(end: Option<End>) -> Option<SseError> {
-    let (kind, text) = match end? {
-        End::Reset => (
-            std::io::ErrorKind::ConnectionReset,
-            "the event stream broke off",
-        ),
-        End::Timeout => (
-            std::io::ErrorKind::TimedOut,
-            "the event stream passed its deadline",
-        ),
-        End::Eof | End::Open | End::Cancelled => return None,
-    };
-    Some(SseError::Body(Box::new(std::io::Error::new(kind, text))))
-}
-
-/// A `GET` stream with no exchange to judge: framed by this crate, passed through.
-struct PlainSse {
-    body: Option<BodyStream>,
-    tee: SseTee,
-}
-
-fn plain_sse(response: reqwest::Response, max_event_bytes: usize) -> SseBox {
-    let queue = Arc::new(Mutex::new(SseQueue::default()));
-    Box::pin(PlainSse {
-        body: Some(Box::pin(response.bytes_stream())),
-        tee: SseTee::new(max_event_bytes, queue),
-    })
-}
-
-impl Stream for PlainSse {
-    type Item = Result<Sse, SseError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = lock(&this.tee.queue).items.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            let Some(body) = this.body.as_mut() else {
-                return Poll::Ready(None);
-            };
-            match body.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => this.tee.feed(&chunk),
-                Poll::Ready(Some(Err(e))) => {
-                    this.body = None;
-                    return Poll::Ready(Some(Err(SseError::Body(Box::new(e)))));
-                }
-                Poll::Ready(None) => this.body = None,
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    }
-}
-
 impl StreamableHttpClient for VerdictHttpClient {
     type Error = reqwest::Error;
 
@@ -917,148 +737,6 @@ impl StreamableHttpClient for VerdictHttpClient {
     }
 }
 
-/// What rmcp's reqwest client makes of a `GET` head, as an error (`None`: go on).
-fn get_error(response: &reqwest::Response) -> Option<Error> {
-    let status = response.status();
-    if status == StatusCode::METHOD_NOT_ALLOWED {
-        return Some(StreamableHttpError::ServerDoesNotSupportSse);
-    }
-    let challenge = response.headers().get(WWW_AUTHENTICATE);
-    if let (StatusCode::UNAUTHORIZED, Some(h)) = (status, challenge) {
-        return Some(match header_text(h) {
-            Ok(h) => StreamableHttpError::AuthRequired(AuthRequiredError::new(h)),
-            Err(e) => e,
-        });
-    }
-    if let (StatusCode::FORBIDDEN, Some(h)) = (status, challenge) {
-        return Some(match header_text(h) {
-            Ok(h) => {
-                let scope = scope_of(&h);
-                StreamableHttpError::InsufficientScope(InsufficientScopeError::new(h, scope))
-            }
-            Err(e) => e,
-        });
-    }
-    if let Some(error) = http_status_error(status, response.headers()) {
-        return Some(error.into());
-    }
-    if status.is_success() {
-        let ct = response.headers().get(CONTENT_TYPE);
-        let ok = ct.is_some_and(|ct| {
-            let ct = String::from_utf8_lossy(ct.as_bytes());
-            media_type_is(&ct, EVENT_STREAM) || media_type_is(&ct, JSON)
-        });
-        if !ok {
-            return Some(StreamableHttpError::UnexpectedContentType(
-                ct.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-            ));
-        }
-    }
-    None
-}
-
-fn check_get_response(response: reqwest::Response) -> Result<reqwest::Response, Error> {
-    if let Some(error) = get_error(&response) {
-        return Err(error);
-    }
-    response
-        .error_for_status()
-        .map_err(StreamableHttpError::Client)
-}
-
-/// rmcp's reserved headers (`MCP-Protocol-Version` is let through: rmcp sets it that way).
-fn apply_custom_headers(
-    mut rb: reqwest::RequestBuilder,
-    custom_headers: HashMap<HeaderName, HeaderValue>,
-) -> Result<reqwest::RequestBuilder, Error> {
-    for (name, value) in custom_headers {
-        let reserved = ["accept", SESSION_ID, LAST_EVENT_ID]
-            .iter()
-            .any(|r| name.as_str().eq_ignore_ascii_case(r));
-        if reserved {
-            return Err(StreamableHttpError::ReservedHeaderConflict(
-                name.to_string(),
-            ));
-        }
-        rb = rb.header(name, value);
-    }
-    Ok(rb)
-}
-
-/// 429 and 5xx keep only the status and a short `Retry-After`, as rmcp's client does.
-fn http_status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStatusError> {
-    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
-        return None;
-    }
-    let retry_after = headers
-        .get(RETRY_AFTER)
-        .filter(|v| v.as_bytes().len() <= MAX_RETRY_AFTER_BYTES)
-        .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
-        .map(str::to_owned);
-    Some(HttpStatusError::new(status.as_u16(), retry_after))
-}
-
-fn parse_json_rpc_error(body: &str) -> Option<ServerJsonRpcMessage> {
-    match serde_json::from_str::<ServerJsonRpcMessage>(body) {
-        Ok(message @ JsonRpcMessage::Error(_)) => Some(message),
-        _ => None,
-    }
-}
-
-/// rmcp's fallback for a legacy server's 4xx to `server/discover`: the rejection becomes a
-/// JSON-RPC error with the request's id, so that rmcp's lifecycle can fall back to `initialize`.
-fn legacy_discover_response(
-    message: &ClientJsonRpcMessage,
-    session_was_attached: bool,
-    status: StatusCode,
-    body: &str,
-) -> Option<StreamableHttpPostResponse> {
-    if session_was_attached
-        || !status.is_client_error()
-        || matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
-    {
-        return None;
-    }
-    let JsonRpcMessage::Request(request) = message else {
-        return None;
-    };
-    if !matches!(request.request, ClientRequest::DiscoverRequest(_)) {
-        return None;
-    }
-    let error = match serde_json::from_str::<ServerJsonRpcMessage>(body) {
-        Ok(JsonRpcMessage::Error(error)) => error.error,
-        _ => ErrorData::invalid_request(
-            format!("server/discover rejected with HTTP {status}: {body}"),
-            None,
-        ),
-    };
-    Some(StreamableHttpPostResponse::Json(
-        ServerJsonRpcMessage::error(error, Some(request.id.clone())),
-        None,
-    ))
-}
-
-fn header_text(value: &HeaderValue) -> Result<String, Error> {
-    value.to_str().map(str::to_owned).map_err(|_| {
-        StreamableHttpError::UnexpectedServerResponse(
-            "invalid www-authenticate header value".into(),
-        )
-    })
-}
-
-/// The `scope=` parameter of a `WWW-Authenticate` challenge, quoted or not.
-fn scope_of(header: &str) -> Option<String> {
-    let pos = header.to_ascii_lowercase().find("scope=")?;
-    let value = &header[pos + "scope=".len()..];
-    if let Some(quoted) = value.strip_prefix('"') {
-        return quoted.find('"').map(|end| quoted[..end].to_owned());
-    }
-    let end = value
-        .find(|c: char| c == ',' || c == ';' || c.is_whitespace())
-        .unwrap_or(value.len());
-    (end > 0).then(|| value[..end].to_owned())
-}
-
 /// Media-type essence comparison, case-insensitive, parameters ignored.
 fn media_type_is(value: &str, expected: &str) -> bool {
     value.split(';').next().is_some_and(|essence| {
@@ -1066,28 +744,6 @@ fn media_type_is(value: &str, expected: &str) -> bool {
             .trim_matches([' ', '\t'])
             .eq_ignore_ascii_case(expected)
     })
-}
-
-fn truncated_read_failure(max: usize) -> String {
-    BODY_READ_FAILURE[..BODY_READ_FAILURE.len().min(max)].to_owned()
-}
-
-fn prefix(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
-}
-
-fn preview(body: &[u8]) -> String {
-    if body.is_empty() {
-        return "<empty>".into();
-    }
-    prefix(String::from_utf8_lossy(body).into_owned(), 256)
 }
 
 fn lossy(bytes: &[u8]) -> String {

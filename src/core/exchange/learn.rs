@@ -1,0 +1,47 @@
+//! What an exchange teaches the session: the negotiated version and tool annotations.
+
+use serde_json::Value;
+
+use super::Learned;
+use crate::version::ProtocolVersion;
+
+/// Picks up what later exchanges need: the negotiated version and tool annotations.
+pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
+    match method {
+        Some("initialize") => {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Init {
+                protocol_version: Option<String>,
+            }
+            if let Ok(init) = serde_json::from_str::<Init>(result) {
+                learned.negotiated = init
+                    .protocol_version
+                    .as_deref()
+                    .and_then(ProtocolVersion::parse);
+            }
+        }
+        Some("tools/list") => {
+            #[derive(serde::Deserialize)]
+            struct List {
+                tools: Vec<Value>,
+            }
+            if let Ok(list) = serde_json::from_str::<List>(result) {
+                for tool in list.tools {
+                    let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let hint = |k: &str| {
+                        tool.get("annotations")
+                            .and_then(|a| a.get(k))
+                            .and_then(Value::as_bool)
+                            .unwrap_or(false)
+                    };
+                    let safe = hint("readOnlyHint") || hint("idempotentHint");
+                    learned.tools.push((name.to_owned(), safe));
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,336 @@
+//! Judging an SSE body: the sink the framer calls per event, and the verdict at the stream's end.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
+use crate::findings::Findings;
+use crate::jsonrpc::{self, Envelope, Kind, Payload};
+use crate::request::Request;
+use crate::rules::Rule;
+use crate::sse::{SseEvent, SseSink};
+use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
+use crate::version::ProtocolVersion;
+
+impl Exchange {
+    pub(super) fn judge_stream(
+        &mut self,
+        stream: &mut Stream,
+        end: End,
+        v: &mut Verdict,
+        sse_retry: &mut Option<u64>,
+    ) -> Outcome {
+        let version = self.setup.version;
+        v.event_count = Some(stream.track.event_count);
+        let last_id = stream
+            .framer
+            .last_event_id()
+            .map(|b| String::from_utf8_lossy(b).into_owned());
+        if version.has_resumption() {
+            v.resumable = last_id.is_some();
+            v.last_event_id = last_id.clone();
+            *sse_retry = stream.track.retry_ms;
+        }
+        if self.limit_hit.is_none()
+            && let Some(p) = stream.framer.pending()
+        {
+            let looked_final = looks_like_response(&p.data, &stream.track.expected);
+            self.findings.add(
+                Rule::SseUnterminatedEvent,
+                format!("{} bytes after the last complete event", p.bytes),
+                Some(Location {
+                    offset: p.offset,
+                    event: None,
+                }),
+            );
+            v.unterminated = Some(Unterminated {
+                bytes: p.bytes,
+                looked_final,
+            });
+        }
+        if stream
+            .track
+            .terminal
+            .as_ref()
+            .is_some_and(|t| t.outcome.is_some())
+        {
+            return stream
+                .track
+                .terminal
+                .as_ref()
+                .and_then(|t| t.outcome)
+                .unwrap_or(Outcome::Success);
+        }
+        if self.limit_hit.is_some() {
+            return Outcome::LimitExceeded;
+        }
+        match end {
+            End::Open => return Outcome::StreamOpen,
+            End::Timeout => return Outcome::TimedOut,
+            End::Cancelled => return Outcome::Cancelled,
+            End::Eof | End::Reset => {}
+        }
+        let at = Some(Location {
+            offset: stream.framer.offset(),
+            event: None,
+        });
+        let polling = version == ProtocolVersion::V2025_11_25 && last_id.is_some();
+        if polling {
+            // Only a deliberate close (clean EOF) is the server's polling choice; a reset is not.
+            if stream.track.retry_ms.is_none() && end == End::Eof {
+                self.findings.add(
+                    Rule::SseRetryMissing,
+                    "closed after an event id without a retry field",
+                    at,
+                );
+            }
+        } else if end == End::Eof {
+            self.findings.add(
+                Rule::SseClosedBeforeResponse,
+                format!(
+                    "stream closed after {} events without the response",
+                    stream.track.event_count
+                ),
+                at,
+            );
+        }
+        if stream.track.parse_failed {
+            return Outcome::MalformedJson;
+        }
+        if stream.track.foreign_seen {
+            return Outcome::InvalidEnvelope;
+        }
+        Outcome::StreamAborted
+    }
+}
+
+/// Whether an unterminated event's data is a response to one of `expected`.
+fn looks_like_response(data: &[u8], expected: &[Value]) -> bool {
+    let text = String::from_utf8_lossy(data);
+    match jsonrpc::parse_payload(&text) {
+        Ok(Payload::Single(env)) => {
+            env.kind() == Kind::Response && expected.iter().any(|id| env.id_matches(id))
+        }
+        _ => false,
+    }
+}
+
+pub(super) struct StreamSink<'a> {
+    pub(super) stream: &'a mut Track,
+    pub(super) req: &'a Request,
+    pub(super) version: ProtocolVersion,
+    pub(super) findings: &'a mut Findings,
+    pub(super) observer: &'a mut dyn Observer,
+}
+
+impl SseSink for StreamSink<'_> {
+    fn on_event(&mut self, ev: &SseEvent<'_>) {
+        if ev.data.is_empty() {
+            return; // priming or keep-alive: never JSON, never counted
+        }
+        if self.stream.event_count >= self.stream.max_events {
+            self.stream.too_many = true;
+            return;
+        }
+        self.stream.event_count += 1;
+        self.observer.on_event(ev);
+        let at = Some(Location {
+            offset: ev.offset,
+            event: Some(ev.index),
+        });
+        if !ev.is_message() {
+            self.findings.add(
+                Rule::SseNonMessageEvent,
+                format!(
+                    "event type {:?}: SDK clients ignore it",
+                    String::from_utf8_lossy(ev.event_type)
+                ),
+                at,
+            );
+            return;
+        }
+        if let Some(t) = &self.stream.terminal {
+            let level = if t.outcome == Some(Outcome::InputRequired) {
+                Level::Must
+            } else {
+                Level::Should
+            };
+            self.findings.add_at_level(
+                Rule::SseAfterFinal,
+                level,
+                "event after the final response",
+                at,
+            );
+            return;
+        }
+        // The fast validator first; the replacing decoder only for invalid bytes (WHATWG).
+        let text: Cow<'_, str> = match std::str::from_utf8(ev.data) {
+            Ok(valid) => Cow::Borrowed(valid),
+            Err(_) => String::from_utf8_lossy(ev.data),
+        };
+        match jsonrpc::parse_payload(&text) {
+            Err(m) => self.not_json(m.0, at),
+            Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
+            Ok(Payload::Single(env)) => self.message(&env, ev.index, at),
+            Ok(Payload::Batch(items)) => {
+                if !self.version.allows_batches() {
+                    self.findings.add(
+                        Rule::JsonrpcBatchResponse,
+                        format!("an event holds a JSON array under {}", self.version),
+                        at,
+                    );
+                }
+                for item in items {
+                    match item {
+                        Ok(env) => self.message(&env, ev.index, at),
+                        Err(m) => self.not_json(m.0, at),
+                    }
+                }
+            }
+        }
+    }
+
+    fn on_retry(&mut self, ms: u64, offset: u64) {
+        self.stream.retry_ms = Some(ms);
+        self.legacy("retry", offset);
+    }
+
+    fn on_id_field(&mut self, offset: u64) {
+        self.legacy("id", offset);
+    }
+
+    fn halted(&self) -> bool {
+        self.stream.too_many
+    }
+}
+
+impl StreamSink<'_> {
+    fn legacy(&mut self, field: &str, offset: u64) {
+        if self.version.is_stateless() {
+            self.findings.add(
+                Rule::SseLegacyField,
+                format!("`{field}:` field on a 2026-07-28 stream (ignored)"),
+                Some(Location {
+                    offset,
+                    event: None,
+                }),
+            );
+        }
+    }
+
+    fn not_json(&mut self, detail: String, at: Option<Location>) {
+        self.stream.parse_failed = true;
+        self.findings.add(Rule::SseEventNotJson, detail, at);
+    }
+
+    fn message(&mut self, env: &Envelope<'_>, event: u64, at: Option<Location>) {
+        let mine = env.kind() == Kind::Response
+            && self.stream.expected.iter().any(|id| env.id_matches(id));
+        report(self.observer, env, mine, Some(event));
+        if self.stream.terminal.is_some() {
+            self.findings
+                .add(Rule::SseAfterFinal, "message after the final response", at);
+            return;
+        }
+        match env.kind() {
+            Kind::Request => {
+                if self.version.is_stateless() {
+                    self.findings.add(
+                        Rule::SseServerRequest,
+                        format!(
+                            "server request {:?} on the POST stream",
+                            env.method.unwrap_or("?")
+                        ),
+                        at,
+                    );
+                }
+            }
+            Kind::Notification => self.notification(env, at),
+            Kind::Response if mine => {
+                let mut terminal = Terminal::default();
+                judge_terminal(
+                    env,
+                    self.req,
+                    self.version,
+                    self.findings,
+                    at,
+                    &mut terminal,
+                );
+                self.stream.terminal = Some(terminal);
+            }
+            Kind::Response => {
+                self.stream.foreign_seen = true;
+                self.findings.add(
+                    Rule::SseForeignIdResponse,
+                    format!(
+                        "response with id {} on the stream of request {}",
+                        env.id.map(|i| i.get()).unwrap_or("absent"),
+                        self.req
+                            .id
+                            .as_ref()
+                            .map(Value::to_string)
+                            .unwrap_or_default()
+                    ),
+                    at,
+                );
+            }
+        }
+    }
+
+    fn notification(&mut self, env: &Envelope<'_>, at: Option<Location>) {
+        match env.method {
+            Some("notifications/progress") => {
+                let Some(p) = env.params.filter(|p| p.readable) else {
+                    return;
+                };
+                // Compare the token's text first (no allocation); parse it only when the text
+                // differs, since equal values can be spelled differently.
+                let expected = self.req.progress_token();
+                let same = match (p.progress_token, expected) {
+                    (None, None) => true,
+                    (Some(raw), Some(want)) => {
+                        self.stream.token_text.as_deref() == Some(raw.get())
+                            || serde_json::from_str::<Value>(raw.get()).ok().as_ref() == Some(want)
+                    }
+                    _ => false,
+                };
+                if !same {
+                    self.findings.add(
+                        Rule::ProgressTokenMismatch,
+                        format!(
+                            "progressToken {} but the request's is {}",
+                            p.progress_token.map_or("absent", |t| t.get()),
+                            expected.map(Value::to_string).unwrap_or("absent".into())
+                        ),
+                        at,
+                    );
+                }
+                if let Some(value) = p.progress {
+                    if self.stream.last_progress.is_some_and(|last| value <= last) {
+                        self.findings.add(
+                            Rule::ProgressNotIncreasing,
+                            format!(
+                                "progress {value} after {}",
+                                self.stream.last_progress.unwrap_or(0.0)
+                            ),
+                            at,
+                        );
+                    }
+                    self.stream.last_progress = Some(value);
+                }
+            }
+            Some("notifications/message")
+                if self.version.is_stateless()
+                    && self.req.meta("io.modelcontextprotocol/logLevel").is_none() =>
+            {
+                self.findings.add(
+                    Rule::NotificationMessageWithoutLogLevel,
+                    "notifications/message without a logLevel in the request _meta",
+                    at,
+                );
+            }
+            _ => {}
+        }
+    }
+}
