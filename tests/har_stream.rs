@@ -277,3 +277,43 @@ fn a_pipe_refuses_an_out_of_order_body_over_its_hold_cap_and_a_file_does_not() {
     };
     assert!(v.complete, "{v:?}");
 }
+
+/// `replay` of a directory on two threads prints what one thread prints, in input order, and
+/// the exit code is the same.
+#[test]
+fn replay_of_a_directory_in_parallel_keeps_input_order() {
+    let exe = env!("CARGO_BIN_EXE_mcp-verdict");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/har");
+    let run = |jobs: &str| {
+        std::process::Command::new(exe)
+            .args(["replay", "--format", "jsonl", "-j", jobs])
+            .arg(&dir)
+            .output()
+            .unwrap()
+    };
+    let one = run("1");
+    let two = run("2");
+    assert_eq!(
+        one.status.code(),
+        Some(1),
+        "the samples include broken exchanges"
+    );
+    assert_eq!(two.status.code(), one.status.code());
+    assert_eq!(
+        String::from_utf8_lossy(&two.stdout),
+        String::from_utf8_lossy(&one.stdout)
+    );
+    // In input order: the files appear sorted by name.
+    let files: Vec<String> = String::from_utf8_lossy(&one.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["file"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+}
