@@ -76,7 +76,7 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::{
     client_checks, exchange, findings, jsonrpc, limits, request, retry, rules, session,
-    tool_result, verdict, version,
+    tool_result, verdict, version, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -84,7 +84,7 @@ pub use crate::core::sse;
 #[cfg(feature = "tools")]
 pub use crate::tools::{faults, soak};
 
-pub use exchange::{Exchange, Learned, Message, Observer, ResponseHead};
+pub use exchange::{Exchange, Message, Observer, ResponseHead};
 pub use jsonrpc::Kind as MessageKind;
 pub use limits::{LimitKind, Limits};
 pub use request::{BodyKind, Headers, Request};
@@ -94,6 +94,11 @@ pub use verdict::{
     Advice, End, Layer, Level, Location, Outcome, RetryAdvice, Unterminated, Verdict, Violation,
 };
 pub use version::{ProtocolVersion, VersionSource};
+
+/// The README's library example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// Internals exposed to the fuzz targets only (`--features fuzzing`): the envelope's fast scan
 /// and its serde reference, which must agree on every input.

@@ -1,6 +1,6 @@
 //! Minimized inputs found by fuzzing (`fuzz/`), kept as tests.
 
-use mcp_verdict::{End, Headers, Limits, Request, ResponseHead, Session, Verdict};
+use mcp_verdict::{End, Headers, LimitKind, Limits, Request, ResponseHead, Session, Verdict};
 
 const TOOLS_CALL: &[u8] =
     br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#;
@@ -43,7 +43,7 @@ fn limit_reported_does_not_depend_on_chunking() {
     body.extend_from_slice(b"\n\n");
     let whole = judge(limits, &body, body.len(), End::Eof);
     let bytewise = judge(limits, &body, 1, End::Eof);
-    assert_eq!(bytewise.limit.as_deref(), Some("max_events"));
+    assert_eq!(bytewise.limit.map(LimitKind::name), Some("max_events"));
     assert_eq!(whole, bytewise);
 }
 
@@ -59,7 +59,7 @@ fn event_count_over_max_events_does_not_depend_on_chunking() {
     let whole = judge(limits, &body, body.len(), End::Eof);
     let bytewise = judge(limits, &body, 1, End::Eof);
     let per_event = judge(limits, &body, body.len() / 6, End::Eof);
-    assert_eq!(whole.limit.as_deref(), Some("max_events"));
+    assert_eq!(whole.limit.map(LimitKind::name), Some("max_events"));
     assert_eq!(whole, bytewise);
     assert_eq!(whole, per_event);
 }
@@ -95,7 +95,7 @@ fn one_line_event_counts_its_line_end_against_the_size_limit() {
     let body = format!("{line}\r\n\r\n");
     let whole = judge(limits, body.as_bytes(), body.len(), End::Eof);
     let bytewise = judge(limits, body.as_bytes(), 1, End::Eof);
-    assert_eq!(bytewise.limit.as_deref(), Some("max_event_bytes"));
+    assert_eq!(bytewise.limit.map(LimitKind::name), Some("max_event_bytes"));
     assert_eq!(whole, bytewise);
     // With LF the event is 64 bytes: within the limit on both paths.
     let body = format!("{line}\n\n");

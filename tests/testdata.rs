@@ -62,7 +62,7 @@ fn load(har: &Path) -> Vec<Entry> {
 /// The verdict in the expectation's shape: violations as a sorted list of rule ids.
 fn comparable(v: &Verdict) -> Value {
     let mut value = serde_json::to_value(v).unwrap();
-    let mut rules: Vec<String> = v.violations.iter().map(|x| x.rule.clone()).collect();
+    let mut rules: Vec<String> = v.violations.iter().map(|x| x.rule.to_string()).collect();
     rules.sort();
     value["violations"] = json!(rules);
     value

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio::time::Instant;
 
 use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
+use super::lock;
 use crate::exchange::{Exchange, ResponseHead};
 use crate::har::Entry;
 use crate::limits::Limits;
@@ -23,6 +24,7 @@ use crate::request::{Headers, Request};
 use crate::session::Session;
 use crate::verdict::{End, Outcome, Verdict};
 use crate::version::ProtocolVersion;
+use crate::wire;
 
 /// The body stream type of a live call.
 pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, reqwest::Error>> + Send>>;
@@ -114,8 +116,11 @@ impl ClientBuilder {
     ///
     /// # Errors
     /// When the URL does not parse.
-    pub fn build(self) -> Result<Client, String> {
-        let url = reqwest::Url::parse(&self.url).map_err(|e| format!("{}: {e}", self.url))?;
+    pub fn build(self) -> Result<Client, BuildError> {
+        let url = reqwest::Url::parse(&self.url).map_err(|e| BuildError::Url {
+            url: self.url.clone(),
+            reason: e.to_string(),
+        })?;
         let http = self.http.unwrap_or_default();
         Ok(Client {
             inner: Arc::new(Inner {
@@ -133,6 +138,29 @@ impl ClientBuilder {
         })
     }
 }
+
+/// Why a [`ClientBuilder`] could not build its client.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The endpoint URL does not parse.
+    Url {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Url { url, reason } => write!(f, "{url}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
 
 #[derive(Default)]
 struct State {
@@ -165,10 +193,6 @@ impl std::fmt::Debug for Client {
             .field("url", &self.inner.url.as_str())
             .finish()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Client {
@@ -571,9 +595,9 @@ fn add_stateless_fields(
     }
     let meta = params.entry("_meta").or_insert_with(|| json!({}));
     if let Value::Object(meta) = meta {
-        meta.entry("io.modelcontextprotocol/protocolVersion")
+        meta.entry(wire::META_PROTOCOL_VERSION)
             .or_insert_with(|| json!(v.as_str()));
-        meta.entry("io.modelcontextprotocol/clientCapabilities")
+        meta.entry(wire::META_CLIENT_CAPABILITIES)
             .or_insert_with(|| json!({}));
         meta.entry("io.modelcontextprotocol/clientInfo")
             .or_insert_with(
@@ -602,7 +626,9 @@ fn header_safe(v: &str) -> String {
 /// so a server that refuses it can only offer 2025 revisions (rmcp answers so when its handler
 /// lists none newer than 2025-11-25).
 fn is_legacy_signal(v: &Verdict) -> bool {
-    let modern = matches!(v.error_code, Some(-32021..=-32020));
+    let modern = v
+        .error_code
+        .is_some_and(|c| wire::is_pre_dispatch(c) && c != wire::UNSUPPORTED_PROTOCOL_VERSION);
     match v.outcome {
         Outcome::HttpError => matches!(v.status, Some(400 | 404 | 405)) && !modern,
         Outcome::JsonrpcError => !modern,

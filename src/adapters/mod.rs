@@ -8,4 +8,10 @@ pub mod h1;
 pub mod rmcp;
 
 pub use body::{Deadlines, Frame, JudgedBody, ServerMessage, SharedSession, Timings, VerdictSink};
-pub use client::{Call, Client, ClientBuilder, Handshake, Prepared};
+/// Locks `m`, taking the data even if another thread panicked while holding it: every value
+/// behind these mutexes stays consistent between statements, so a poisoned lock is still usable.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub use client::{BuildError, Call, Client, ClientBuilder, Handshake, Prepared};

@@ -204,7 +204,9 @@ pub fn replay_har_seekable<R: Read + Seek>(
 /// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
+    total: u64,
     incomplete: u64,
+    forgiven: u64,
     discover_refused: bool,
 }
 
@@ -212,8 +214,10 @@ impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         let method = v.method.as_deref();
+        self.total += 1;
         if self.discover_refused && method == Some("initialize") {
             self.incomplete -= 1;
+            self.forgiven += 1;
         }
         self.discover_refused = false;
         if !v.complete {
@@ -230,6 +234,21 @@ impl Tally {
     /// Every exchange counted was complete (or a forgiven legacy probe).
     pub fn all_complete(&self) -> bool {
         self.incomplete == 0
+    }
+
+    /// Exchanges counted.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Incomplete exchanges that fail the run (forgiven legacy probes not included).
+    pub fn incomplete(&self) -> u64 {
+        self.incomplete
+    }
+
+    /// Refused `server/discover` probes forgiven because an `initialize` followed.
+    pub fn forgiven(&self) -> u64 {
+        self.forgiven
     }
 }
 

@@ -5,9 +5,10 @@ use crate::findings::Findings;
 use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::version::ProtocolVersion;
+use crate::wire;
 
-const VERSION_META: &str = "io.modelcontextprotocol/protocolVersion";
-const CAPS_META: &str = "io.modelcontextprotocol/clientCapabilities";
+use crate::wire::META_CLIENT_CAPABILITIES as CAPS_META;
+use crate::wire::META_PROTOCOL_VERSION as VERSION_META;
 
 /// Checks the request against `version`'s rules. `after_initialize`: an `initialize` exchange
 /// was seen earlier, so 2025-06-18+ requests must carry the version header.
@@ -28,7 +29,7 @@ pub(crate) fn check_request(
         return;
     }
     let accept = req.headers.get("accept").unwrap_or("").to_ascii_lowercase();
-    if !(accept.contains("application/json") && accept.contains("text/event-stream")) {
+    if !(accept.contains(wire::JSON) && accept.contains(wire::EVENT_STREAM)) {
         findings.add(
             Rule::RequestAccept,
             format!(

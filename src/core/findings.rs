@@ -25,7 +25,7 @@ impl Findings {
         detail: impl Into<String>,
         at: Option<Location>,
     ) {
-        if let Some(i) = self.list.iter().position(|v| v.rule == rule.id()) {
+        if let Some(i) = self.list.iter().position(|v| v.rule == rule) {
             self.counts[i] += 1;
             if level == Level::Must {
                 self.list[i].level = Level::Must;

@@ -4,7 +4,7 @@
 //! cannot make the analyzer allocate without bound. Hitting a limit is a verdict
 //! ([`Outcome::LimitExceeded`](crate::Outcome::LimitExceeded)) naming the limit, not a panic.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Limits applied to one exchange. `Default` gives values suitable for real traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -28,15 +28,18 @@ impl Default for Limits {
     }
 }
 
-/// Which limit was hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+/// Which limit was hit. One name per limit, the same everywhere: the [`Limits`] field, the
+/// verdict's `limit` field in JSON and [`LimitKind::name`] all say `max_event_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum LimitKind {
     /// [`Limits::max_event_bytes`]
+    #[serde(rename = "max_event_bytes")]
     EventBytes,
     /// [`Limits::max_body_bytes`]
+    #[serde(rename = "max_body_bytes")]
     BodyBytes,
     /// [`Limits::max_events`]
+    #[serde(rename = "max_events")]
     Events,
 }
 
@@ -47,6 +50,30 @@ impl LimitKind {
             LimitKind::EventBytes => "max_event_bytes",
             LimitKind::BodyBytes => "max_body_bytes",
             LimitKind::Events => "max_events",
+        }
+    }
+}
+
+impl std::fmt::Display for LimitKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LimitKind;
+
+    #[test]
+    fn serde_name_is_the_limit_name() {
+        for kind in [
+            LimitKind::EventBytes,
+            LimitKind::BodyBytes,
+            LimitKind::Events,
+        ] {
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{}\"", kind.name()));
+            assert_eq!(serde_json::from_str::<LimitKind>(&json).unwrap(), kind);
         }
     }
 }

@@ -14,3 +14,4 @@ pub mod sse;
 pub(crate) mod tool_result;
 pub(crate) mod verdict;
 pub(crate) mod version;
+pub(crate) mod wire;

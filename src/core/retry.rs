@@ -31,7 +31,7 @@ pub struct RetryFacts {
 
 /// Codes that mean "rejected before dispatch because of the request itself" (2026-07-28).
 fn is_pre_dispatch_code(code: Option<i64>) -> bool {
-    matches!(code, Some(-32022..=-32020))
+    code.is_some_and(crate::wire::is_pre_dispatch)
 }
 
 /// Decides what to do next.

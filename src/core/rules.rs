@@ -20,6 +20,10 @@ macro_rules! rules {
             pub fn level(self) -> Level { match self { $(Rule::$variant => Level::$level,)* } }
             /// One line: what the rule says.
             pub fn summary(self) -> &'static str { match self { $(Rule::$variant => $summary,)* } }
+            /// The rule with this stable id.
+            pub fn from_id(id: &str) -> Option<Rule> {
+                match id { $($id => Some(Rule::$variant),)* _ => None }
+            }
         }
     };
 }
@@ -103,4 +107,61 @@ rules! {
         "Progress must increase with each notification.";
     NotificationMessageWithoutLogLevel => "notification.message_without_log_level", Must,
         "2026-07-28: no notifications/message unless the request _meta asked for a logLevel.";
+}
+
+impl Rule {
+    /// The stable id (same as [`Rule::id`]), the name used in verdicts and on the command line.
+    pub fn as_str(self) -> &'static str {
+        self.id()
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+impl PartialEq<str> for Rule {
+    fn eq(&self, other: &str) -> bool {
+        self.id() == other
+    }
+}
+
+impl PartialEq<&str> for Rule {
+    fn eq(&self, other: &&str) -> bool {
+        self.id() == *other
+    }
+}
+
+/// Serialized as its stable id (`"sse.foreign_id_response"`).
+impl serde::Serialize for Rule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Rule {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let id = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Rule::from_id(&id)
+            .ok_or_else(|| serde::de::Error::custom(format_args!("unknown rule id `{id}`")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rule;
+
+    #[test]
+    fn ids_are_unique_and_round_trip() {
+        for &rule in Rule::ALL {
+            assert_eq!(Rule::from_id(rule.id()), Some(rule));
+            let json = serde_json::to_string(&rule).unwrap();
+            assert_eq!(json, format!("\"{}\"", rule.id()));
+            assert_eq!(serde_json::from_str::<Rule>(&json).unwrap(), rule);
+        }
+        assert_eq!(Rule::from_id("no.such_rule"), None);
+        assert!(serde_json::from_str::<Rule>("\"no.such_rule\"").is_err());
+    }
 }

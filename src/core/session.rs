@@ -128,7 +128,7 @@ impl Session {
             return (v, VersionSource::Header);
         }
         let meta = req
-            .meta("io.modelcontextprotocol/protocolVersion")
+            .meta(crate::wire::META_PROTOCOL_VERSION)
             .and_then(Value::as_str)
             .and_then(ProtocolVersion::parse);
         if let Some(v) = meta {

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::limits::LimitKind;
 use crate::rules::Rule;
 use crate::version::{ProtocolVersion, VersionSource};
 
@@ -256,8 +257,8 @@ pub struct Location {
 /// A broken spec rule, with evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
-    /// Stable rule id, e.g. `sse.foreign_id_response`.
-    pub rule: String,
+    /// The rule; serialized as its stable id, e.g. `sse.foreign_id_response`.
+    pub rule: Rule,
     /// MUST or SHOULD.
     pub level: Level,
     /// What was seen.
@@ -269,7 +270,7 @@ pub struct Violation {
 impl Violation {
     pub(crate) fn new(rule: Rule, detail: impl Into<String>, at: Option<Location>) -> Self {
         Violation {
-            rule: rule.id().to_owned(),
+            rule,
             level: rule.level(),
             detail: detail.into(),
             at,
@@ -288,6 +289,7 @@ pub struct Unterminated {
 
 /// The verdict for one exchange. See the crate docs for how each field is decided.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[must_use]
 pub struct Verdict {
     /// 0-based position of the entry in the capture (or the exchange number, live).
     pub index: u64,
@@ -331,13 +333,19 @@ pub struct Verdict {
     pub violations: Vec<Violation>,
     /// SSE: an event cut off at the end of the body.
     pub unterminated: Option<Unterminated>,
-    /// Which limit was hit, for `LIMIT_EXCEEDED`.
-    pub limit: Option<String>,
+    /// Which limit was hit, for `LIMIT_EXCEEDED`; serialized as the limit's name, e.g.
+    /// `max_event_bytes`.
+    pub limit: Option<LimitKind>,
 }
 
 impl Verdict {
     /// Whether a rule with this id was broken.
     pub fn has_violation(&self, rule: &str) -> bool {
+        self.violations.iter().any(|v| v.rule == rule)
+    }
+
+    /// Whether `rule` was broken.
+    pub fn breaks(&self, rule: Rule) -> bool {
         self.violations.iter().any(|v| v.rule == rule)
     }
 }

@@ -63,6 +63,7 @@ use tokio::time::Instant;
 
 use super::body::{Deadlines, JudgedBody, SharedSession, Tap, TapFn, VerdictSink, finish};
 use super::client::BodyStream;
+use super::lock;
 use crate::exchange::{Exchange, ResponseHead};
 use crate::limits::Limits;
 use crate::request::{Headers, Request};
@@ -72,8 +73,7 @@ use crate::verdict::{End, Verdict};
 type Error = StreamableHttpError<reqwest::Error>;
 type SseBox = Pin<Box<dyn Stream<Item = Result<Sse, SseError>> + Send>>;
 
-const EVENT_STREAM: &str = "text/event-stream";
-const JSON: &str = "application/json";
+use crate::wire::{EVENT_STREAM, JSON, media_type_is};
 const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";
 /// rmcp keeps at most this much of a `Retry-After` value.
@@ -277,7 +277,9 @@ impl VerdictHttpClient {
                 Tap::End(end) => c.end = Some(end),
             }
         });
-        self.judged(exchange, response, started, Some(tap))
+        // The verdict went to the sink; only the captured body is wanted here.
+        let _ = self
+            .judged(exchange, response, started, Some(tap))
             .verdict()
             .await;
         std::mem::take(&mut *lock(&captured))
@@ -737,15 +739,6 @@ impl StreamableHttpClient for VerdictHttpClient {
     }
 }
 
-/// Media-type essence comparison, case-insensitive, parameters ignored.
-fn media_type_is(value: &str, expected: &str) -> bool {
-    value.split(';').next().is_some_and(|essence| {
-        essence
-            .trim_matches([' ', '\t'])
-            .eq_ignore_ascii_case(expected)
-    })
-}
-
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -759,10 +752,6 @@ fn headers_of(map: &HeaderMap) -> Headers {
             )
         })
         .collect()
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]

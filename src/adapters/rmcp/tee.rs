@@ -10,9 +10,10 @@ use futures_core::Stream;
 use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 
-use super::{SseBox, lock, lossy};
+use super::{SseBox, lossy};
 use crate::adapters::body::JudgedBody;
 use crate::adapters::client::BodyStream;
+use crate::adapters::lock;
 use crate::sse::{SseEvent, SseFramer, SseSink};
 use crate::verdict::End;
 

@@ -15,7 +15,6 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Limits;
 use mcp_verdict::Rule;
-use mcp_verdict::replay::{Item, Tally};
 
 use output::{Format, Printer};
 
@@ -299,12 +298,12 @@ impl OutputArgs {
 }
 
 /// The exit code for a run: 2 unusable input, else 0 when every exchange was complete.
-fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool, all_complete: bool) -> ExitCode {
+fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
     if printer.broken_pipe() {
         ExitCode::SUCCESS
     } else if unusable {
         ExitCode::from(2)
-    } else if all_complete {
+    } else if printer.all_complete() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -369,7 +368,6 @@ impl<R: io::Read> io::Read for Progress<R> {
 fn run_replay(args: ReplayArgs) -> ExitCode {
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
-    let mut tally = Tally::default();
     let mut unusable = false;
     let mut files = Vec::new();
     for input in replay_files::expand(&args.files) {
@@ -394,16 +392,10 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
         if begun != Some(i) {
             begun = Some(i);
-            tally.next_capture();
             printer.begin_file(&name);
         }
         match event {
-            replay_files::Event::Item(item) => {
-                if let Item::Verdict(v) = &item {
-                    tally.add(v);
-                }
-                printer.item(&name, &item);
-            }
+            replay_files::Event::Item(item) => printer.item(&name, &item),
             replay_files::Event::End(result) => {
                 printer.end_file(&name);
                 if let Err(e) = result {
@@ -415,5 +407,5 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
     });
     printer.finish();
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }

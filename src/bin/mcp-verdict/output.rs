@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use mcp_verdict::replay::{Item, Skipped};
+use mcp_verdict::replay::{Item, Skipped, Tally};
 use mcp_verdict::{Level, Outcome, Verdict};
 use serde::Serialize;
 
@@ -26,8 +26,8 @@ pub struct Printer<W: Write> {
     /// Human format: the file whose table header is not printed yet.
     title: Option<String>,
     tally: BTreeMap<Outcome, u64>,
-    incomplete: u64,
-    total: u64,
+    /// The one count of completeness: the summary line and the exit code both read it.
+    completeness: Tally,
 }
 
 const RESET: &str = "\x1b[0m";
@@ -56,13 +56,18 @@ impl<W: Write> Printer<W> {
             skipped: Vec::new(),
             title: None,
             tally: BTreeMap::new(),
-            incomplete: 0,
-            total: 0,
+            completeness: Tally::default(),
         }
     }
 
     pub fn broken_pipe(&self) -> bool {
         self.broken
+    }
+
+    /// Every exchange printed was complete (a refused `server/discover` followed by `initialize`
+    /// is forgiven, see [`Tally`]): the exit code's rule, and the summary's.
+    pub fn all_complete(&self) -> bool {
+        self.completeness.all_complete()
     }
 
     fn emit(&mut self, text: &str) {
@@ -88,6 +93,7 @@ impl<W: Write> Printer<W> {
     }
 
     pub fn begin_file(&mut self, name: &str) {
+        self.completeness.next_capture();
         self.in_file = 0;
         self.skipped.clear();
         match self.format {
@@ -124,11 +130,8 @@ impl<W: Write> Printer<W> {
                 self.skipped.push(s.clone());
             }
             Item::Verdict(v) => {
-                self.total += 1;
                 *self.tally.entry(v.outcome).or_default() += 1;
-                if !v.complete {
-                    self.incomplete += 1;
-                }
+                self.completeness.add(v);
                 match self.format {
                     Format::Human => self.human(v),
                     Format::Json => {
@@ -247,17 +250,86 @@ impl<W: Write> Printer<W> {
             Format::Human => {
                 let tally: Vec<String> =
                     self.tally.iter().map(|(o, n)| format!("{n} {o}")).collect();
-                let head = format!(
+                let c = &self.completeness;
+                let mut head = format!(
                     "{} exchanges, {} complete, {} incomplete",
-                    self.total,
-                    self.total - self.incomplete,
-                    self.incomplete
+                    c.total(),
+                    c.total() - c.incomplete() - c.forgiven(),
+                    c.incomplete()
                 );
-                let head = self.paint(if self.incomplete == 0 { GREEN } else { RED }, &head);
+                if c.forgiven() > 0 {
+                    head.push_str(&format!(", {} legacy probe", c.forgiven()));
+                }
+                let head = self.paint(if c.all_complete() { GREEN } else { RED }, &head);
                 self.emit(&format!("{head}: {}\n", tally.join(", ")));
             }
             Format::Jsonl => {}
         }
         let _ = self.out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_verdict::{End, Headers, Request, ResponseHead, Session, Verdict};
+
+    use super::*;
+
+    fn judge(session: &mut Session, body: &str, status: u16, reply: &str) -> Verdict {
+        let mut exchange = session.begin(Request::new("POST", Headers::new(), body.as_bytes()));
+        exchange.on_head(ResponseHead {
+            status,
+            headers: Headers::from_iter([("Content-Type", "application/json")]),
+        });
+        exchange.feed(reply.as_bytes());
+        session.finish(&mut exchange, End::Eof)
+    }
+
+    fn summary(verdicts: Vec<Verdict>) -> (String, bool) {
+        let mut printer = Printer::new(Vec::new(), Format::Human, false);
+        printer.begin_file("capture.har");
+        for v in verdicts {
+            printer.item("capture.har", &Item::Verdict(Box::new(v)));
+        }
+        printer.end_file("capture.har");
+        printer.finish();
+        let all_complete = printer.all_complete();
+        let text = String::from_utf8(printer.out).unwrap();
+        (text.lines().last().unwrap_or("").to_owned(), all_complete)
+    }
+
+    /// A refused `server/discover` followed by `initialize` is the legacy probe: the summary
+    /// says what the exit code says (this once printed "1 incomplete" and exited 0).
+    #[test]
+    fn summary_and_exit_code_agree_on_a_legacy_probe() {
+        let mut session = Session::default();
+        let discover = judge(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":0,"method":"server/discover"}"#,
+            404,
+            "",
+        );
+        assert!(!discover.complete);
+        let init = judge(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+            200,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}"#,
+        );
+        assert!(init.complete);
+        let (line, all_complete) = summary(vec![discover.clone(), init]);
+        assert!(all_complete);
+        assert!(
+            line.starts_with("2 exchanges, 1 complete, 0 incomplete, 1 legacy probe"),
+            "{line}"
+        );
+
+        // Without the initialize, the refused discover is a failure, in both places.
+        let (line, all_complete) = summary(vec![discover]);
+        assert!(!all_complete);
+        assert!(
+            line.starts_with("1 exchanges, 0 complete, 1 incomplete"),
+            "{line}"
+        );
     }
 }

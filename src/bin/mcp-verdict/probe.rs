@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
 use mcp_verdict::har;
-use mcp_verdict::replay::{Item, Tally};
+use mcp_verdict::replay::Item;
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
@@ -99,10 +99,8 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
-    let mut tally = Tally::default();
     for (i, mut v) in verdicts.into_iter().enumerate() {
         v.index = i as u64;
-        tally.add(&v);
         printer.item(&args.url, &Item::Verdict(Box::new(v)));
     }
     printer.end_file(&args.url);
@@ -118,7 +116,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
             unusable = true;
         }
     }
-    exit_code(&printer, unusable, tally.all_complete())
+    exit_code(&printer, unusable)
 }
 
 /// The probe sequence. Stops early when the handshake fails.

@@ -140,7 +140,9 @@ pub fn run(args: SoakArgs) -> ExitCode {
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
-        let report = soak::run(&client, &config, live.clone()).await;
+        let report = soak::run(&client, &config, live.clone())
+            .await
+            .map_err(|e| e.to_string());
         if let Some(p) = progress {
             p.abort();
             eprint!("\r\x1b[2K");

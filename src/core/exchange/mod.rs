@@ -10,6 +10,8 @@
 
 mod learn;
 mod stream;
+#[cfg(test)]
+mod tests;
 
 use learn::learn;
 use stream::StreamSink;
@@ -26,6 +28,7 @@ use crate::sse::{SseEvent, SseFramer};
 use crate::tool_result;
 use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
+use crate::wire;
 
 /// The response status line and headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,7 +68,7 @@ impl Observer for () {}
 
 /// What an exchange taught about the session, for later exchanges in the same capture.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Learned {
+pub(crate) struct Learned {
     /// `initialize` result's `protocolVersion`.
     pub negotiated: Option<ProtocolVersion>,
     /// `tools/list` result: tool name and whether its annotations make a repeat harmless.
@@ -76,7 +79,7 @@ pub struct Learned {
 
 /// How the exchange was set up: everything decided before the response.
 #[derive(Debug, Clone)]
-pub struct Setup {
+pub(crate) struct Setup {
     /// Position in the capture, or a live counter.
     pub index: u64,
     /// The version whose rules apply.
@@ -108,8 +111,27 @@ enum Body {
     Stream(Box<Stream>),
 }
 
-/// One exchange being judged.
+/// One exchange being judged: begun by [`Session::begin`](crate::Session::begin) (which applies
+/// the request rules), fed with [`on_head`](Self::on_head) and [`feed`](Self::feed), and ended by
+/// [`Session::finish`](crate::Session::finish), which gives the [`Verdict`].
+///
+/// # Misuse
+///
+/// The calls have one order: `on_head` once, then `feed` any number of times, then one finish.
+/// Breaking it is a bug in the caller, not bad input, so debug builds panic with a message naming
+/// the call (`feed` before `on_head`, a second `on_head`, a second finish). Release builds do not
+/// check: body bytes before the head are dropped, and a second finish judges an exchange with no
+/// response (`CONNECTION_FAILED`).
+///
+/// ```compile_fail
+/// // There is no way to judge an exchange without the request rules: no public constructor.
+/// let exchange = mcp_verdict::Exchange::new(
+///     mcp_verdict::Request::new("POST", mcp_verdict::Headers::new(), b"{}"),
+///     Default::default(),
+/// );
+/// ```
 #[derive(Debug)]
+#[must_use = "an exchange gives its verdict only when finished by Session::finish"]
 pub struct Exchange {
     req: Request,
     setup: Setup,
@@ -118,6 +140,8 @@ pub struct Exchange {
     body: Body,
     body_bytes: u64,
     limit_hit: Option<LimitKind>,
+    /// A verdict was given: the exchange is spent.
+    finished: bool,
 }
 
 #[derive(Debug)]
@@ -165,11 +189,8 @@ struct Track {
 const ERROR_BODY_CAP: u64 = 1 << 20;
 
 impl Exchange {
-    /// Starts judging `req` under `setup`. Request-side rules are checked here.
-    pub fn new(req: Request, setup: Setup) -> Self {
-        Exchange::with_findings(req, setup, Findings::default())
-    }
-
+    /// Starts judging `req` under `setup`, with the request-side findings already made. Only
+    /// [`Session::begin`](crate::Session::begin) calls this, so the request rules always apply.
     pub(crate) fn with_findings(req: Request, setup: Setup, findings: Findings) -> Self {
         Exchange {
             req,
@@ -179,6 +200,7 @@ impl Exchange {
             body: Body::AwaitHead,
             body_bytes: 0,
             limit_hit: None,
+            finished: false,
         }
     }
 
@@ -194,7 +216,14 @@ impl Exchange {
 
     /// Feeds the response head. Decides how the body will be read.
     pub fn on_head(&mut self, head: ResponseHead) {
-        let content_type = head.headers.get("content-type").map(media_type);
+        debug_assert!(
+            self.head.is_none() && !self.finished,
+            "Exchange::on_head called twice, or after the exchange was finished"
+        );
+        let content_type = head
+            .headers
+            .get("content-type")
+            .map(|v| wire::media_type(v).to_ascii_lowercase());
         let media = match content_type.as_deref() {
             Some("application/json") => Media::Json,
             Some(t) if t.ends_with("+json") => Media::Json,
@@ -256,6 +285,14 @@ impl Exchange {
 
     /// Feeds body bytes, telling `observer` about each event and message as it is framed.
     pub fn feed_with(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
+        debug_assert!(
+            !self.finished,
+            "Exchange::feed called after the exchange was finished"
+        );
+        debug_assert!(
+            !matches!(self.body, Body::AwaitHead) || chunk.is_empty(),
+            "Exchange::feed called before Exchange::on_head: body bytes need the response head"
+        );
         self.body_bytes += chunk.len() as u64;
         match &mut self.body {
             Body::AwaitHead => {}
@@ -301,14 +338,18 @@ impl Exchange {
         }
     }
 
-    /// Ends the exchange and gives the verdict. `end` says how the body ended.
-    pub fn finish(&mut self, end: End) -> Verdict {
-        self.finish_with(end, &mut ()).0
-    }
-
-    /// Like [`finish`](Self::finish), also reporting a JSON body's message to `observer` and
+    /// Ends the exchange and gives the verdict (`end` says how the body ended), also reporting a JSON body's message to `observer` and
     /// returning what the session learned.
-    pub fn finish_with(&mut self, end: End, observer: &mut dyn Observer) -> (Verdict, Learned) {
+    pub(crate) fn finish_with(
+        &mut self,
+        end: End,
+        observer: &mut dyn Observer,
+    ) -> (Verdict, Learned) {
+        debug_assert!(
+            !self.finished,
+            "the exchange was finished twice: it has given its verdict already"
+        );
+        self.finished = true;
         let mut v = self.base_verdict(end);
         let mut terminal = Terminal::default();
         let mut sse_retry = None;
@@ -329,7 +370,7 @@ impl Exchange {
         v.error_code = terminal.error_code;
         v.error_message = terminal.error_message.take();
         v.result_type = terminal.result_type.take();
-        v.limit = self.limit_hit.map(|l| l.name().to_owned());
+        v.limit = self.limit_hit;
         v.retry = retry::advise(&RetryFacts {
             outcome,
             status: v.status,
@@ -619,14 +660,4 @@ fn report(observer: &mut dyn Observer, env: &Envelope<'_>, terminal: bool, event
         terminal,
         event,
     });
-}
-
-/// The media type without parameters, lowercased.
-fn media_type(value: &str) -> String {
-    value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
 }

@@ -322,7 +322,7 @@ impl StreamSink<'_> {
             }
             Some("notifications/message")
                 if self.version.is_stateless()
-                    && self.req.meta("io.modelcontextprotocol/logLevel").is_none() =>
+                    && self.req.meta(crate::wire::META_LOG_LEVEL).is_none() =>
             {
                 self.findings.add(
                     Rule::NotificationMessageWithoutLogLevel,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::scenarios::{Expect, Scenario};
+use crate::adapters::lock;
 use crate::adapters::{Client, Deadlines, Handshake};
 use crate::har::Entry;
 use crate::limits::Limits;
@@ -173,7 +174,7 @@ pub async fn probe(url: &str, scenario: &Scenario) -> Run {
     for (i, v) in run.verdicts.iter_mut().enumerate() {
         v.index = i as u64;
     }
-    run.recorded = std::mem::take(&mut *recorder.lock().unwrap_or_else(|p| p.into_inner()));
+    run.recorded = std::mem::take(&mut *lock(&recorder));
     run
 }
 

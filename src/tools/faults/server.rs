@@ -17,6 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use super::scenarios::{self, Ending, Era, Reply, Step};
+use crate::adapters::lock;
 
 const MAX_HEAD: usize = 64 * 1024;
 const MAX_BODY: usize = 4 * 1024 * 1024;
@@ -361,11 +362,7 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
         "POST" => {}
         "GET" => {
             if let Some(last) = req.header("last-event-id") {
-                let pending = shared
-                    .resumes
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .remove(last);
+                let pending = lock(&shared.resumes).remove(last);
                 if let Some(event) = pending {
                     return write_sse(stream, &[Step::Send(event)], Ending::Clean).await;
                 }
@@ -502,11 +499,7 @@ async fn call_tool(
     }
     if scenario == Some("sse-priming-resume") {
         let finale = format!("id: ev-2\nevent: message\ndata: {ok}\n\n").into_bytes();
-        shared
-            .resumes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert("ev-1".into(), finale);
+        lock(&shared.resumes).insert("ev-1".into(), finale);
     }
     let token_value = token.clone().unwrap_or(json!("none"));
     let reply = match scenario.and_then(|s| scenarios::reply(s, id, &normal, &token_value)) {

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 mod render;
 mod run;
 
-pub use run::{Live, run};
+pub use run::{Live, SoakError, run};
 
 use crate::adapters::{Handshake, Timings};
 use crate::verdict::Verdict;
@@ -193,7 +193,10 @@ impl Report {
         *self.outcomes.entry(v.outcome.to_string()).or_default() += 1;
         *self.layers.entry(v.layer.as_str().to_owned()).or_default() += 1;
         for violation in &v.violations {
-            *self.violations.entry(violation.rule.clone()).or_default() += 1;
+            *self
+                .violations
+                .entry(violation.rule.to_string())
+                .or_default() += 1;
         }
         if !v.complete {
             self.incomplete += 1;

@@ -10,6 +10,8 @@ use std::time::Duration;
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
 use crate::adapters::Client;
 use crate::adapters::h1::Connection;
+use crate::adapters::lock;
+use crate::verdict::Verdict;
 
 /// Live counters, for a progress bar and a metrics endpoint.
 #[derive(Debug, Default)]
@@ -24,30 +26,53 @@ pub struct Live {
 impl Live {
     /// A copy of the report so far.
     pub fn snapshot(&self) -> Report {
-        self.report
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        lock(&self.report).clone()
     }
 }
 
+/// Why a soak run could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SoakError {
+    /// The mix has no entries: there is nothing to send.
+    EmptyMix,
+    /// The handshake's last exchange was not a complete success; its verdict says why.
+    Handshake(Box<Verdict>),
+}
+
+impl std::fmt::Display for SoakError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SoakError::EmptyMix => f.write_str("the mix is empty"),
+            SoakError::Handshake(last) => write!(
+                f,
+                "the handshake failed: {} {} (HTTP {})",
+                last.method.as_deref().unwrap_or("?"),
+                last.outcome,
+                last.status.map_or("-".into(), |s| s.to_string())
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SoakError {}
+
 /// Runs the load with `client` (handshake included) and returns the report. `live` is updated
 /// as calls finish.
-pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Result<Report, String> {
+pub async fn run(
+    client: &Client,
+    config: &SoakConfig,
+    live: Arc<Live>,
+) -> Result<Report, SoakError> {
     if config.mix.is_empty() {
-        return Err("the mix is empty".into());
+        return Err(SoakError::EmptyMix);
     }
     let handshake = client.handshake(config.handshake).await;
     if let Some(last) = handshake
         .last()
         .filter(|v| !(v.complete && v.error_code.is_none()))
     {
-        return Err(format!(
-            "the handshake failed: {} {} (HTTP {})",
-            last.method.as_deref().unwrap_or("?"),
-            last.outcome,
-            last.status.map_or("-".into(), |s| s.to_string())
-        ));
+        return Err(SoakError::Handshake(Box::new(last.clone())));
     }
     // tools/list once, so retry advice knows the tools' annotations.
     let _ = client
@@ -105,10 +130,7 @@ pub async fn run(client: &Client, config: &SoakConfig, live: Arc<Live>) -> Resul
                     Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
                     None => client.send_prepared(&mix[k].0).await.finish().await,
                 };
-                live.report
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .record(&verdict, &timings);
+                lock(&live.report).record(&verdict, &timings);
             }
         }));
     }
