@@ -1,7 +1,10 @@
 //! HAR 1.2 reader: browser devtools, mitmproxy and proxy exports.
 //!
-//! Entries are read one at a time from any `io::Read` (serde's sequence visitor), so a capture of
-//! any size is replayed with memory bounded by its largest entry, never the whole file.
+//! Two readers with the same verdicts. [`read_entries`] / [`parse`] read one whole entry at a
+//! time with serde (the reference, and what tests and `probe --record` round trips use).
+//! [`stream_entries`] / [`stream_entries_seekable`], which `replay` uses, also decode each
+//! response body piece by piece into an [`EntrySink`], so memory does not grow with a body's
+//! size (`har/stream.rs` says how member order is handled).
 //!
 //! Accepted: `request.postData.text`, `response.content.text` plain or base64
 //! (`encoding: "base64"`), an entry-level `_error` (the transfer failed: with status 0 there was

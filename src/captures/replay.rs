@@ -158,6 +158,22 @@ pub fn judge_entry(
     out.expect("finish gives an item")
 }
 
+/// Runs `read` with a fresh session's judge of the entries it gives.
+fn judged(
+    limits: Limits,
+    each: &mut dyn FnMut(Item),
+    read: impl FnOnce(usize, &mut Judge<'_>) -> Result<(), HarError>,
+) -> Result<(), HarError> {
+    let mut session = Session::new(limits);
+    let mut judge = Judge {
+        session: &mut session,
+        current: None,
+        chunks: &mut std::iter::empty(),
+        each,
+    };
+    read(har::hold_cap(&limits), &mut judge)
+}
+
 /// Replays a HAR document from a forward-only `reader` (a pipe), calling `each` for every
 /// entry in order. Bodies are streamed into the core, never held whole (see
 /// [`har::stream_entries`]).
@@ -169,14 +185,9 @@ pub fn replay_har<R: Read>(
     limits: Limits,
     each: &mut dyn FnMut(Item),
 ) -> Result<(), HarError> {
-    let mut session = Session::new(limits);
-    let mut judge = Judge {
-        session: &mut session,
-        current: None,
-        chunks: &mut std::iter::empty(),
-        each,
-    };
-    har::stream_entries(reader, har::hold_cap(&limits), &mut judge)
+    judged(limits, each, |hold_cap, judge| {
+        har::stream_entries(reader, hold_cap, judge)
+    })
 }
 
 /// [`replay_har`] on a seekable input (a file): a body that comes before the response head in
@@ -189,14 +200,9 @@ pub fn replay_har_seekable<R: Read + Seek>(
     limits: Limits,
     each: &mut dyn FnMut(Item),
 ) -> Result<(), HarError> {
-    let mut session = Session::new(limits);
-    let mut judge = Judge {
-        session: &mut session,
-        current: None,
-        chunks: &mut std::iter::empty(),
-        each,
-    };
-    har::stream_entries_seekable(reader, har::hold_cap(&limits), &mut judge)
+    judged(limits, each, |hold_cap, judge| {
+        har::stream_entries_seekable(reader, hold_cap, judge)
+    })
 }
 
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a

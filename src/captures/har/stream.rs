@@ -371,6 +371,21 @@ impl<I: Input> Reader<I> {
         Ok(())
     }
 
+    /// A member read by serde from its captured bytes; a second one is serde's duplicate-field
+    /// error.
+    fn once<T: serde::de::DeserializeOwned>(
+        &mut self,
+        slot: &mut Option<T>,
+        name: &str,
+    ) -> Result<(), Fail> {
+        if slot.is_some() {
+            return Err(dup(name));
+        }
+        let (bytes, _) = self.src.capture_value()?;
+        *slot = Some(serde(&bytes, name)?);
+        Ok(())
+    }
+
     fn entry_member(
         &mut self,
         index: u64,
@@ -379,13 +394,7 @@ impl<I: Input> Reader<I> {
         sink: &mut dyn EntrySink,
     ) -> Result<(), Fail> {
         match key {
-            "request" => {
-                if e.request.is_some() {
-                    return Err(dup("request"));
-                }
-                let (bytes, _) = self.src.capture_value()?;
-                e.request = Some(serde(&bytes, "request")?);
-            }
+            "request" => self.once(&mut e.request, "request")?,
             "response" => {
                 if e.response.is_some() {
                     return Err(dup("response"));
@@ -424,27 +433,9 @@ impl<I: Input> Reader<I> {
                 }
                 e.error = Some(serde(&bytes, "_error")?);
             }
-            "_mcp_end" => {
-                if e.mcp_end.is_some() {
-                    return Err(dup("_mcp_end"));
-                }
-                let (bytes, _) = self.src.capture_value()?;
-                e.mcp_end = Some(serde(&bytes, "_mcp_end")?);
-            }
-            "startedDateTime" => {
-                if e.started.is_some() {
-                    return Err(dup("startedDateTime"));
-                }
-                let (bytes, _) = self.src.capture_value()?;
-                e.started = Some(serde(&bytes, "startedDateTime")?);
-            }
-            "time" => {
-                if e.time.is_some() {
-                    return Err(dup("time"));
-                }
-                let (bytes, _) = self.src.capture_value()?;
-                e.time = Some(serde(&bytes, "time")?);
-            }
+            "_mcp_end" => self.once(&mut e.mcp_end, "_mcp_end")?,
+            "startedDateTime" => self.once(&mut e.started, "startedDateTime")?,
+            "time" => self.once(&mut e.time, "time")?,
             _ => {
                 self.src.skip_value()?;
             }
@@ -473,13 +464,7 @@ impl<I: Input> Reader<I> {
                 head_of(status, None)?;
                 r.status = Some(status);
             }
-            "headers" => {
-                if r.headers.is_some() {
-                    return Err(dup("headers"));
-                }
-                let (bytes, _) = self.src.capture_value()?;
-                r.headers = Some(serde(&bytes, "headers")?);
-            }
+            "headers" => self.once(&mut r.headers, "headers")?,
             "content" => {
                 if r.content_seen {
                     return Err(dup("content"));
@@ -520,11 +505,7 @@ impl<I: Input> Reader<I> {
                 let Some(Some(r)) = &mut e.response else {
                     unreachable!("walking a content object")
                 };
-                if r.encoding.is_some() {
-                    return Err(dup("encoding"));
-                }
-                let (bytes, _) = self.src.capture_value()?;
-                r.encoding = Some(serde(&bytes, "encoding")?);
+                self.once(&mut r.encoding, "encoding")?;
             }
             "text" => {
                 if !matches!(e.text, Text::Absent) {
