@@ -487,6 +487,7 @@ impl Client {
             end: End::Eof,
             started: Some(rfc3339(wall)),
             time_ms: None,
+            timings: None,
         };
         let response = match result {
             Ok(Ok(r)) => r,

@@ -51,6 +51,31 @@ pub struct Entry {
     pub started: Option<String>,
     /// Total time in milliseconds, when known.
     pub time_ms: Option<f64>,
+    /// The `timings` phases, when the capture has them.
+    pub timings: Option<Timings>,
+}
+
+/// HAR `timings` phases in milliseconds (`None` where the capture says -1 or leaves it out).
+/// HAR has no per-event times: within `receive` only byte positions are known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+pub struct Timings {
+    /// Sending the request.
+    #[serde(default, deserialize_with = "phase")]
+    pub send: Option<f64>,
+    /// Waiting for the response head (time to first byte).
+    #[serde(default, deserialize_with = "phase")]
+    pub wait: Option<f64>,
+    /// Receiving the body.
+    #[serde(default, deserialize_with = "phase")]
+    pub receive: Option<f64>,
+}
+
+/// A phase: HAR writes -1 for "does not apply"; anything not a finite non-negative number is
+/// treated as unknown rather than rejecting the capture.
+fn phase<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| v.as_f64())
+        .filter(|t| t.is_finite() && *t >= 0.0))
 }
 
 /// A capture that cannot be used.
@@ -122,6 +147,8 @@ struct RawEntry {
     started: Option<String>,
     #[serde(default)]
     time: Option<f64>,
+    #[serde(default)]
+    timings: Option<Timings>,
 }
 
 fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, String> {
@@ -189,6 +216,7 @@ impl RawEntry {
             end,
             started: self.started,
             time_ms: self.time,
+            timings: self.timings,
         })
     }
 }

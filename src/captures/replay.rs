@@ -5,7 +5,7 @@ use std::io::{Read, Seek};
 
 use serde::Serialize;
 
-use crate::exchange::Exchange;
+use crate::exchange::{Exchange, Observer};
 use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
 use crate::limits::Limits;
 use crate::request::{BodyKind, Request};
@@ -58,6 +58,7 @@ struct Judge<'a> {
     session: &'a mut Session,
     current: Option<Current>,
     chunks: &'a mut dyn Iterator<Item = usize>,
+    observer: &'a mut dyn Observer,
     each: &'a mut dyn FnMut(Item),
 }
 
@@ -106,16 +107,17 @@ impl EntrySink for Judge<'_> {
                 .next()
                 .unwrap_or(piece.len())
                 .clamp(1, piece.len());
-            exchange.feed(&piece[..n]);
+            exchange.feed_with(&piece[..n], self.observer);
             piece = &piece[n..];
         }
     }
 
     fn finish(&mut self, tail: EntryTail) {
         let item = match self.current.take() {
-            Some(Current::Judging(mut exchange)) => {
-                Item::Verdict(Box::new(self.session.finish(&mut exchange, tail.end)))
-            }
+            Some(Current::Judging(mut exchange)) => Item::Verdict(Box::new(
+                self.session
+                    .finish_with(&mut exchange, tail.end, self.observer),
+            )),
             Some(Current::Skipped(skipped)) => Item::Skipped(skipped),
             None => return,
         };
@@ -130,12 +132,24 @@ pub fn judge_entry(
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
+    judge_entry_with(session, entry, chunks, &mut ())
+}
+
+/// Like [`judge_entry`], reporting every SSE event and JSON-RPC message to `observer` (reports
+/// draw their timelines from it).
+pub fn judge_entry_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+) -> Item {
     let mut out = None;
     let mut each = |item| out = Some(item);
     let mut judge = Judge {
         session,
         current: None,
         chunks,
+        observer,
         each: &mut each,
     };
     judge.begin(EntryHead {
@@ -169,6 +183,7 @@ fn judged(
         session: &mut session,
         current: None,
         chunks: &mut std::iter::empty(),
+        observer: &mut (),
         each,
     };
     read(har::hold_cap(&limits), &mut judge)

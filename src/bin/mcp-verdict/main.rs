@@ -6,17 +6,21 @@ mod faults;
 mod output;
 mod probe;
 mod replay_files;
+mod report;
 mod soak;
 
+use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_verdict::Limits;
 use mcp_verdict::Rule;
+use mcp_verdict::replay::{self, Item};
+use mcp_verdict::{Limits, Session, har};
 
 use output::{Format, Printer};
+use report::{Decision, Run, Trace, TraceObserver};
 
 #[derive(Parser)]
 #[command(
@@ -116,6 +120,18 @@ struct SoakArgs {
     /// Serve Prometheus text on this loopback address while running, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+    /// Write a self-contained HTML report (percentiles plotted, throughput and outcomes over
+    /// time) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+    /// Export one span per call and the mcp.client.operation.duration histogram as OTLP/HTTP
+    /// protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
+    #[arg(long, value_name = "FILE.xml")]
+    junit: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -162,6 +178,11 @@ struct ProbeArgs {
     /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
+    /// Export one span per exchange and the mcp.client.operation.duration histogram as
+    /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(long, value_name = "FILE.har")]
     record: Option<PathBuf>,
@@ -195,8 +216,11 @@ struct ReplayArgs {
 #[derive(clap::Args)]
 struct OutputArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
-    format: FormatArg,
+    #[arg(long, value_enum, default_value_t = OutputFormatArg::Human)]
+    format: OutputFormatArg,
+    /// Also write a self-contained HTML report (summary, sortable table, timelines) to FILE.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -233,6 +257,18 @@ enum FormatArg {
     Json,
     /// One verdict per line.
     Jsonl,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum OutputFormatArg {
+    /// A readable table.
+    Human,
+    /// One JSON document: an array of per-file results.
+    Json,
+    /// One verdict per line.
+    Jsonl,
+    /// JUnit XML: one test case per exchange, failures for incomplete ones.
+    Junit,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -289,11 +325,38 @@ impl OutputArgs {
         let stdout = io::stdout();
         let color = self.color.enabled();
         let format = match self.format {
-            FormatArg::Human => Format::Human,
-            FormatArg::Json => Format::Json,
-            FormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Human => Format::Human,
+            OutputFormatArg::Json => Format::Json,
+            OutputFormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Junit => Format::Silent,
         };
         Printer::new(stdout.lock(), format, color)
+    }
+}
+
+impl OutputArgs {
+    /// Whether a report needs the whole run (traces) kept.
+    fn wants_run(&self) -> bool {
+        self.html.is_some() || self.format == OutputFormatArg::Junit
+    }
+
+    /// Writes `--html` and, for `--format junit`, the JUnit document to the output. Returns
+    /// whether a file could not be written.
+    fn write_reports<W: Write>(&self, printer: &mut Printer<W>, run: &Run, unusable: bool) -> bool {
+        let all_complete = printer.all_complete();
+        let incomplete = run.traces.iter().filter(|t| !t.verdict.complete).count();
+        let mut decision = Decision::of(unusable, all_complete, incomplete);
+        let mut failed = false;
+        if let Some(path) = &self.html {
+            failed = report::write_file(path, &report::html::exchanges_page(run, &decision));
+            if failed {
+                decision = Decision::of(true, all_complete, incomplete);
+            }
+        }
+        if self.format == OutputFormatArg::Junit {
+            printer.document(&report::junit::exchanges(run, &decision));
+        }
+        failed
     }
 }
 
@@ -379,33 +442,96 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             }
         }
     }
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let mut begun = None;
-    replay_files::judge_files(&files, limits, jobs, &mut |i, event| {
-        let name = files[i].display().to_string();
-        if let replay_files::Event::Unopened(e) = &event {
-            eprintln!("mcp-verdict: {name}: {e}");
-            unusable = true;
-            return;
-        }
-        if begun != Some(i) {
-            begun = Some(i);
-            printer.begin_file(&name);
-        }
-        match event {
-            replay_files::Event::Item(item) => printer.item(&name, &item),
-            replay_files::Event::End(result) => {
-                printer.end_file(&name);
-                if let Err(e) = result {
+    if !args.out.wants_run() {
+        // Plain output: files judged in parallel, bodies streamed, printed in input order.
+        let jobs = args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let mut begun = None;
+        replay_files::judge_files(&files, limits, jobs, &mut |i, event| {
+            let name = files[i].display().to_string();
+            if let replay_files::Event::Unopened(e) = &event {
+                eprintln!("mcp-verdict: {name}: {e}");
+                unusable = true;
+                return;
+            }
+            if begun != Some(i) {
+                begun = Some(i);
+                printer.begin_file(&name);
+            }
+            match event {
+                replay_files::Event::Item(item) => printer.item(&name, &item),
+                replay_files::Event::End(result) => {
+                    printer.end_file(&name);
+                    if let Err(e) = result {
+                        eprintln!("mcp-verdict: {name}: {e}");
+                        unusable = true;
+                    }
+                }
+                replay_files::Event::Unopened(_) => {}
+            }
+        });
+        printer.finish();
+        return exit_code(&printer, unusable);
+    }
+    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let mut run = args.out.wants_run().then(|| Run {
+        command: "replay",
+        ..Run::default()
+    });
+    for path in &files {
+        let name = path.display().to_string();
+        let reader: Box<dyn io::Read> = if name == "-" {
+            Box::new(io::stdin().lock())
+        } else {
+            match File::open(path) {
+                Ok(f) => match f.metadata() {
+                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                        Box::new(Progress::new(f, m.len(), &name))
+                    }
+                    _ => Box::new(f),
+                },
+                Err(e) => {
                     eprintln!("mcp-verdict: {name}: {e}");
                     unusable = true;
+                    continue;
                 }
             }
-            replay_files::Event::Unopened(_) => {}
+        };
+        printer.begin_file(&name);
+        let result = match run.as_mut() {
+            None => replay::replay_har(reader, limits, &mut |item| printer.item(&name, &item)),
+            Some(run) => {
+                run.sources.push(name.clone());
+                let mut session = Session::new(limits);
+                har::read_entries(reader, &mut |entry| {
+                    let mut seen = TraceObserver::default();
+                    let item = replay::judge_entry_with(
+                        &mut session,
+                        &entry,
+                        &mut std::iter::empty(),
+                        &mut seen,
+                    );
+                    match &item {
+                        Item::Verdict(v) => {
+                            run.traces
+                                .push(Trace::from_entry(&name, &entry, (**v).clone(), seen));
+                        }
+                        Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
+                    }
+                    printer.item(&name, &item);
+                })
+            }
+        };
+        printer.end_file(&name);
+        if let Err(e) = result {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
         }
-    });
+    }
+    if let Some(run) = &run {
+        unusable |= args.out.write_reports(&mut printer, run, unusable);
+    }
     printer.finish();
     exit_code(&printer, unusable)
 }

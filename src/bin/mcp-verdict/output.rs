@@ -12,6 +12,8 @@ pub enum Format {
     Human,
     Json,
     Jsonl,
+    /// Nothing per verdict: the caller writes a whole document at the end (JUnit).
+    Silent,
 }
 
 /// Writes verdicts as they come. Remembers a broken pipe and stops writing (not an error).
@@ -60,6 +62,12 @@ impl<W: Write> Printer<W> {
         }
     }
 
+    /// Writes a whole document (JUnit) to the output.
+    pub fn document(&mut self, text: &str) {
+        self.emit(text);
+        let _ = self.out.flush();
+    }
+
     pub fn broken_pipe(&self) -> bool {
         self.broken
     }
@@ -104,7 +112,7 @@ impl<W: Write> Printer<W> {
                 let file = serde_json::to_string(name).unwrap_or_default();
                 self.emit(&format!("{sep}{{\"file\":{file},\"verdicts\":["));
             }
-            Format::Jsonl => {}
+            Format::Jsonl | Format::Silent => {}
         }
         self.files += 1;
     }
@@ -139,6 +147,7 @@ impl<W: Write> Printer<W> {
                         let text = serde_json::to_string(&**v).unwrap_or_default();
                         self.emit(&format!("{sep}{text}"));
                     }
+                    Format::Silent => {}
                     Format::Jsonl => {
                         let text =
                             serde_json::to_string(&Line { file, verdict: v }).unwrap_or_default();
@@ -263,7 +272,7 @@ impl<W: Write> Printer<W> {
                 let head = self.paint(if c.all_complete() { GREEN } else { RED }, &head);
                 self.emit(&format!("{head}: {}\n", tally.join(", ")));
             }
-            Format::Jsonl => {}
+            Format::Jsonl | Format::Silent => {}
         }
         let _ = self.out.flush();
     }

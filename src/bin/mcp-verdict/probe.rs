@@ -2,14 +2,15 @@
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
-use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake};
+use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
 use mcp_verdict::har;
-use mcp_verdict::replay::Item;
+use mcp_verdict::replay::{self, Item};
 use mcp_verdict::{ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
+use crate::report::{Run, Trace, TraceObserver};
 use crate::{ProbeArgs, exit_code};
 
 pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -95,17 +96,56 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    let verdicts = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(crate::report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
+    let began = SystemTime::now();
+    let judged = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
 
     let mut printer = args.out.printer();
     printer.begin_file(&args.url);
-    for (i, mut v) in verdicts.into_iter().enumerate() {
+    let mut verdicts = Vec::with_capacity(judged.len());
+    for (i, (mut v, live)) in judged.into_iter().enumerate() {
         v.index = i as u64;
-        printer.item(&args.url, &Item::Verdict(Box::new(v)));
+        printer.item(&args.url, &Item::Verdict(Box::new(v.clone())));
+        verdicts.push((v, live));
     }
     printer.end_file(&args.url);
-    printer.finish();
     let mut unusable = false;
+    #[cfg(feature = "otel")]
+    let exporting = otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let exporting = false;
+    if args.out.wants_run() || exporting {
+        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
+        let run = Run {
+            command: "probe",
+            sources: vec![args.url.clone()],
+            traces: traces(&args.url, verdicts, &entries, args.limits.limits(), began),
+            skipped: Vec::new(),
+        };
+        if args.out.wants_run() {
+            unusable |= args.out.write_reports(&mut printer, &run, false);
+        }
+        #[cfg(feature = "otel")]
+        if let Some(otlp) = &otlp {
+            for t in &run.traces {
+                otlp.record(&crate::report::otel_exchange(t, &args.url));
+            }
+            if let Err(e) = otlp.shutdown() {
+                eprintln!("mcp-verdict: {e}");
+                unusable = true;
+            }
+        }
+    }
+    printer.finish();
     if let Some(path) = &args.record {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         let written = std::fs::File::create(path)
@@ -119,34 +159,84 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     exit_code(&printer, unusable)
 }
 
-/// The probe sequence. Stops early when the handshake fails.
+/// What was measured live for one exchange: its timings and each message's arrival.
+type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
+
+/// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
+/// without live timings (the client runs them as one step); the others are measured.
 async fn session(
     client: &Client,
     handshake: Handshake,
     tool: Option<&str>,
     args: Value,
-) -> Vec<Verdict> {
-    let mut verdicts = client.handshake(handshake).await;
+) -> Vec<(Verdict, Measured)> {
+    let mut verdicts: Vec<(Verdict, Measured)> = client
+        .handshake(handshake)
+        .await
+        .into_iter()
+        .map(|v| (v, None))
+        .collect();
     if !verdicts
         .last()
-        .is_some_and(|v| v.complete && v.error_code.is_none())
+        .is_some_and(|(v, _)| v.complete && v.error_code.is_none())
     {
         return verdicts;
     }
-    verdicts.push(
-        client
-            .request("tools/list", json!({}))
-            .await
-            .verdict()
-            .await,
-    );
+    verdicts.push(measured(client, "tools/list", json!({})).await);
     if let Some(name) = tool {
         // A progress token, so servers that report progress do (and the stream shows it).
         let params =
             json!({"name": name, "arguments": args, "_meta": {"progressToken": "probe-1"}});
-        verdicts.push(client.request("tools/call", params).await.verdict().await);
+        verdicts.push(measured(client, "tools/call", params).await);
     }
     verdicts
+}
+
+/// One request, with every server message's arrival time (from just before sending).
+async fn measured(client: &Client, method: &str, params: Value) -> (Verdict, Measured) {
+    let (sent, wall) = (Instant::now(), SystemTime::now());
+    let mut call = client.request(method, params).await;
+    let mut arrivals = Vec::new();
+    while call.next_message().await.is_some() {
+        arrivals.push(sent.elapsed());
+    }
+    let (verdict, timings) = call.finish().await;
+    (verdict, Some((wall, timings, arrivals)))
+}
+
+/// Traces for the report: messages and byte positions from the recorded bodies (judged again,
+/// in order, as replay would), times from what was measured live.
+fn traces(
+    url: &str,
+    verdicts: Vec<(Verdict, Measured)>,
+    recorded: &[har::Entry],
+    limits: mcp_verdict::Limits,
+    began: SystemTime,
+) -> Vec<Trace> {
+    let mut session = mcp_verdict::Session::new(limits);
+    let aligned = recorded.len() == verdicts.len();
+    // The handshake's exchanges ran one after another from `began`: each starts where the
+    // previous one ended (their own send times were not taken).
+    let mut next_start = began;
+    verdicts
+        .into_iter()
+        .enumerate()
+        .map(|(i, (verdict, live))| {
+            let Some(entry) = recorded.get(i).filter(|_| aligned) else {
+                return Trace::bare(url, verdict);
+            };
+            let mut seen = TraceObserver::default();
+            replay::judge_entry_with(&mut session, entry, &mut std::iter::empty(), &mut seen);
+            let mut trace = Trace::from_entry(url, entry, verdict, seen);
+            if let Some((wall, timings, arrivals)) = live {
+                trace = trace.live(&timings, &arrivals);
+                next_start = wall;
+            }
+            trace.started = Some(next_start);
+            next_start += Duration::from_secs_f64(trace.end_ms.unwrap_or(0.0).max(0.0) / 1000.0);
+            trace
+        })
+        .collect()
 }
 
 fn redact(header: &str) -> String {

@@ -3,8 +3,8 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
@@ -14,6 +14,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::SoakArgs;
 use crate::probe::{fail, handshake_of, with_headers};
+use crate::report::html::Sample;
+use crate::report::{self, Decision};
 
 /// Parses `500ms`, `30s`, `5m`, `1h`, or plain seconds.
 pub(crate) fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
@@ -123,7 +125,24 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o.map(Arc::new),
+        Err(e) => return fail(e),
+    };
+    #[cfg(feature = "otel")]
+    let live = Arc::new(match &otlp {
+        Some(o) => Live::with_hook(otel_hook(o.clone(), &args.url)),
+        None => Live::default(),
+    });
+    #[cfg(not(feature = "otel"))]
     let live = Arc::new(Live::default());
+    let samples = Arc::new(Mutex::new(Vec::new()));
     let result = rt.block_on(async {
         if let Some(addr) = listen {
             let listener = tokio::net::TcpListener::bind(addr)
@@ -140,6 +159,10 @@ pub fn run(args: SoakArgs) -> ExitCode {
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
+        let sampler = args
+            .html
+            .is_some()
+            .then(|| tokio::spawn(sample(live.clone(), samples.clone())));
         let report = soak::run(&client, &config, live.clone())
             .await
             .map_err(|e| e.to_string());
@@ -147,12 +170,30 @@ pub fn run(args: SoakArgs) -> ExitCode {
             p.abort();
             eprint!("\r\x1b[2K");
         }
+        if let Some(s) = sampler {
+            s.abort();
+        }
         report
     });
     let report = match result {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
+    let mut samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
+    // The final counts close the last interval; a sliver under half a second joins the one
+    // before it rather than showing as a spike.
+    if samples.len() > 1
+        && samples
+            .last()
+            .is_some_and(|l| report.elapsed_ms.saturating_sub(l.t_ms) < 500)
+    {
+        samples.pop();
+    }
+    samples.push(Sample {
+        t_ms: report.elapsed_ms,
+        requests: report.requests,
+        incomplete: report.incomplete,
+    });
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(report.human().as_bytes());
     let mut unusable = false;
@@ -182,6 +223,16 @@ pub fn run(args: SoakArgs) -> ExitCode {
     }
     for b in &broken {
         let _ = writeln!(out, "threshold broken: {b}");
+    }
+    #[cfg(feature = "otel")]
+    if let Some(o) = &otlp
+        && let Err(e) = o.shutdown()
+    {
+        eprintln!("mcp-verdict: {e}");
+        unusable = true;
+    }
+    if args.html.is_some() || args.junit.is_some() {
+        unusable |= write_reports(&args, &report, &samples, &broken, unusable);
     }
     if unusable {
         ExitCode::from(2)
@@ -263,4 +314,129 @@ pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
         return ExitCode::from(2);
     }
     ExitCode::SUCCESS
+}
+
+/// Cumulative counts once a second, for the report's over-time chart.
+async fn sample(live: Arc<Live>, samples: Arc<Mutex<Vec<Sample>>>) {
+    let start = tokio::time::Instant::now();
+    loop {
+        let r = live.snapshot();
+        samples
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Sample {
+                t_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+                requests: r.requests,
+                incomplete: r.incomplete,
+            });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// `--html` and `--junit`. The gates are what the exit code checks; "every call complete"
+/// stands in for the incomplete-rate threshold when none is given. Returns whether a file could
+/// not be written.
+fn write_reports(
+    args: &SoakArgs,
+    report: &Report,
+    samples: &[Sample],
+    broken: &[String],
+    unusable: bool,
+) -> bool {
+    let decision = if unusable {
+        Decision {
+            code: 2,
+            reason: "a report file could not be written".into(),
+        }
+    } else if broken.is_empty() {
+        let note = if report.incomplete > 0 {
+            format!(
+                "; {} of {} calls were not complete",
+                report.incomplete, report.requests
+            )
+        } else {
+            String::new()
+        };
+        Decision {
+            code: 0,
+            reason: format!("no threshold broken{note}"),
+        }
+    } else {
+        Decision {
+            code: 1,
+            reason: format!("threshold broken: {}", broken.join("; ")),
+        }
+    };
+    let mut gates = Vec::new();
+    match args.max_incomplete_rate {
+        Some(max) => gates.push((
+            format!("incomplete rate at most {max}"),
+            broken
+                .iter()
+                .find(|b| b.starts_with("incomplete rate"))
+                .cloned(),
+        )),
+        None => gates.push((
+            "every call complete".to_owned(),
+            (report.incomplete > 0).then(|| {
+                format!(
+                    "{} of {} calls not complete",
+                    report.incomplete, report.requests
+                )
+            }),
+        )),
+    }
+    if let Some(max) = &args.max_p99 {
+        gates.push((
+            format!("p99 to terminal response at most {max}"),
+            broken.iter().find(|b| b.starts_with("p99")).cloned(),
+        ));
+    }
+    let mut failed = false;
+    if let Some(path) = &args.html {
+        failed |= report::write_file(
+            path,
+            &report::html::soak_page(&args.url, report, samples, &decision),
+        );
+    }
+    if let Some(path) = &args.junit {
+        failed |= report::write_file(
+            path,
+            &report::junit::soak(&args.url, report, &gates, &decision),
+        );
+    }
+    failed
+}
+
+/// Exports every finished call: a span from its send time (now minus its duration) with the
+/// head, first event and terminal response as events.
+#[cfg(feature = "otel")]
+fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
+    use report::otel::{Event, Exchange, server_of};
+    let server = server_of(url);
+    Box::new(move |verdict, timings| {
+        let duration = timings.end.unwrap_or_default();
+        let events = [
+            (timings.head, "http.response.head"),
+            (timings.first_event, "sse.first_event"),
+            (timings.terminal, "mcp.response"),
+        ]
+        .into_iter()
+        .filter_map(|(at, name)| {
+            at.map(|at| Event {
+                at,
+                name,
+                method: None,
+            })
+        })
+        .collect();
+        otlp.record(&Exchange {
+            verdict,
+            start: std::time::SystemTime::now() - duration,
+            duration,
+            events,
+            session_id: None,
+            server: server.clone(),
+        });
+    })
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 mod render;
 mod run;
 
-pub use run::{Live, SoakError, run};
+pub use run::{CallHook, Live, SoakError, run};
 
 use crate::adapters::{Handshake, Timings};
 use crate::verdict::Verdict;

@@ -8,22 +8,43 @@ use serde_json::json;
 use std::time::Duration;
 
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
-use crate::adapters::Client;
 use crate::adapters::h1::Connection;
-use crate::adapters::lock;
+use crate::adapters::{Client, Timings, lock};
 use crate::verdict::Verdict;
 
+/// Called with every call's verdict and timings as it finishes (telemetry export).
+pub type CallHook = Box<dyn Fn(&Verdict, &Timings) + Send + Sync>;
+
 /// Live counters, for a progress bar and a metrics endpoint.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Live {
     /// The report so far.
     pub report: Mutex<Report>,
     /// Set to stop (Ctrl-C): no new calls start, calls in flight finish.
     pub stop: AtomicBool,
     started: AtomicU64,
+    on_call: Option<CallHook>,
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("report", &self.report)
+            .field("stop", &self.stop)
+            .field("on_call", &self.on_call.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Live {
+    /// Live counters that also hand every finished call to `hook`.
+    pub fn with_hook(hook: CallHook) -> Self {
+        Live {
+            on_call: Some(hook),
+            ..Live::default()
+        }
+    }
+
     /// A copy of the report so far.
     pub fn snapshot(&self) -> Report {
         lock(&self.report).clone()
@@ -131,6 +152,9 @@ pub async fn run(
                     None => client.send_prepared(&mix[k].0).await.finish().await,
                 };
                 lock(&live.report).record(&verdict, &timings);
+                if let Some(hook) = &live.on_call {
+                    hook(&verdict, &timings);
+                }
             }
         }));
     }

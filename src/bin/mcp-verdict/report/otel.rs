@@ -1,0 +1,217 @@
+//! `--otlp URL` (feature `otel`): one client span per exchange and the
+//! `mcp.client.operation.duration` histogram, in the OpenTelemetry MCP semantic conventions'
+//! vocabulary (development status), sent as OTLP/HTTP protobuf to `URL/v1/traces` and
+//! `URL/v1/metrics`.
+//!
+//! Span name `{mcp.method.name} {gen_ai.tool.name}` (or the method alone), kind client. The
+//! verdict rides along as `mcp_verdict.*`; `error.type` is the JSON-RPC error code, `tool_error`
+//! for `isError`, or the outcome when the reply is incomplete. Messages from the server are span
+//! events at their arrival times.
+
+use std::time::{Duration, SystemTime};
+
+use mcp_verdict::{Outcome, Verdict};
+use opentelemetry::metrics::{Histogram, MeterProvider as _};
+use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _, TracerProvider as _};
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_otlp::{MetricExporter, Protocol, SpanExporter, WithExportConfig};
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+
+/// Something that happened during an exchange, for a span event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// After the request was sent.
+    pub at: Duration,
+    /// `http.response.head`, or the message kind (`notification`, `server_request`, ...).
+    pub name: &'static str,
+    /// The message's method, when it has one.
+    pub method: Option<String>,
+}
+
+/// One exchange to export.
+#[derive(Debug)]
+pub struct Exchange<'a> {
+    /// Its verdict.
+    pub verdict: &'a Verdict,
+    /// When the request was sent (wall clock).
+    pub start: SystemTime,
+    /// From sending to the end of the exchange.
+    pub duration: Duration,
+    /// In time order.
+    pub events: Vec<Event>,
+    /// `Mcp-Session-Id`, when the exchange belongs to a session.
+    pub session_id: Option<&'a str>,
+    /// The server's host and port.
+    pub server: Option<(String, u16)>,
+}
+
+/// The exporters, the tracer and the histogram.
+pub struct Otlp {
+    traces: SdkTracerProvider,
+    metrics: SdkMeterProvider,
+    tracer: SdkTracer,
+    duration: Histogram<f64>,
+}
+
+/// Bucket bounds the conventions recommend for `mcp.client.operation.duration` (seconds).
+const BOUNDS: [f64; 14] = [
+    0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
+];
+
+impl Otlp {
+    /// Exporters to `url` (the OTLP/HTTP base, e.g. `http://127.0.0.1:4318`).
+    pub fn new(url: &str) -> Result<Otlp, String> {
+        let base = url.trim_end_matches('/');
+        if !(base.starts_with("http://") || base.starts_with("https://")) {
+            return Err(format!("--otlp {url}: expected an http:// or https:// URL"));
+        }
+        let spans = SpanExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(format!("{base}/v1/traces"))
+            .with_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| format!("--otlp {url}: {e}"))?;
+        let points = MetricExporter::builder()
+            .with_http()
+            .with_protocol(Protocol::HttpBinary)
+            .with_endpoint(format!("{base}/v1/metrics"))
+            .with_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| format!("--otlp {url}: {e}"))?;
+        let resource = Resource::builder()
+            .with_service_name("mcp-verdict")
+            .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+            .build();
+        let traces = SdkTracerProvider::builder()
+            .with_batch_exporter(spans)
+            .with_resource(resource.clone())
+            .build();
+        let metrics = SdkMeterProvider::builder()
+            .with_periodic_exporter(points)
+            .with_resource(resource)
+            .build();
+        let tracer = traces.tracer("mcp-verdict");
+        let duration = metrics
+            .meter("mcp-verdict")
+            .f64_histogram("mcp.client.operation.duration")
+            .with_unit("s")
+            .with_description("Time from sending an MCP request until its response ended.")
+            .with_boundaries(BOUNDS.to_vec())
+            .build();
+        Ok(Otlp {
+            traces,
+            metrics,
+            tracer,
+            duration,
+        })
+    }
+
+    /// Records one exchange: its span (with events) and a histogram point.
+    pub fn record(&self, x: &Exchange<'_>) {
+        let v = x.verdict;
+        let method = v.method.clone().unwrap_or_else(|| "(response)".into());
+        let name = match &v.tool {
+            Some(tool) => format!("{method} {tool}"),
+            None => method.clone(),
+        };
+        let mut common = vec![
+            KeyValue::new("mcp.method.name", method.clone()),
+            KeyValue::new("mcp.protocol.version", v.protocol_version.as_str()),
+            KeyValue::new("network.transport", "tcp"),
+            KeyValue::new("network.protocol.name", "http"),
+        ];
+        if let Some(tool) = &v.tool {
+            common.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+            common.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+        }
+        if let Some((host, port)) = &x.server {
+            common.push(KeyValue::new("server.address", host.clone()));
+            common.push(KeyValue::new("server.port", i64::from(*port)));
+        }
+        if let Some(code) = v.error_code {
+            common.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+        }
+        if let Some(kind) = error_type(v) {
+            common.push(KeyValue::new("error.type", kind));
+        }
+        self.duration.record(x.duration.as_secs_f64(), &common);
+
+        let mut attrs = common;
+        if let Some(id) = &v.id {
+            let id = match id {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            attrs.push(KeyValue::new("jsonrpc.request.id", id));
+        }
+        if let Some(session) = x.session_id {
+            attrs.push(KeyValue::new("mcp.session.id", session.to_owned()));
+        }
+        if let Some(status) = v.status {
+            attrs.push(KeyValue::new(
+                "http.response.status_code",
+                i64::from(status),
+            ));
+        }
+        attrs.extend([
+            KeyValue::new("mcp_verdict.layer", v.layer.as_str()),
+            KeyValue::new("mcp_verdict.outcome", v.outcome.as_str()),
+            KeyValue::new("mcp_verdict.complete", v.complete),
+            KeyValue::new("mcp_verdict.retry_advice", v.retry.advice.as_str()),
+            KeyValue::new("mcp_verdict.end", super::html::end_word(v)),
+        ]);
+        if !v.violations.is_empty() {
+            let rules: Vec<_> = v.violations.iter().map(|r| r.rule.id().into()).collect();
+            attrs.push(KeyValue::new(
+                "mcp_verdict.violations",
+                Value::Array(opentelemetry::Array::String(rules)),
+            ));
+        }
+        let mut span = self
+            .tracer
+            .span_builder(name)
+            .with_kind(SpanKind::Client)
+            .with_start_time(x.start)
+            .with_attributes(attrs)
+            .start(&self.tracer);
+        for e in &x.events {
+            let mut attrs = Vec::new();
+            if let Some(m) = &e.method {
+                attrs.push(KeyValue::new("mcp.method.name", m.clone()));
+            }
+            span.add_event_with_timestamp(e.name, x.start + e.at, attrs);
+        }
+        if !v.complete || v.error_code.is_some() || v.outcome == Outcome::ToolError {
+            span.set_status(Status::error(v.retry.reason.clone()));
+        }
+        span.end_with_timestamp(x.start + x.duration);
+    }
+
+    /// Sends what is buffered and stops the exporters.
+    pub fn shutdown(&self) -> Result<(), String> {
+        let traces = self.traces.shutdown().map_err(|e| e.to_string());
+        let metrics = self.metrics.shutdown().map_err(|e| e.to_string());
+        traces.and(metrics).map_err(|e| format!("--otlp: {e}"))
+    }
+}
+
+/// `error.type`: the JSON-RPC error code, `tool_error` for `isError`, or the outcome of an
+/// incomplete reply.
+fn error_type(v: &Verdict) -> Option<String> {
+    if let Some(code) = v.error_code {
+        return Some(code.to_string());
+    }
+    if v.outcome == Outcome::ToolError {
+        return Some("tool_error".into());
+    }
+    (!v.complete).then(|| v.outcome.as_str().to_owned())
+}
+
+/// Host and port of an http(s) URL, for `server.address` / `server.port`.
+pub fn server_of(url: &str) -> Option<(String, u16)> {
+    let url = reqwest::Url::parse(url).ok()?;
+    Some((url.host_str()?.to_owned(), url.port_or_known_default()?))
+}

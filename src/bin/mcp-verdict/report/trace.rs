@@ -1,0 +1,186 @@
+//! One exchange on a time axis: when the head came, what each SSE event carried, how it ended.
+
+use std::time::{Duration, SystemTime};
+
+use mcp_verdict::adapters::Timings;
+use mcp_verdict::har::Entry;
+use mcp_verdict::sse::SseEvent;
+use mcp_verdict::{Message, MessageKind, Observer, Verdict};
+
+/// Where a trace's times come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Measured live: every message has its arrival time.
+    Live,
+    /// A capture's `timings` (send / wait / receive): the head time is known, messages only by
+    /// their byte position in the body (HAR records no per-event times).
+    Har,
+    /// No times at all: order and byte positions only.
+    Untimed,
+}
+
+/// What a message from the server was, for the timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointKind {
+    /// A notification (progress, log, ...).
+    Notification,
+    /// A request from the server (sampling, elicitation, ...).
+    ServerRequest,
+    /// The response to this exchange's request.
+    Terminal,
+    /// A response to some other id.
+    OtherResponse,
+}
+
+impl PointKind {
+    /// The span event name in telemetry.
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub fn event_name(self) -> &'static str {
+        match self {
+            PointKind::Notification => "mcp.notification",
+            PointKind::ServerRequest => "mcp.server_request",
+            PointKind::Terminal => "mcp.response",
+            PointKind::OtherResponse => "mcp.other_response",
+        }
+    }
+
+    /// The CSS class and legend word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointKind::Notification => "notification",
+            PointKind::ServerRequest => "server-request",
+            PointKind::Terminal => "terminal",
+            PointKind::OtherResponse => "other-response",
+        }
+    }
+}
+
+/// One message from the server.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Milliseconds after the request was sent, when measured.
+    pub at_ms: Option<f64>,
+    /// Byte offset of its SSE event in the body (0 for a JSON body).
+    pub offset: u64,
+    /// What it was.
+    pub kind: PointKind,
+    /// Its method, for requests and notifications.
+    pub method: Option<String>,
+}
+
+/// One exchange: its verdict and its timeline.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    /// The capture or URL it came from.
+    pub source: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Where the times come from.
+    pub clock: Clock,
+    /// Milliseconds from sending to the response head.
+    pub head_ms: Option<f64>,
+    /// Milliseconds from sending to the end of the body.
+    pub end_ms: Option<f64>,
+    /// Response body length in bytes.
+    pub body_bytes: u64,
+    /// Messages from the server, in order.
+    pub points: Vec<Point>,
+    /// When the request was sent (wall clock), when known.
+    pub started: Option<SystemTime>,
+    /// The request's `Mcp-Session-Id`.
+    pub session_id: Option<String>,
+}
+
+/// Collects the messages of one exchange as the core frames them.
+#[derive(Default)]
+pub struct TraceObserver {
+    event_offset: Option<u64>,
+    points: Vec<Point>,
+}
+
+impl Observer for TraceObserver {
+    fn on_event(&mut self, event: &SseEvent<'_>) {
+        self.event_offset = Some(event.offset);
+    }
+    fn on_message(&mut self, m: &Message<'_>) {
+        let kind = match (m.kind, m.terminal) {
+            (_, true) => PointKind::Terminal,
+            (MessageKind::Request, _) => PointKind::ServerRequest,
+            (MessageKind::Notification, _) => PointKind::Notification,
+            _ => PointKind::OtherResponse,
+        };
+        self.points.push(Point {
+            at_ms: None,
+            offset: m.event.and(self.event_offset).unwrap_or(0),
+            kind,
+            method: m.method.map(str::to_owned),
+        });
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+impl Trace {
+    /// A replayed entry: times from the capture's `timings` (or `time`), messages by position.
+    pub fn from_entry(source: &str, entry: &Entry, verdict: Verdict, seen: TraceObserver) -> Self {
+        let (clock, head_ms, end_ms) = match entry.timings {
+            Some(t) if entry.response.is_some() && t.wait.is_some() => {
+                let head = t.send.unwrap_or(0.0) + t.wait.unwrap_or(0.0);
+                let end = t.receive.map(|r| head + r).or(entry.time_ms);
+                (Clock::Har, Some(head), end)
+            }
+            _ => match entry.time_ms {
+                Some(total) => (Clock::Har, None, Some(total)),
+                None => (Clock::Untimed, None, None),
+            },
+        };
+        Trace {
+            source: source.to_owned(),
+            verdict,
+            clock,
+            head_ms,
+            end_ms,
+            body_bytes: entry.response_body.len() as u64,
+            points: seen.points,
+            started: None,
+            session_id: entry
+                .request_headers
+                .get("mcp-session-id")
+                .map(str::to_owned),
+        }
+    }
+
+    /// A live exchange: `arrivals` are the messages' arrival times in framing order (the same
+    /// order the observer saw them when the recorded body was judged again).
+    pub fn live(mut self, timings: &Timings, arrivals: &[Duration]) -> Self {
+        self.clock = Clock::Live;
+        self.head_ms = timings.head.map(ms).or(self.head_ms);
+        for (p, at) in self.points.iter_mut().zip(arrivals) {
+            p.at_ms = Some(ms(*at));
+        }
+        // A message is handed over (and timed) just after the body that carried it ended.
+        let last = arrivals.last().copied().map(ms);
+        self.end_ms = match (timings.end.map(ms), last) {
+            (Some(end), Some(last)) => Some(end.max(last)),
+            (end, last) => end.or(last).or(self.end_ms),
+        };
+        self
+    }
+
+    /// A trace with nothing but its verdict (no recording to draw from).
+    pub fn bare(source: &str, verdict: Verdict) -> Self {
+        Trace {
+            source: source.to_owned(),
+            verdict,
+            clock: Clock::Untimed,
+            head_ms: None,
+            end_ms: None,
+            body_bytes: 0,
+            points: Vec::new(),
+            started: None,
+            session_id: None,
+        }
+    }
+}
