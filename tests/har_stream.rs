@@ -59,7 +59,11 @@ fn check(label: &str, bytes: &[u8]) {
             assert_eq!(streamed, items, "{label}: different items");
         }
         None => {
-            assert!(!ok, "{label}: refused by the serde reader only");
+            assert!(
+                !ok,
+                "{label}: refused by the serde reader only ({:?})",
+                har::parse(bytes).err()
+            );
             // What was delivered before the refusal is a prefix of what serde would judge
             // entry by entry; at least it must not be more entries than the document has.
         }

@@ -168,6 +168,7 @@ pub fn judge_entry_with(
         body_captured: true,
         started: entry.started.clone(),
         time_ms: entry.time_ms,
+        timings: entry.timings,
     });
     out.expect("finish gives an item")
 }

@@ -23,7 +23,7 @@ use serde_json::Value;
 use super::base64_stream::Base64Stream;
 use super::scan::{Fail, Input, Src};
 use super::{
-    RawContent, RawEntry, RawHeader, RawRequest, RawResponse, decode_text, end_of, headers,
+    RawContent, RawEntry, RawHeader, RawRequest, RawResponse, Timings, decode_text, end_of, headers,
 };
 use crate::exchange::ResponseHead;
 use crate::request::Headers;
@@ -64,6 +64,8 @@ pub struct EntryTail {
     pub started: Option<String>,
     /// Total time in milliseconds, when known.
     pub time_ms: Option<f64>,
+    /// The `timings` phases, when the capture has them.
+    pub timings: Option<Timings>,
 }
 
 /// Receives entries piece by piece: `begin`, the response body in pieces, then `finish`. An
@@ -144,6 +146,7 @@ struct Entry {
     error: Option<Option<Value>>,
     mcp_end: Option<Option<String>>,
     started: Option<Option<String>>,
+    timings: Option<Option<Timings>>,
     time: Option<Option<f64>>,
     begun: bool,
 }
@@ -313,6 +316,7 @@ impl<I: Input> Reader<I> {
             mcp_end: None,
             started: None,
             time: None,
+            timings: None,
             begun: false,
         };
         self.object(|r, key| r.entry_member(index, &key, &mut e, sink))?;
@@ -367,6 +371,7 @@ impl<I: Input> Reader<I> {
             body_captured,
             started: e.started.flatten(),
             time_ms: e.time.flatten(),
+            timings: e.timings.flatten(),
         });
         Ok(())
     }
@@ -436,6 +441,7 @@ impl<I: Input> Reader<I> {
             "_mcp_end" => self.once(&mut e.mcp_end, "_mcp_end")?,
             "startedDateTime" => self.once(&mut e.started, "startedDateTime")?,
             "time" => self.once(&mut e.time, "time")?,
+            "timings" => self.once(&mut e.timings, "timings")?,
             _ => {
                 self.src.skip_value()?;
             }
@@ -704,6 +710,7 @@ fn whole(index: u64, raw: RawEntry, sink: &mut dyn EntrySink) -> Result<(), Fail
         body_captured,
         started: entry.started,
         time_ms: entry.time_ms,
+        timings: entry.timings,
     });
     Ok(())
 }
