@@ -80,7 +80,7 @@ use crate::core::{
 };
 
 pub use crate::captures::{har, replay};
-pub use crate::core::sse;
+pub use crate::core::{redact, sse};
 #[cfg(feature = "tools")]
 pub use crate::tools::{faults, soak};
 

@@ -321,3 +321,17 @@ fn replay_of_a_directory_in_parallel_keeps_input_order() {
     sorted.sort();
     assert_eq!(files, sorted);
 }
+
+#[test]
+fn bom_and_duplicate_members_as_serde() {
+    let entry = r#"{"request":{"method":"GET","url":"http://x/"}}"#;
+    for doc in [
+        format!("\u{feff}{{\"log\":{{\"entries\":[{entry}]}}}}"),
+        format!("{{\"log\":{{\"entries\":[{entry}]}},\"log\":{{}}}}"),
+        format!("{{\"log\":{{\"entries\":[{entry}],\"entries\":[]}}}}"),
+        format!("\u{feff}\u{feff}{{\"log\":{{\"entries\":[]}}}}"),
+        r#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":200,"content":{"text":"a","text":"b"}}}]}}"#.to_owned(),
+    ] {
+        check(&doc, doc.as_bytes());
+    }
+}

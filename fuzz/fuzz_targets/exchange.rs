@@ -100,6 +100,7 @@ fn judge(case: &Case<'_>, sizes: &mut dyn Iterator<Item = usize>) -> (Verdict, T
             max_event_bytes: 64,
             max_body_bytes: 64,
             max_events: 3,
+            ..Limits::default()
         }
     } else {
         Limits::default()

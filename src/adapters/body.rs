@@ -299,20 +299,20 @@ where
     }
 
     fn deadline(&self) -> Option<Instant> {
+        // `checked_add` throughout: a deadline too far away to represent is no deadline
+        // (`--timeout 1e19` must not panic with "overflow when adding duration to instant").
         let d = &self.deadlines;
         if let Some(at) = self.settled_at {
-            return Some(at + d.grace);
+            return at.checked_add(d.grace);
         }
-        let progress = d.progress.map(|p| {
-            let by_progress = self.last_progress + p;
-            match d.max_total {
-                Some(cap) => by_progress.min(self.started + cap),
-                None => by_progress,
-            }
+        let progress = d.progress.and_then(|p| {
+            let by_progress = self.last_progress.checked_add(p);
+            let cap = d.max_total.and_then(|cap| self.started.checked_add(cap));
+            by_progress.into_iter().chain(cap).min()
         });
         [
-            d.overall.map(|o| self.started + o),
-            d.idle.map(|i| self.last_byte + i),
+            d.overall.and_then(|o| self.started.checked_add(o)),
+            d.idle.and_then(|i| self.last_byte.checked_add(i)),
             progress,
         ]
         .into_iter()

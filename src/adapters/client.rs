@@ -65,6 +65,7 @@ pub struct ClientBuilder {
     recorder: Option<Recorder>,
     redact: Vec<String>,
     http: Option<reqwest::Client>,
+    follow_redirects: usize,
 }
 
 impl ClientBuilder {
@@ -106,7 +107,17 @@ impl ClientBuilder {
         self
     }
 
-    /// Uses this reqwest client (connection pool, proxies, TLS settings).
+    /// Follows up to `max` redirects (default 0: a 3xx is the answer, judged `HTTP_ERROR` with
+    /// its `Location` in the reason). Only method-preserving 307/308 are followed (a 301/302
+    /// would turn the POST into a GET), and never to another origin when secret headers are
+    /// set: there the 3xx is the answer. Applies to the built-in reqwest client only.
+    pub fn follow_redirects(mut self, max: usize) -> Self {
+        self.follow_redirects = max;
+        self
+    }
+
+    /// Uses this reqwest client (connection pool, proxies, TLS settings). Its own redirect
+    /// policy applies (reqwest's default follows up to 10, forwarding custom headers).
     pub fn http_client(mut self, http: reqwest::Client) -> Self {
         self.http = Some(http);
         self
@@ -118,10 +129,21 @@ impl ClientBuilder {
     /// When the URL does not parse.
     pub fn build(self) -> Result<Client, BuildError> {
         let url = reqwest::Url::parse(&self.url).map_err(|e| BuildError::Url {
-            url: self.url.clone(),
+            // Shown to users: the URL's secrets stay out of the message.
+            url: crate::redact::url(&self.url),
             reason: e.to_string(),
         })?;
-        let http = self.http.unwrap_or_default();
+        let http = match self.http {
+            Some(http) => http,
+            None => reqwest::Client::builder()
+                .redirect(redirect_policy(
+                    &url,
+                    self.follow_redirects,
+                    !self.redact.is_empty(),
+                ))
+                .build()
+                .map_err(|e| BuildError::Http(e.to_string()))?,
+        };
         Ok(Client {
             inner: Arc::new(Inner {
                 http,
@@ -150,12 +172,15 @@ pub enum BuildError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The HTTP client cannot be set up (TLS backend, system configuration).
+    Http(String),
 }
 
 impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BuildError::Url { url, reason } => write!(f, "{url}: {reason}"),
+            BuildError::Http(reason) => write!(f, "cannot build the HTTP client: {reason}"),
         }
     }
 }
@@ -207,6 +232,7 @@ impl Client {
             recorder: None,
             redact: Vec::new(),
             http: None,
+            follow_redirects: 0,
         }
     }
 
@@ -476,10 +502,10 @@ impl Client {
             rb = rb.header(n, v);
         }
         let result = inner.deadlines.until_head(rb.send()).await;
-        let record = |resp: Option<&ResponseHead>| Entry {
+        let record = |resp: Option<&ResponseHead>, url: &reqwest::Url| Entry {
             index: 0,
             method: http_method.to_string(),
-            url: inner.url.to_string(),
+            url: url.to_string(),
             request_headers: recorded_headers.clone().unwrap_or_default(),
             request_body: body.clone(),
             response: resp.cloned(),
@@ -498,7 +524,7 @@ impl Client {
                     End::Reset
                 };
                 if let Some(rec) = &inner.recorder {
-                    let mut r = record(None);
+                    let mut r = record(None, &inner.url);
                     r.end = end;
                     r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
@@ -522,11 +548,18 @@ impl Client {
         if is_init && let Some(sid) = head.headers.get("mcp-session-id") {
             lock(&inner.state).session_id = Some(sid.to_owned());
         }
+        let final_url = response.url().clone();
         let stream: BodyStream = Box::pin(response.bytes_stream());
         let recorded = inner
             .recorder
             .as_ref()
-            .map(|rec| (rec, record(Some(&head))));
+            .map(|rec| (rec, record(Some(&head), &final_url)));
+        // The recording keeps what the verdict needed, no more: one byte past `max_body_bytes`
+        // still replays as LIMIT_EXCEEDED, and an endless stream cannot grow it without bound.
+        let record_cap = lock(&inner.session)
+            .limits()
+            .max_body_bytes
+            .saturating_add(1);
         let mut call = self.judge_body(exchange, head, stream, started);
         if let Some((rec, entry)) = recorded {
             let rec = rec.clone();
@@ -534,7 +567,9 @@ impl Client {
             call = call.with_tap(Box::new(move |tap| match tap {
                 super::body::Tap::Chunk(bytes) => {
                     if let Some(e) = entry.as_mut() {
-                        e.response_body.extend_from_slice(bytes);
+                        let room = record_cap.saturating_sub(e.response_body.len() as u64);
+                        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+                        e.response_body.extend_from_slice(&bytes[..take]);
                     }
                 }
                 super::body::Tap::End(end) => {
@@ -561,6 +596,24 @@ impl Client {
             })
             .collect()
     }
+}
+
+/// The redirect policy of the built-in client: none unless asked; then 307/308 only, at most
+/// `max`, and same-origin only when secret headers would travel along.
+fn redirect_policy(origin: &reqwest::Url, max: usize, secrets: bool) -> reqwest::redirect::Policy {
+    if max == 0 {
+        return reqwest::redirect::Policy::none();
+    }
+    let origin = origin.origin();
+    reqwest::redirect::Policy::custom(move |attempt| {
+        let preserving = matches!(attempt.status().as_u16(), 307 | 308);
+        let foreign = attempt.url().origin() != origin;
+        if !preserving || attempt.previous().len() > max || (secrets && foreign) {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// 2026-07-28 request fields: `_meta` members, `Mcp-Method` and `Mcp-Name`.

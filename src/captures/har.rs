@@ -227,6 +227,7 @@ impl RawEntry {
 /// A [`HarError`] with a one-line reason when the input is not JSON, not HAR 1.x, or an entry
 /// is unusable (bad base64, impossible status). Entries before the error have been delivered.
 pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(), HarError> {
+    let reader = skip_bom(reader).map_err(|e| HarError(format!("cannot read: {e}")))?;
     let mut de =
         serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(1 << 16, reader));
     let mut count = 0u64;
@@ -294,6 +295,17 @@ fn usable(reason: String) -> HarError {
     }
 }
 
+/// `reader` without a leading UTF-8 byte order mark: some Windows tools write one, and JSON
+/// parsers may ignore it (RFC 8259 §8.1), so it is accepted rather than called "not JSON".
+fn skip_bom<R: Read>(mut reader: R) -> std::io::Result<impl Read> {
+    let mut prefix = Vec::with_capacity(3);
+    (&mut reader).take(3).read_to_end(&mut prefix)?;
+    if prefix == b"\xEF\xBB\xBF" {
+        prefix.clear();
+    }
+    Ok(std::io::Cursor::new(prefix).chain(reader))
+}
+
 /// Reads a HAR document held in memory.
 pub fn parse(bytes: &[u8]) -> Result<Vec<Entry>, HarError> {
     let mut out = Vec::new();
@@ -324,6 +336,14 @@ impl<'de, S: DeserializeSeed<'de>> Visitor<'de> for Member<S> {
         let mut seed = Some(self.seed);
         let mut found = None;
         while let Some(key) = map.next_key::<String>()? {
+            // A second `log` or `entries` is refused like a duplicate `text`: which one a reader
+            // uses is not defined, so no answer from either would be trustworthy.
+            if key == self.key && found.is_some() {
+                return Err(de::Error::custom(format!(
+                    "duplicate `{}` member",
+                    self.key
+                )));
+            }
             match seed.take() {
                 Some(s) if key == self.key => found = Some(map.next_value_seed(s)?),
                 other => {
@@ -395,7 +415,7 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
                 .get("content-type")
                 .unwrap_or("application/json");
             let mut request = json!({
-                "method": e.method, "url": e.url, "httpVersion": "HTTP/1.1",
+                "method": e.method, "url": crate::redact::url(&e.url), "httpVersion": "HTTP/1.1",
                 "cookies": [], "queryString": [], "headers": hdrs(&e.request_headers),
                 "headersSize": -1, "bodySize": e.request_body.len(),
             });
@@ -474,5 +494,20 @@ mod tests {
         let bad =
             br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
         assert!(parse(bad).unwrap_err().0.contains("entry 0"));
+    }
+
+    #[test]
+    fn duplicate_log_or_entries_is_refused_and_a_bom_is_skipped() {
+        let entry = r#"{"request":{"method":"GET","url":"http://x/"},"response":{"status":200}}"#;
+        let twice_log = format!(r#"{{"log":{{"entries":[]}},"log":{{"entries":[{entry}]}}}}"#);
+        let err = parse(twice_log.as_bytes()).unwrap_err().0;
+        assert!(err.contains("duplicate `log`"), "{err}");
+        let twice_entries = format!(r#"{{"log":{{"entries":[],"entries":[{entry}]}}}}"#);
+        let err = parse(twice_entries.as_bytes()).unwrap_err().0;
+        assert!(err.contains("duplicate `entries`"), "{err}");
+        let with_bom = format!("\u{feff}{{\"log\":{{\"entries\":[{entry}]}}}}");
+        assert_eq!(parse(with_bom.as_bytes()).unwrap().len(), 1);
+        // A lone BOM-like prefix that is not a BOM is still an error, named as JSON.
+        assert!(parse(b"\xEF\xBB{}").is_err());
     }
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::exchange::{Exchange, Observer};
 use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
 use crate::limits::Limits;
+use crate::redact;
 use crate::request::{BodyKind, Request};
 use crate::session::Session;
 use crate::verdict::Verdict;
@@ -42,14 +43,15 @@ fn not_mcp_at(url: &str, req: &Request) -> Option<String> {
         ("POST", BodyKind::Unreadable) if has_mcp_header => None,
         ("POST", BodyKind::None) if has_mcp_header => None,
         ("POST", BodyKind::Unreadable | BodyKind::None) => {
-            Some(format!("POST {url} without a JSON-RPC body"))
+            Some(format!("POST {} without a JSON-RPC body", redact::url(url)))
         }
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         (m, _) if has_mcp_header => Some(format!(
-            "{m} {url}: standalone stream or session request, not a request/response exchange"
+            "{m} {}: standalone stream or session request, not a request/response exchange",
+            redact::url(url)
         )),
-        (m, _) => Some(format!("{m} {url}: not MCP")),
+        (m, _) => Some(format!("{m} {}: not MCP", redact::url(url))),
     }
 }
 
@@ -173,12 +175,19 @@ pub fn judge_entry_with(
     out.expect("finish gives an item")
 }
 
+/// What a replay leaves behind besides its items: what a limit made it forget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayStats {
+    /// Tool annotations forgotten past [`Limits::max_tools`].
+    pub tools_forgotten: u64,
+}
+
 /// Runs `read` with a fresh session's judge of the entries it gives.
 fn judged(
     limits: Limits,
     each: &mut dyn FnMut(Item),
     read: impl FnOnce(usize, &mut Judge<'_>) -> Result<(), HarError>,
-) -> Result<(), HarError> {
+) -> Result<ReplayStats, HarError> {
     let mut session = Session::new(limits);
     let mut judge = Judge {
         session: &mut session,
@@ -187,7 +196,10 @@ fn judged(
         observer: &mut (),
         each,
     };
-    read(har::hold_cap(&limits), &mut judge)
+    read(har::hold_cap(&limits), &mut judge)?;
+    Ok(ReplayStats {
+        tools_forgotten: session.tools_forgotten(),
+    })
 }
 
 /// Replays a HAR document from a forward-only `reader` (a pipe), calling `each` for every
@@ -200,7 +212,7 @@ pub fn replay_har<R: Read>(
     reader: R,
     limits: Limits,
     each: &mut dyn FnMut(Item),
-) -> Result<(), HarError> {
+) -> Result<ReplayStats, HarError> {
     judged(limits, each, |hold_cap, judge| {
         har::stream_entries(reader, hold_cap, judge)
     })
@@ -215,7 +227,7 @@ pub fn replay_har_seekable<R: Read + Seek>(
     reader: R,
     limits: Limits,
     each: &mut dyn FnMut(Item),
-) -> Result<(), HarError> {
+) -> Result<ReplayStats, HarError> {
     judged(limits, each, |hold_cap, judge| {
         har::stream_entries_seekable(reader, hold_cap, judge)
     })

@@ -16,6 +16,10 @@ pub struct Limits {
     pub max_body_bytes: u64,
     /// Largest number of SSE events on one stream. Default: unbounded (`u64::MAX`).
     pub max_events: u64,
+    /// Tool annotations a session remembers (for retry safety), per capture or client. Past
+    /// it the oldest is forgotten: a call to a forgotten tool gets the advice of an unknown one
+    /// (not known to be idempotent). Default 4096.
+    pub max_tools: usize,
 }
 
 impl Default for Limits {
@@ -24,6 +28,7 @@ impl Default for Limits {
             max_event_bytes: 16 << 20,
             max_body_bytes: 64 << 20,
             max_events: u64::MAX,
+            max_tools: 4096,
         }
     }
 }

@@ -6,6 +6,7 @@ pub(crate) mod exchange;
 pub(crate) mod findings;
 pub(crate) mod jsonrpc;
 pub(crate) mod limits;
+pub mod redact;
 pub(crate) mod request;
 pub(crate) mod retry;
 pub(crate) mod rules;

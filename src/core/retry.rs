@@ -140,6 +140,15 @@ fn http_advice(
             "the session is gone (404 with a session id): initialize again",
         ),
         408 => may_have_run("HTTP 408"),
+        // A redirect is the server's answer, not something to follow silently: the call was
+        // not dispatched here, and following could hand secret headers to another origin.
+        300..=399 => advice(
+            Advice::FixRequest,
+            None,
+            &format!(
+                "HTTP {status}: a redirect, not followed; check the target and change the URL"
+            ),
+        ),
         500..=599 => may_have_run(&format!("HTTP {status}")),
         400..=499 => advice(
             Advice::FixRequest,

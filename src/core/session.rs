@@ -1,7 +1,7 @@
 //! What one exchange needs from the ones before it: the negotiated version, tool annotations
 //! (for retry safety) and MRTR ids. A capture, or a live client connection, is one `Session`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
@@ -29,6 +29,9 @@ pub struct Session {
     initialized: bool,
     /// Tool name → repeat is harmless.
     tools: HashMap<String, bool>,
+    /// Tool names in the order first learned, to forget the oldest past `max_tools`.
+    tool_order: VecDeque<String>,
+    tools_forgotten: u64,
     input_required_ids: Vec<Value>,
     /// Last-Event-ID of resumable streams → the request they answer (most recent last).
     resumable: Vec<(String, Request)>,
@@ -42,6 +45,33 @@ impl Session {
             limits,
             ..Session::default()
         }
+    }
+
+    /// How many tool annotations were forgotten because of [`Limits::max_tools`].
+    pub fn tools_forgotten(&self) -> u64 {
+        self.tools_forgotten
+    }
+
+    /// Remembers a tool's retry safety, forgetting the oldest tool past `max_tools`: a
+    /// capture that names millions of tools cannot grow the session without bound.
+    fn learn_tool(&mut self, name: String, safe: bool) {
+        if let Some(known) = self.tools.get_mut(&name) {
+            *known = safe;
+            return;
+        }
+        if self.limits.max_tools == 0 {
+            self.tools_forgotten += 1;
+            return;
+        }
+        while self.tools.len() >= self.limits.max_tools {
+            let Some(oldest) = self.tool_order.pop_front() else {
+                break;
+            };
+            self.tools.remove(&oldest);
+            self.tools_forgotten += 1;
+        }
+        self.tool_order.push_back(name.clone());
+        self.tools.insert(name, safe);
     }
 
     /// The limits given to each exchange.
@@ -172,7 +202,7 @@ impl Session {
             self.negotiated = learned.negotiated.or(Some(verdict.protocol_version));
         }
         for (name, safe) in learned.tools {
-            self.tools.insert(name, safe);
+            self.learn_tool(name, safe);
         }
         if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
             if self.resumable.len() == MEMORY {
@@ -188,5 +218,29 @@ impl Session {
             }
             self.input_required_ids.push(id.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_memory_is_bounded_by_max_tools() {
+        let limits = Limits {
+            max_tools: 3,
+            ..Limits::default()
+        };
+        let mut s = Session::new(limits);
+        for i in 0..10 {
+            s.learn_tool(format!("tool-{i}"), true);
+        }
+        assert_eq!(s.tools.len(), 3);
+        assert_eq!(s.tool_order.len(), 3);
+        assert_eq!(s.tools_forgotten(), 7);
+        assert!(s.tools.contains_key("tool-9") && !s.tools.contains_key("tool-6"));
+        // Learning a known tool again updates it in place, forgetting nothing.
+        s.learn_tool("tool-9".into(), false);
+        assert_eq!((s.tools["tool-9"], s.tools_forgotten()), (false, 7));
     }
 }

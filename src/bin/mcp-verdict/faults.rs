@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use mcp_verdict::faults::FaultServer;
 use mcp_verdict::faults::demo;
 use mcp_verdict::faults::scenarios::{self, Scenario};
+use mcp_verdict::faults::{FaultServer, ServeLimits};
 
 use crate::{DemoArgs, FormatArg, ServeArgs};
 
@@ -17,6 +17,45 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
             eprintln!("mcp-verdict: cannot start the async runtime: {e}");
             ExitCode::from(2)
         })
+}
+
+/// The `serve-faults` limits from the flags.
+fn serve_limits(args: &ServeArgs) -> Result<ServeLimits, String> {
+    let duration = crate::soak::parse_duration;
+    if args.max_connections == 0 {
+        return Err("--max-connections must be at least 1".into());
+    }
+    // The cap must sit below the descriptor limit, or new clients wait in the backlog (accept
+    // fails with EMFILE) instead of getting a 503.
+    let mut max_connections = args.max_connections;
+    if let Some(files) = open_files_limit() {
+        let room = files.saturating_sub(FDS_KEPT_FREE).max(1);
+        if max_connections > room {
+            eprintln!(
+                "mcp-verdict: warning: --max-connections {max_connections} lowered to {room}: the open-files limit is {files}"
+            );
+            max_connections = room;
+        }
+    }
+    Ok(ServeLimits {
+        max_connections,
+        max_head: ServeLimits::default().max_head,
+        max_body: args.max_request_bytes,
+        max_bodies_in_flight: args.max_bodies_in_flight,
+        idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
+        head_timeout: duration("head-timeout", &args.head_timeout)?,
+        body_timeout: duration("body-timeout", &args.body_timeout)?,
+    })
+}
+
+/// Descriptors left for the listener, stdio and the refusals of connections past the cap.
+const FDS_KEPT_FREE: usize = 32;
+
+/// The soft limit on open files (`ulimit -n`), where `/proc` tells it.
+fn open_files_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
 }
 
 fn expectation(s: &Scenario) -> String {
@@ -55,18 +94,29 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         };
         return ExitCode::SUCCESS;
     }
+    let limits = match serve_limits(&args) {
+        Ok(l) => l,
+        Err(e) => return crate::probe::fail(e),
+    };
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
     rt.block_on(async {
-        let server = match FaultServer::start(&args.listen).await {
+        let server = match FaultServer::start_with(&args.listen, limits).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("mcp-verdict: cannot listen on {}: {e}", args.listen);
                 return ExitCode::from(2);
             }
         };
+        if !server.addr().ip().is_loopback() {
+            eprintln!(
+                "mcp-verdict: warning: listening on {}, reachable from other machines; its tools \
+                 (pay included) answer any client that names this address in Host",
+                server.addr()
+            );
+        }
         eprintln!(
             "mcp-verdict: serving {} fault scenarios; correct endpoint {}, faulty ones {}/<scenario> (Ctrl-C stops)",
             list.len(),

@@ -147,6 +147,24 @@ struct ServeArgs {
     /// Format of --list.
     #[arg(long, value_enum, default_value_t = FormatArg::Human)]
     format: FormatArg,
+    /// Open connections at once; one more gets 503 and is closed.
+    #[arg(long, default_value_t = 256)]
+    max_connections: usize,
+    /// Largest request body, in bytes (413 past it).
+    #[arg(long, default_value_t = 4 << 20)]
+    max_request_bytes: usize,
+    /// Request bodies held at once, all connections together, in bytes (503 past it).
+    #[arg(long, default_value_t = 64 << 20)]
+    max_bodies_in_flight: usize,
+    /// Close a keep-alive connection after this long without a request.
+    #[arg(long, default_value = "30s")]
+    idle_timeout: String,
+    /// From a request's first byte to the end of its head (slowloris); 408 past it.
+    #[arg(long, default_value = "10s")]
+    head_timeout: String,
+    /// From the end of the head to the end of the body; 408 past it.
+    #[arg(long, default_value = "30s")]
+    body_timeout: String,
 }
 
 #[derive(clap::Args)]
@@ -237,6 +255,9 @@ struct LimitArgs {
     /// Most SSE events on one stream.
     #[arg(long, default_value_t = Limits::default().max_events)]
     max_events: u64,
+    /// Tool annotations remembered per capture or client (oldest forgotten past it).
+    #[arg(long, default_value_t = Limits::default().max_tools)]
+    max_tools: usize,
 }
 
 impl LimitArgs {
@@ -245,6 +266,7 @@ impl LimitArgs {
             max_event_bytes: self.max_event_bytes,
             max_body_bytes: self.max_body_bytes,
             max_events: self.max_events,
+            max_tools: self.max_tools,
         }
     }
 }
@@ -463,9 +485,16 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
                 replay_files::Event::Item(item) => printer.item(&name, &item),
                 replay_files::Event::End(result) => {
                     printer.end_file(&name);
-                    if let Err(e) = result {
-                        eprintln!("mcp-verdict: {name}: {e}");
-                        unusable = true;
+                    match result {
+                        Err(e) => {
+                            eprintln!("mcp-verdict: {name}: {e}");
+                            unusable = true;
+                        }
+                        Ok(stats) if stats.tools_forgotten > 0 => eprintln!(
+                            "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+                            stats.tools_forgotten, limits.max_tools
+                        ),
+                        Ok(_) => {}
                     }
                 }
                 replay_files::Event::Unopened(_) => {}
@@ -521,12 +550,22 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
                     }
                     printer.item(&name, &item);
                 })
+                .map(|()| replay::ReplayStats {
+                    tools_forgotten: session.tools_forgotten(),
+                })
             }
         };
         printer.end_file(&name);
-        if let Err(e) = result {
-            eprintln!("mcp-verdict: {name}: {e}");
-            unusable = true;
+        match result {
+            Err(e) => {
+                eprintln!("mcp-verdict: {name}: {e}");
+                unusable = true;
+            }
+            Ok(stats) if stats.tools_forgotten > 0 => eprintln!(
+                "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+                stats.tools_forgotten, limits.max_tools
+            ),
+            Ok(_) => {}
         }
     }
     if let Some(run) = &run {

@@ -24,13 +24,18 @@ pub struct Printer<W: Write> {
     broken: bool,
     files: usize,
     in_file: usize,
+    /// The first [`SKIPPED_EXAMPLES`] skipped entries of the file (JSON output), and the count.
     skipped: Vec<Skipped>,
+    skipped_total: u64,
     /// Human format: the file whose table header is not printed yet.
     title: Option<String>,
     tally: BTreeMap<Outcome, u64>,
     /// The one count of completeness: the summary line and the exit code both read it.
     completeness: Tally,
 }
+
+/// Skipped entries listed per file in JSON output; `skipped_total` counts them all.
+const SKIPPED_EXAMPLES: usize = 100;
 
 const RESET: &str = "\x1b[0m";
 const RED: &str = "\x1b[31m";
@@ -56,6 +61,7 @@ impl<W: Write> Printer<W> {
             files: 0,
             in_file: 0,
             skipped: Vec::new(),
+            skipped_total: 0,
             title: None,
             tally: BTreeMap::new(),
             completeness: Tally::default(),
@@ -104,6 +110,7 @@ impl<W: Write> Printer<W> {
         self.completeness.next_capture();
         self.in_file = 0;
         self.skipped.clear();
+        self.skipped_total = 0;
         match self.format {
             // The table header waits for the first row, so an unusable file prints none.
             Format::Human => self.title = Some(name.to_owned()),
@@ -135,7 +142,11 @@ impl<W: Write> Printer<W> {
                     let line = self.paint(DIM, &format!("{:>4}  skipped: {}", s.index, s.reason));
                     self.emit(&format!("{line}\n"));
                 }
-                self.skipped.push(s.clone());
+                // A capture of a million non-MCP entries keeps a count, not a million reasons.
+                self.skipped_total += 1;
+                if self.skipped.len() < SKIPPED_EXAMPLES {
+                    self.skipped.push(s.clone());
+                }
             }
             Item::Verdict(v) => {
                 *self.tally.entry(v.outcome).or_default() += 1;
@@ -241,7 +252,10 @@ impl<W: Write> Printer<W> {
     pub fn end_file(&mut self, _name: &str) {
         if self.format == Format::Json {
             let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
-            self.emit(&format!("\n],\"skipped\":{skipped}}}"));
+            let total = self.skipped_total;
+            self.emit(&format!(
+                "\n],\"skipped\":{skipped},\"skipped_total\":{total}}}"
+            ));
         }
         if self.format == Format::Human && self.title.take().is_none() {
             self.emit("\n");

@@ -5,9 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
-use mcp_verdict::har;
 use mcp_verdict::replay::{self, Item};
 use mcp_verdict::{ProtocolVersion, Verdict};
+use mcp_verdict::{har, redact};
 use serde_json::{Value, json};
 
 use crate::report::{Run, Trace, TraceObserver};
@@ -45,7 +45,18 @@ pub(crate) fn with_headers(
         let Some((name, value)) = h.split_once(':') else {
             return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
         };
-        builder = builder.secret_header(name.trim(), value.trim());
+        let (name, value) = (name.trim(), value.trim());
+        // Checked here, before anything is sent: an unusable header is unusable input (exit
+        // 2), not a connection failure to retry. The value is a secret: never echoed.
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("--header {name:?}: not a valid header name"));
+        }
+        if reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(format!(
+                "--header {name:?}: the value is not a valid header value (control characters or non-visible bytes)"
+            ));
+        }
+        builder = builder.secret_header(name, value);
     }
     Ok(builder)
 }
@@ -73,14 +84,22 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
-    let builder = Client::builder(args.url.clone())
+    let mut builder = Client::builder(args.url.clone())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
             overall: Some(overall),
             idle,
             ..Deadlines::default()
-        })
-        .record(recorder.clone());
+        });
+    #[cfg(feature = "otel")]
+    let otlp_asked = args.otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let otlp_asked = false;
+    // Bodies are kept only for what shows them (`--record`, `--html`, JUnit, OTLP), and then at
+    // most `max_body_bytes + 1` per exchange; otherwise nothing is copied.
+    if args.record.is_some() || args.out.wants_run() || otlp_asked {
+        builder = builder.record(recorder.clone());
+    }
     let builder = match with_headers(builder, &args.headers) {
         Ok(b) => b,
         Err(e) => return fail(e),
@@ -110,14 +129,15 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let judged = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
 
     let mut printer = args.out.printer();
-    printer.begin_file(&args.url);
+    let shown_url = redact::url(&args.url);
+    printer.begin_file(&shown_url);
     let mut verdicts = Vec::with_capacity(judged.len());
     for (i, (mut v, live)) in judged.into_iter().enumerate() {
         v.index = i as u64;
-        printer.item(&args.url, &Item::Verdict(Box::new(v.clone())));
+        printer.item(&shown_url, &Item::Verdict(Box::new(v.clone())));
         verdicts.push((v, live));
     }
-    printer.end_file(&args.url);
+    printer.end_file(&shown_url);
     let mut unusable = false;
     #[cfg(feature = "otel")]
     let exporting = otlp.is_some();
@@ -127,8 +147,8 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         let run = Run {
             command: "probe",
-            sources: vec![args.url.clone()],
-            traces: traces(&args.url, verdicts, &entries, args.limits.limits(), began),
+            sources: vec![shown_url.clone()],
+            traces: traces(&shown_url, verdicts, &entries, args.limits.limits(), began),
             skipped: Vec::new(),
         };
         if args.out.wants_run() {
@@ -137,7 +157,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         #[cfg(feature = "otel")]
         if let Some(otlp) = &otlp {
             for t in &run.traces {
-                otlp.record(&crate::report::otel_exchange(t, &args.url));
+                otlp.record(&crate::report::otel_exchange(t, &shown_url));
             }
             if let Err(e) = otlp.shutdown() {
                 eprintln!("mcp-verdict: {e}");

@@ -21,7 +21,7 @@ use crate::{PROGRESS_MIN_BYTES, Progress};
 pub enum Event {
     Item(Item),
     /// The file is done: `Err` with a one-line reason when it could not be used.
-    End(Result<(), String>),
+    End(Result<replay::ReplayStats, String>),
     /// The file could not be opened (it is done too).
     Unopened(String),
 }

@@ -81,6 +81,20 @@ pub fn run(args: SoakArgs) -> ExitCode {
         if args.rate.is_some_and(|r| r.is_nan() || r <= 0.0) {
             return Err("--rate must be positive".to_owned());
         }
+        let interval_fits = |r: f64| {
+            Duration::try_from_secs_f64(1.0 / r)
+                .ok()
+                .and_then(|d| std::time::Instant::now().checked_add(d))
+                .is_some()
+        };
+        if let Some(r) = args.rate
+            && !interval_fits(r)
+        {
+            return Err(format!(
+                "--rate {r}: one call every {:e} s is past any representable time",
+                1.0 / r
+            ));
+        }
         let listen = match &args.metrics_listen {
             Some(a) => {
                 let addr: std::net::SocketAddr = a

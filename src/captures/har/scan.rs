@@ -179,6 +179,22 @@ impl<I: Input> Src<I> {
         }
     }
 
+    /// Skips a leading UTF-8 byte order mark, as the serde reader does.
+    pub(crate) fn skip_bom(&mut self) -> Result<(), Fail> {
+        for (i, &b) in b"\xEF\xBB\xBF".iter().enumerate() {
+            if self.peek()? != Some(b) {
+                // Not a BOM: nothing consumed yet unless the first bytes matched, which a JSON
+                // document cannot start with anyway.
+                if i > 0 {
+                    return self.fail("expected value");
+                }
+                return Ok(());
+            }
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
     /// The next byte, without consuming it. `None` at the end of the input.
     pub(crate) fn peek(&mut self) -> Result<Option<u8>, Fail> {
         if self.pos == self.end && !self.fill()? {

@@ -88,6 +88,7 @@ pub(crate) fn read<I: Input>(
 ) -> Result<(), Fail> {
     let mut src = Src::new(input, hold_cap);
     let seekable = src.can_seek();
+    src.skip_bom()?;
     let mut reader = Reader {
         src,
         seekable,
@@ -238,7 +239,11 @@ impl<I: Input> Reader<I> {
     fn document(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
         let mut found = None;
         self.object(|r, key| {
-            if key == "log" && found.is_none() {
+            if key == "log" && found.is_some() {
+                // As the serde reader: which of two `log`s counts is undefined.
+                return Err("duplicate `log` member".into());
+            }
+            if key == "log" {
                 found = Some(r.log(sink)?);
             } else {
                 r.src.skip_value()?;
@@ -272,7 +277,10 @@ impl<I: Input> Reader<I> {
     fn log(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
         let mut found = false;
         self.object(|r, key| {
-            if key == "entries" && !found {
+            if key == "entries" && found {
+                return Err("duplicate `entries` member".into());
+            }
+            if key == "entries" {
                 found = true;
                 r.entries(sink)
             } else {

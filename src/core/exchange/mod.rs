@@ -150,6 +150,8 @@ struct Head {
     content_type: Option<String>,
     media: Media,
     retry_after_ms: Option<u64>,
+    /// A redirect's target (secrets in it redacted), for the reason: redirects are answers.
+    location: Option<String>,
 }
 
 /// What the terminal response said.
@@ -275,6 +277,10 @@ impl Exchange {
             content_type,
             media,
             retry_after_ms,
+            location: (300..400)
+                .contains(&head.status)
+                .then(|| head.headers.get("location").map(crate::redact::url))
+                .flatten(),
         });
     }
 
@@ -334,7 +340,10 @@ impl Exchange {
     pub fn is_settled(&self) -> bool {
         match &self.body {
             Body::Stream(s) => s.track.terminal.is_some() || self.limit_hit.is_some(),
-            _ => false,
+            // Past its cap a buffered body is no longer read: the verdict cannot change, so a
+            // live reader stops at once instead of reading an endless body to its deadline.
+            Body::Buffer { over, .. } => *over,
+            Body::AwaitHead => false,
         }
     }
 
@@ -382,6 +391,9 @@ impl Exchange {
             retry_after_ms: head.as_ref().and_then(|h| h.retry_after_ms),
             sse_retry_ms: sse_retry,
         });
+        if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
+            v.retry.reason = format!("{}; Location: {location}", v.retry.reason);
+        }
         v.violations = std::mem::take(&mut self.findings).into_vec();
         (v, terminal.learned)
     }

@@ -1,8 +1,9 @@
 //! A fault-injecting MCP server (`serve-faults`) and the demo that probes every scenario.
 
 pub mod demo;
+pub mod http;
 pub mod scenarios;
 pub mod server;
 
 pub use scenarios::{Expect, Scenario};
-pub use server::FaultServer;
+pub use server::{FaultServer, ServeLimits};

@@ -15,20 +15,73 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
+use super::http::{self, RequestError, RequestHead};
 use super::scenarios::{self, Ending, Era, Reply, Step};
 use crate::adapters::lock;
 
-const MAX_HEAD: usize = 64 * 1024;
-const MAX_BODY: usize = 4 * 1024 * 1024;
 /// A "never ending" stream still ends after this long, so nothing runs unbounded.
 const HANG_LIMIT: Duration = Duration::from_secs(600);
 
-#[derive(Default)]
+/// What one fault server may hold, and for how long. Worst-case memory is about
+/// `max_connections × (max_head + 8 KiB) + max_bodies_in_flight` plus the replies being written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServeLimits {
+    /// Open connections at once; one more is answered 503 and closed.
+    pub max_connections: usize,
+    /// Largest request head (431 past it).
+    pub max_head: usize,
+    /// Largest request body (413 past it).
+    pub max_body: usize,
+    /// Request bodies held at once, all connections together; a request that would go past it
+    /// is answered 503 with `Retry-After: 1` and its connection closed.
+    pub max_bodies_in_flight: usize,
+    /// A keep-alive connection with no request starting for this long is closed.
+    pub idle_timeout: Duration,
+    /// From a request's first byte to the end of its head (slowloris): 408 and close.
+    pub head_timeout: Duration,
+    /// From the end of the head to the end of the body: 408 and close.
+    pub body_timeout: Duration,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        ServeLimits {
+            max_connections: 256,
+            max_head: 64 * 1024,
+            max_body: 4 * 1024 * 1024,
+            max_bodies_in_flight: 64 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(30),
+            head_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
 struct Shared {
     next_session: AtomicU64,
     /// Last-Event-ID → the event that completes the interrupted stream.
     resumes: Mutex<HashMap<String, Vec<u8>>>,
+    limits: ServeLimits,
+    connections: Arc<Semaphore>,
+    /// One permit per byte of request body held.
+    body_bytes: Arc<Semaphore>,
+}
+
+impl Shared {
+    fn new(limits: ServeLimits) -> Self {
+        Shared {
+            next_session: AtomicU64::new(0),
+            resumes: Mutex::new(HashMap::new()),
+            limits,
+            connections: Arc::new(Semaphore::new(limits.max_connections.max(1))),
+            body_bytes: Arc::new(Semaphore::new(
+                limits.max_bodies_in_flight.min(Semaphore::MAX_PERMITS),
+            )),
+        }
+    }
 }
 
 /// A running fault server.
@@ -41,9 +94,14 @@ pub struct FaultServer {
 impl FaultServer {
     /// Binds `addr` (e.g. `127.0.0.1:0`) and serves in the background on the current runtime.
     pub async fn start(addr: &str) -> io::Result<FaultServer> {
+        FaultServer::start_with(addr, ServeLimits::default()).await
+    }
+
+    /// Like [`start`](Self::start), under `limits`.
+    pub async fn start_with(addr: &str, limits: ServeLimits) -> io::Result<FaultServer> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let task = tokio::spawn(serve(listener));
+        let task = tokio::spawn(serve_with(listener, limits));
         Ok(FaultServer { addr, task })
     }
 
@@ -67,24 +125,42 @@ impl Drop for FaultServer {
     }
 }
 
-/// Accepts connections until the task is dropped.
+/// Accepts connections until the task is dropped, under the default [`ServeLimits`].
 pub async fn serve(listener: TcpListener) {
-    let shared = Arc::new(Shared::default());
+    serve_with(listener, ServeLimits::default()).await
+}
+
+/// Accepts connections until the task is dropped. Past `max_connections` a new connection gets
+/// 503 and is closed at once, so held-open sockets cannot starve the server of descriptors.
+pub async fn serve_with(listener: TcpListener, limits: ServeLimits) {
+    let shared = Arc::new(Shared::new(limits));
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
+        let Ok((mut stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(connection(stream, shared.clone()));
+        match shared.connections.clone().try_acquire_owned() {
+            Ok(permit) => {
+                tokio::spawn(connection(stream, shared.clone(), permit));
+            }
+            Err(_) => {
+                tokio::spawn(async move {
+                    let refuse = write_refusal(&mut stream, 503, "too many connections", true);
+                    let _ = tokio::time::timeout(Duration::from_secs(1), refuse).await;
+                });
+            }
+        }
     }
 }
 
+/// A request read whole: its head, its body, and the share of the body budget it holds.
 struct HttpRequest {
     method: String,
     path: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    _budget: Option<OwnedSemaphorePermit>,
 }
 
 impl HttpRequest {
@@ -96,14 +172,32 @@ impl HttpRequest {
     }
 }
 
-async fn connection(mut stream: TcpStream, shared: Arc<Shared>) {
+/// Why a connection stops reading requests.
+enum ReadEnd {
+    /// The peer closed (or went idle) between requests: close quietly.
+    Quiet,
+    /// Refuse with this status and reason, then close.
+    Refuse(u16, String),
+}
+
+impl From<RequestError> for ReadEnd {
+    fn from(e: RequestError) -> Self {
+        ReadEnd::Refuse(e.status(), e.to_string())
+    }
+}
+
+async fn connection(mut stream: TcpStream, shared: Arc<Shared>, _permit: OwnedSemaphorePermit) {
+    let Ok(local) = stream.local_addr() else {
+        return;
+    };
     let mut buf = Vec::with_capacity(4096);
     loop {
-        let req = match read_request(&mut stream, &mut buf).await {
-            Ok(Some(r)) => r,
-            Ok(None) => return,
-            Err(e) => {
-                let _ = write_plain(&mut stream, 400, &e.to_string()).await;
+        let req = match read_request(&mut stream, &mut buf, &shared, local).await {
+            Ok(r) => r,
+            Err(ReadEnd::Quiet) => return,
+            Err(ReadEnd::Refuse(status, why)) => {
+                let write = write_refusal(&mut stream, status, &why, status == 503);
+                let _ = tokio::time::timeout(Duration::from_secs(1), write).await;
                 return;
             }
         };
@@ -114,93 +208,125 @@ async fn connection(mut stream: TcpStream, shared: Arc<Shared>) {
     }
 }
 
-/// Reads one request. `Ok(None)` when the peer closed between requests.
+/// Reads from `stream` into `buf` until `deadline`. `Ok(0)` at EOF; `Err` when the deadline
+/// passed or the read failed.
+async fn read_more(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    deadline: Instant,
+) -> Result<usize, bool> {
+    let mut chunk = [0u8; 8192];
+    match tokio::time::timeout_at(deadline, stream.read(&mut chunk)).await {
+        Ok(Ok(n)) => {
+            buf.extend_from_slice(&chunk[..n]);
+            Ok(n)
+        }
+        Ok(Err(_)) => Err(false),
+        Err(_) => Err(true),
+    }
+}
+
+/// Reads one request under the limits: the head strictly ([`http::parse_head`], then the Host
+/// check against the address the connection arrived on), the body within its deadline and the
+/// global body budget.
 async fn read_request(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
-) -> io::Result<Option<HttpRequest>> {
-    let head_end = loop {
-        if let Some(i) = find(buf, b"\r\n\r\n") {
-            break i;
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(io::Error::other("request head too large"));
-        }
-        let mut chunk = [0u8; 4096];
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return if buf.is_empty() {
-                Ok(None)
-            } else {
-                Err(io::Error::other("connection closed mid-request"))
-            };
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let request_line = lines.next().unwrap_or("");
-    let mut parts = request_line.split(' ');
-    let method = parts.next().unwrap_or("").to_owned();
-    let path = parts.next().unwrap_or("").to_owned();
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let get = |name: &str| {
-        headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.clone())
-    };
-    if get("transfer-encoding").is_some() {
-        return Err(io::Error::other("chunked request bodies are not supported"));
+    shared: &Shared,
+    local: std::net::SocketAddr,
+) -> Result<HttpRequest, ReadEnd> {
+    let limits = &shared.limits;
+    // Idle until a request starts, then the head has `head_timeout` to arrive whole.
+    let mut deadline = after(limits.idle_timeout);
+    let mut started = !buf.is_empty();
+    if started {
+        deadline = after(limits.head_timeout);
     }
-    let len: usize = get("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    if len > MAX_BODY {
-        return Err(io::Error::other("request body too large"));
-    }
-    buf.drain(..head_end + 4);
+    let head: RequestHead = loop {
+        if let Some(head) = http::parse_head(buf, limits.max_head, limits.max_body)? {
+            break head;
+        }
+        match read_more(stream, buf, deadline).await {
+            Ok(0) => return Err(ReadEnd::Quiet),
+            Ok(_) if !started => {
+                started = true;
+                deadline = after(limits.head_timeout);
+            }
+            Ok(_) => {}
+            Err(true) if started => {
+                return Err(ReadEnd::Refuse(
+                    408,
+                    "request head not received in time".into(),
+                ));
+            }
+            Err(_) => return Err(ReadEnd::Quiet),
+        }
+    };
+    http::check_host(&head, local)?;
+    let len = head.content_length;
+    // The body budget is taken before the body is read, so bodies in flight stay bounded.
+    let budget = match len {
+        0 => None,
+        n => {
+            let permits = u32::try_from(n).unwrap_or(u32::MAX);
+            match shared.body_bytes.clone().try_acquire_many_owned(permits) {
+                Ok(p) => Some(p),
+                Err(_) => {
+                    return Err(ReadEnd::Refuse(
+                        503,
+                        "request bodies in flight are at the server's limit".into(),
+                    ));
+                }
+            }
+        }
+    };
+    buf.drain(..head.head_len);
+    let deadline = after(limits.body_timeout);
     while buf.len() < len {
-        let mut chunk = [0u8; 8192];
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Err(io::Error::other("connection closed mid-body"));
+        match read_more(stream, buf, deadline).await {
+            Ok(0) | Err(false) => return Err(ReadEnd::Quiet),
+            Ok(_) => {}
+            Err(true) => {
+                return Err(ReadEnd::Refuse(
+                    408,
+                    "request body not received in time".into(),
+                ));
+            }
         }
-        buf.extend_from_slice(&chunk[..n]);
     }
     let body = buf.drain(..len).collect();
-    Ok(Some(HttpRequest {
-        method,
-        path,
-        headers,
+    Ok(HttpRequest {
+        method: head.method,
+        path: head.path,
+        headers: head.headers,
         body,
-    }))
+        _budget: budget,
+    })
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// `d` from now; a duration too long to represent waits (practically) forever, never panics.
+fn after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d)
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400))
 }
 
-/// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
-fn is_loopback_authority(authority: &str) -> bool {
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        authority.rsplit_once(':').map_or(authority, |(h, p)| {
-            if p.chars().all(|c| c.is_ascii_digit()) {
-                h
-            } else {
-                authority
-            }
-        })
-    };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+/// A refusal that closes the connection.
+async fn write_refusal(
+    stream: &mut TcpStream,
+    status: u16,
+    why: &str,
+    retry: bool,
+) -> io::Result<()> {
+    let mut headers = vec![
+        ("Content-Type".to_owned(), "text/plain".to_owned()),
+        ("Connection".to_owned(), "close".to_owned()),
+    ];
+    if retry {
+        headers.push(("Retry-After".to_owned(), "1".to_owned()));
+    }
+    write_body(stream, status, &headers, why.as_bytes()).await?;
+    stream.shutdown().await
 }
 
 fn reason(status: u16) -> &'static str {
@@ -209,6 +335,9 @@ fn reason(status: u16) -> &'static str {
         202 => "Accepted",
         400 => "Bad Request",
         403 => "Forbidden",
+        408 => "Request Timeout",
+        413 => "Content Too Large",
+        431 => "Request Header Fields Too Large",
         404 => "Not Found",
         405 => "Method Not Allowed",
         429 => "Too Many Requests",
@@ -343,21 +472,6 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
         },
     };
     let era = scenario.as_ref().map_or(Era::Stateless, |s| s.era);
-    // DNS-rebinding protection: a loopback server answers loopback names only (403 otherwise).
-    let foreign = |v: Option<&str>, strip_scheme: bool| {
-        v.is_some_and(|v| {
-            let v = if strip_scheme {
-                v.split("://").nth(1).unwrap_or(v)
-            } else {
-                v
-            };
-            !is_loopback_authority(v)
-        })
-    };
-    if foreign(req.header("host"), false) || foreign(req.header("origin"), true) {
-        let err = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Host or Origin is not a loopback name"}});
-        return write_json(stream, 403, &[], &err).await;
-    }
     match req.method.as_str() {
         "POST" => {}
         "GET" => {

@@ -59,6 +59,15 @@ pub enum SoakError {
     EmptyMix,
     /// The handshake's last exchange was not a complete success; its verdict says why.
     Handshake(Box<Verdict>),
+    /// Workers failed (panicked): the run is not a clean one, whatever it counted.
+    Workers {
+        /// How many failed.
+        failed: usize,
+        /// How many ran.
+        of: usize,
+        /// The first failure (a panic's message).
+        first: String,
+    },
 }
 
 impl std::fmt::Display for SoakError {
@@ -72,6 +81,9 @@ impl std::fmt::Display for SoakError {
                 last.outcome,
                 last.status.map_or("-".into(), |s| s.to_string())
             ),
+            SoakError::Workers { failed, of, first } => {
+                write!(f, "{failed} of {of} soak workers failed: {first}")
+            }
         }
     }
 }
@@ -120,7 +132,8 @@ pub async fn run(
             .collect(),
     );
     let begin = tokio::time::Instant::now();
-    let deadline = config.duration.map(|d| begin + d);
+    // A duration too long to represent runs until stopped (or `requests`), never panics.
+    let deadline = config.duration.and_then(|d| begin.checked_add(d));
     let mut workers = Vec::new();
     for _ in 0..config.concurrency.max(1) {
         let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
@@ -137,7 +150,10 @@ pub async fn run(
                     break;
                 }
                 if let Some(r) = rate.filter(|r| *r > 0.0) {
-                    let at = begin + Duration::from_secs_f64(slot as f64 / r);
+                    // A slot too far away to represent (`--rate 1e-19`) is never due.
+                    let Some(at) = slot_time(begin, slot, r) else {
+                        break;
+                    };
                     if deadline.is_some_and(|d| at >= d) {
                         break;
                     }
@@ -158,8 +174,19 @@ pub async fn run(
             }
         }));
     }
+    // A worker that panicked is a failed run, never a quiet "0 calls" with exit 0.
+    let mut failures = Vec::new();
     for w in workers {
-        let _ = w.await;
+        if let Err(e) = w.await {
+            failures.push(worker_failure(e));
+        }
+    }
+    if let Some(first) = failures.first() {
+        return Err(SoakError::Workers {
+            failed: failures.len(),
+            of: config.concurrency.max(1),
+            first: first.clone(),
+        });
     }
     let mut report = live.snapshot();
     report.elapsed_ms = u64::try_from(begin.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -170,4 +197,41 @@ pub async fn run(
     };
     report.merged = 1;
     Ok(report)
+}
+
+/// When request number `slot` is due at `rate` per second, if that is representable.
+fn slot_time(begin: tokio::time::Instant, slot: u64, rate: f64) -> Option<tokio::time::Instant> {
+    let offset = Duration::try_from_secs_f64(slot as f64 / rate).ok()?;
+    begin.checked_add(offset)
+}
+
+/// What a worker's failure says: its panic message when it panicked.
+fn worker_failure(e: tokio::task::JoinError) -> String {
+    if !e.is_panic() {
+        return e.to_string();
+    }
+    let payload = e.into_panic();
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned());
+    format!("panicked: {text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slot_times_saturate_instead_of_panicking() {
+        let begin = tokio::time::Instant::now();
+        assert!(slot_time(begin, 0, 1e-19).is_some());
+        assert_eq!(slot_time(begin, 1, 1e-19), None);
+        assert_eq!(slot_time(begin, u64::MAX, f64::MIN_POSITIVE), None);
+        assert_eq!(
+            slot_time(begin, 3, 2.0),
+            Some(begin + Duration::from_millis(1500))
+        );
+    }
 }
