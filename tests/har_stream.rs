@@ -329,7 +329,7 @@ fn bom_and_duplicate_members_as_serde() {
         format!("\u{feff}{{\"log\":{{\"entries\":[{entry}]}}}}"),
         format!("{{\"log\":{{\"entries\":[{entry}]}},\"log\":{{}}}}"),
         format!("{{\"log\":{{\"entries\":[{entry}],\"entries\":[]}}}}"),
-        format!("\u{feff}\u{feff}{{\"log\":{{\"entries\":[]}}}}"),
+        "\u{feff}\u{feff}{\"log\":{\"entries\":[]}}".to_owned(),
         r#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":200,"content":{"text":"a","text":"b"}}}]}}"#.to_owned(),
     ] {
         check(&doc, doc.as_bytes());
