@@ -11,15 +11,24 @@
 # (examples/rmcp_client.rs, `--features rmcp`) for the progress call: rmcp sends a progress token,
 # so the three progress notifications are on the stream.
 #
+# With INTEROP_PROXY=1 (the default) it then puts `mcp-verdict proxy` in front of the server and
+# runs two real clients of other languages through it: a TypeScript SDK script
+# (.ci/clients/client.mjs, with the SDK server-everything depends on) and a Python `mcp` script
+# (.ci/clients/client.py, PyPI `mcp` in a virtualenv); each must get its answers, the proxy's
+# verdicts must be the expected ones, and `replay` of the proxy's recording must give them again.
+#
 # Exit 0: all as expected, or skipped because npm could not reach the registry (said clearly).
 # Exit 1: a verdict differs, or anything else failed.
 #
-# Environment: INTEROP_EVERYTHING_VERSION (default pinned below), INTEROP_RMCP (1/0).
+# Environment: INTEROP_EVERYTHING_VERSION (default pinned below), INTEROP_RMCP (1/0),
+# INTEROP_PROXY (1/0), INTEROP_PYTHON_MCP_VERSION (default pinned below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VERSION="${INTEROP_EVERYTHING_VERSION:-2026.8.31}"
 RMCP="${INTEROP_RMCP:-1}"
+PROXY="${INTEROP_PROXY:-1}"
+PY_MCP_VERSION="${INTEROP_PYTHON_MCP_VERSION:-2.3.0}"
 
 for tool in node npm python3 cargo; do
   command -v "$tool" >/dev/null || { echo "interop: $tool is required" >&2; exit 1; }
@@ -27,7 +36,11 @@ done
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/mcp-verdict-interop.XXXXXX")"
 server_pid=""
+proxy_pid=""
 cleanup() {
+  if [ -n "$proxy_pid" ] && kill -0 "$proxy_pid" 2>/dev/null; then
+    kill "$proxy_pid" 2>/dev/null || true
+  fi
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill "$server_pid" 2>/dev/null || true
     for _ in $(seq 1 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
@@ -180,4 +193,101 @@ if failures:
     print(f"interop: {failures} mismatch(es)")
     sys.exit(1)
 print("interop: ok")
+EOF
+
+[ "$PROXY" = 1 ] || exit 0
+
+# --- the proxy, with real clients of other languages -------------------------------------------
+echo "interop: installing the Python mcp SDK $PY_MCP_VERSION into a virtualenv"
+python3 -m venv "$work/venv" >"$work/venv.log" 2>&1 || {
+  echo "interop: python3 -m venv failed (Debian: apt-get install python3-venv):" >&2
+  cat "$work/venv.log" >&2
+  exit 1
+}
+timeout 300 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "mcp==$PY_MCP_VERSION" \
+  >"$work/pip.log" 2>&1 || {
+  echo "interop: pip install mcp failed:" >&2
+  cat "$work/pip.log" >&2
+  exit 1
+}
+[ -d "$work/node_modules/@modelcontextprotocol/sdk" ] || {
+  echo "interop: @modelcontextprotocol/sdk not installed with server-everything" >&2
+  exit 1
+}
+cp .ci/clients/client.mjs "$work/client.mjs"
+
+"$bin" proxy --upstream "$url" --listen 127.0.0.1:0 --log "$work/proxy.jsonl" \
+  --record "$work/proxy.har" >"$work/proxy.log" 2>&1 &
+proxy_pid=$!
+proxy_url=""
+for _ in $(seq 1 100); do
+  proxy_url="$(sed -n 's/.*point the client at \(http[^;]*\);.*/\1/p' "$work/proxy.log")"
+  [ -n "$proxy_url" ] && break
+  kill -0 "$proxy_pid" 2>/dev/null || break
+  sleep 0.1
+done
+if [ -z "$proxy_url" ]; then
+  echo "interop: the proxy did not start:" >&2
+  cat "$work/proxy.log" >&2
+  exit 1
+fi
+echo "interop: proxy at $proxy_url"
+timeout 60 node "$work/client.mjs" "$proxy_url" >"$work/ts.json" 2>"$work/ts.err" || {
+  echo "interop: the TypeScript client failed through the proxy:" >&2
+  cat "$work/ts.err" >&2
+  exit 1
+}
+timeout 60 "$work/venv/bin/python" .ci/clients/client.py "$proxy_url" >"$work/py.json" 2>"$work/py.err" || {
+  echo "interop: the Python client failed through the proxy:" >&2
+  cat "$work/py.err" >&2
+  exit 1
+}
+# Ctrl-C writes the recording.
+kill -INT "$proxy_pid"
+for _ in $(seq 1 100); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
+proxy_pid=""
+"$bin" replay "$work/proxy.har" --format jsonl >"$work/replayed.jsonl" || true
+
+python3 - "$work" <<'EOF'
+import json, sys
+
+work = sys.argv[1]
+failures = 0
+for name, lang in (("ts", "typescript"), ("py", "python")):
+    with open(f"{work}/{name}.json") as f:
+        got = json.loads(f.read().strip().splitlines()[-1])
+    print(f"interop: {lang} client through the proxy: {got}")
+    want = {"echo": f"Echo: hi from {lang}", "echo_error": False, "long_error": False, "progress": 3}
+    for key, value in want.items():
+        if got.get(key) != value:
+            print(f"  MISMATCH: {key} = {got.get(key)!r}, expected {value!r}")
+            failures += 1
+
+def load(path):
+    with open(path) as f:
+        out = [json.loads(l) for l in f if l.strip()]
+    for v in out:
+        v.pop("file", None)
+    return sorted(out, key=lambda v: v["index"])
+
+live = load(f"{work}/proxy.jsonl")
+again = load(f"{work}/replayed.jsonl")
+for v in live:
+    print(f"  {v['index']:>2} {v['method']:<26} {str(v['tool'] or ''):<31} {v['outcome']:<22}"
+          f" status={v['status']} events={v['event_count']}")
+if live != again:
+    print("  MISMATCH: replay of the proxy's recording differs from its live verdicts")
+    failures += 1
+calls = [(v["tool"], v["outcome"], v["event_count"]) for v in live if v["method"] == "tools/call"]
+expected = [("echo", "TOOL_SUCCESS", 1), ("trigger-long-running-operation", "TOOL_SUCCESS", 4)] * 2
+if calls != expected:
+    print(f"  MISMATCH: tools/call verdicts {calls}, expected {expected}")
+    failures += 1
+if not all(v["complete"] for v in live):
+    print("  MISMATCH: an exchange through the proxy was incomplete")
+    failures += 1
+if failures:
+    print(f"interop: proxy: {failures} mismatch(es)")
+    sys.exit(1)
+print("interop: proxy ok")
 EOF

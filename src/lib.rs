@@ -75,17 +75,23 @@ mod tools;
 // The core's modules keep their short crate paths (`crate::sse`, `crate::exchange`, ...) inside
 // the crate; only the re-exports below are public.
 use crate::core::{
-    client_checks, exchange, findings, jsonrpc, limits, request, retry, rules, session,
-    tool_result, verdict, version, wire,
+    calls, client_checks, exchange, findings, jsonrpc, lifecycle, limits, request, retry, rules,
+    session, tool_result, verdict, version, wire,
 };
 
 pub use crate::captures::{har, replay};
-pub use crate::core::{redact, sse};
+pub use crate::core::{redact, shapes, sse};
+#[cfg(feature = "proxy")]
+pub use crate::tools::proxy;
 #[cfg(feature = "tools")]
 pub use crate::tools::{faults, soak};
 
+pub use calls::{
+    AUTOMATIC_RETRY_MS, Call, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS, RetryOrigin,
+};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
 pub use jsonrpc::Kind as MessageKind;
+pub use lifecycle::{ExchangeKind, ServerRequest};
 pub use limits::{LimitKind, Limits};
 pub use request::{BodyKind, Headers, Request};
 pub use rules::Rule;

@@ -250,12 +250,16 @@ OUTCOMES = {  # outcome -> (layer, complete)
     "TOOL_ERROR": ("application", True),
     "TOOL_SUCCESS": ("application", True),
     "SUCCESS": ("application", True),
+    "LISTENING": ("stream", True),
+    "SESSION_TERMINATED": ("transport", True),
+    "METHOD_NOT_ALLOWED": ("transport", True),
 }
 ADVICE = {"none", "retry", "do_not_retry", "resume", "resubmit_with_input", "reinitialize", "fix_request"}
 SOURCES = {"header", "meta", "initialize", "earlier", "default"}
 VERSIONS = {V0326, V0618, V1125, V26}
 
-STATUS_TEXT = {0: "", 200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 429: "Too Many Requests",
+STATUS_TEXT = {0: "", 200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+               429: "Too Many Requests",
                500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
 
@@ -270,11 +274,15 @@ class Case:
     def __init__(self, name, about, pv=V26, src="header", limits=None):
         self.name, self.about, self.pv, self.src, self.limits = name, about, pv, src, limits
         self.entries, self.verdicts, self.skipped = [], [], []
+        self.calls = None  # expected logical calls (replay --calls), when the case states them
 
     # -- HAR ------------------------------------------------------------------------------
-    def _entry(self, req, rsp, http="POST", url=URL):
+    def _entry(self, req, rsp, http="POST", url=URL, at=None):
+        """at: seconds after 10:00:00 when the request started (default: one second per entry)."""
         i = len(self.entries)
-        e = {"startedDateTime": f"2026-12-02T10:{i // 60:02d}:{i % 60:02d}.000Z", "time": 13}
+        ms = round((i if at is None else at) * 1000)
+        stamp = f"2026-12-02T10:{ms // 60000:02d}:{ms // 1000 % 60:02d}.{ms % 1000:03d}Z"
+        e = {"startedDateTime": stamp, "time": rsp.get("time", 13)}
         rq = {"method": http, "url": url, "httpVersion": "HTTP/1.1",
               "headers": [{"name": n, "value": v} for n, v in req["headers"]],
               "queryString": [], "cookies": [], "headersSize": -1, "bodySize": 0}
@@ -317,21 +325,44 @@ class Case:
 
     def x(self, req, rsp, *, outcome, advice, pv=None, src=None, after_ms=None, error_code=None,
           result_type=None, event_count=None, last_event_id=None, resumable=False, violations=(),
-          unterminated=None):
-        """Adds one MCP exchange and its expected verdict."""
-        i = self._entry(req, rsp)
-        body = req["body"]
-        first = body
-        if isinstance(body, list):
-            first = next((m for m in body if "method" in m and "id" in m), body[0])
+          unterminated=None, http="POST", at=None, server_requests=(), batch_position=None, of=None):
+        """Adds one MCP exchange and its expected verdict. `of`: the request whose answer a linked
+        resumption GET is (its method/id/tool are reported); `batch_position`: a further row of the
+        previous entry (a batch), for its request at that position."""
+        if batch_position is not None and batch_position > 0:
+            i = len(self.entries) - 1
+        else:
+            i = self._entry(req, rsp, http, at=at)
+        body = req.get("body")
+        first = of["body"] if of else body
+        if isinstance(first, list):
+            reqs = [m for m in first if "method" in m and "id" in m]
+            first = reqs[batch_position or 0] if reqs else first[0]
         method = first.get("method") if isinstance(first, dict) else None
         id_ = first.get("id") if isinstance(first, dict) and "method" in first and "id" in first else None
         tool = first["params"].get("name") if method == "tools/call" else None
+        if http == "GET":
+            kind = "resume" if header(req["headers"], "Last-Event-ID") else "listen"
+        elif http == "DELETE":
+            kind = "terminate"
+        elif isinstance(body, list):
+            kind = "request" if any("method" in m and "id" in m for m in body) else "notification"
+        elif isinstance(body, dict) and "method" in body:
+            kind = "request" if "id" in body else "notification"
+        elif isinstance(body, dict) and ("result" in body or "error" in body):
+            kind = "response"
+            id_ = body.get("id")
+        else:
+            kind = "request"
         ctype = rsp["ctype"].split(";")[0].strip().lower() if rsp["ctype"] else None
         layer, complete = OUTCOMES[outcome]
         assert advice in ADVICE, advice
         self.verdicts.append({
             "index": i,
+            "http_method": http,
+            "kind": kind,
+            "batch_position": batch_position,
+            "server_requests": [{"method": m, "id": d} for m, d in server_requests],
             "method": method,
             "id": id_,
             "tool": tool,
@@ -376,7 +407,8 @@ class Case:
                src="initialize" if version == V0326 else "header", violations=initialized_violations)
 
     def tools_list26(self, id_=1):
-        self.x(req26(id_, "tools/list"), jresp(ok(id_, {"resultType": "complete", "tools": TOOLS})),
+        self.x(req26(id_, "tools/list"), jresp(ok(id_, {"resultType": "complete", "cacheScope": "public",
+                                                         "ttlMs": 0, "tools": TOOLS})),
                outcome="SUCCESS", advice="none", result_type="complete")
 
     # -- output -------------------------------------------------------------------------------
@@ -385,6 +417,23 @@ class Case:
                         "creator": {"name": "mcp-verdict testdata/gen_har.py", "version": "1"},
                         "pages": [],
                         "entries": self.entries}}
+
+    def call(self, entries, *, outcome, post_count=None, statuses=None, ids=(), retry_origin="none",
+             risk=False, violations=(), **more):
+        """An expected logical call: the exchanges it groups, and its judgement written by hand."""
+        if self.calls is None:
+            self.calls = []
+        rows = {v["index"]: v for v in self.verdicts}
+        first = rows[entries[0]]
+        c = {"call": len(self.calls), "entries": list(entries), "method": first["method"], "tool": first["tool"],
+             "post_count": post_count if post_count is not None else
+             sum(1 for e in entries if self.entries[e]["request"]["method"] == "POST"),
+             "http_statuses": statuses if statuses is not None else
+             [self.entries[e]["response"]["status"] or None for e in entries],
+             "ids": list(ids), "outcome": outcome, "complete": OUTCOMES[outcome][1],
+             "retry_origin": retry_origin, "double_execution_risk": risk, "violations": sorted(set(violations))}
+        c.update(more)
+        self.calls.append(c)
 
     def expect(self):
         return {"about": self.about,
@@ -495,7 +544,8 @@ def seed_input_required():
              "InputRequiredResult with inputRequests on tools/call -> INPUT_REQUIRED (complete exchange, "
              "unfinished operation), advice resubmit_with_input.")
     result = {"resultType": "input_required", "inputRequests": {"approval": {
-        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input"}}}}
+        "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input",
+                                                  "requestedSchema": {"type": "object", "properties": {}}}}}}
     c.x(call26(1, "synthetic", caps={"elicitation": {"form": {}}}), jresp(ok(1, result)),
         outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required")
     return c
@@ -755,7 +805,8 @@ def sse_server_request_2026():
     srv = rpc("srv-1", "sampling/createMessage", {"messages": [{"role": "user", "content": {"type": "text",
                                                   "text": "Summarize"}}], "maxTokens": 100})
     body = ev(srv) + ev(final())
-    c.x(weather_call(), sse(body), event_count=2, violations=["sse.server_request"], **SSE_OK)
+    c.x(weather_call(), sse(body), event_count=2, violations=["sse.server_request"],
+        server_requests=[("sampling/createMessage", "srv-1")], **SSE_OK)
     return c
 
 
@@ -763,15 +814,20 @@ def sse_server_request_2026():
 def sse_server_request_2025_allowed():
     c = Case("sse_server_request_2025_allowed", "2025-11-25 allows server requests on a POST stream: an "
              "elicitation/create then the final, no violation. The client POSTs its answer (a JSON-RPC response, "
-             "no method) and gets 202: NOTIFICATION_ACCEPTED with method and id null.", pv=V1125)
+             "no method) and gets 202: NOTIFICATION_ACCEPTED, kind response, method null, id 'srv-1' (the id it "
+             "answers). The tool call reports the server request; as calls, the answer joins the tool call.",
+             pv=V1125)
     c.handshake(V1125)
     srv = rpc("srv-1", "elicitation/create", {"mode": "form", "message": "Which unit?", "requestedSchema": {
         "type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}}}})
     c.x(call25(V1125, 2, "get_weather", WEATHER), sse(ev(srv) + ev(final(2, rt=None))), event_count=2,
-        outcome="TOOL_SUCCESS", advice="none")
+        outcome="TOOL_SUCCESS", advice="none", server_requests=[("elicitation/create", "srv-1")])
     answer = {"body": {"jsonrpc": "2.0", "id": "srv-1", "result": {"action": "accept", "content": {"unit": "C"}}},
               "headers": h25(V1125)}
     c.x(answer, accepted(), outcome="NOTIFICATION_ACCEPTED", advice="none")
+    c.call([0], outcome="SUCCESS", ids=[1], client="corpus-client@1.0.0")
+    c.call([1], outcome="NOTIFICATION_ACCEPTED")
+    c.call([2, 3], outcome="TOOL_SUCCESS", ids=[2])
     return c
 
 
@@ -1222,11 +1278,13 @@ def json_array_response_0618():
 def request_batch_0618():
     c = Case("request_batch_0618", "The client POSTs a JSON array (tools/list + prompts/list) on 2025-06-18: "
              "request.batch; method/id are those of the first request. The server rejects it with 400 -32600: "
-             "HTTP_ERROR, fix_request.", pv=V0618)
+             "HTTP_ERROR, fix_request; one row per request id (batch_position 0 and 1).", pv=V0618)
     c.handshake(V0618)
     req = {"body": [rpc(2, "tools/list", {}), rpc(3, "prompts/list", {})], "headers": h25(V0618)}
-    c.x(req, jresp(err(None, -32600, "Invalid Request: batches are not supported"), status=400),
-        outcome="HTTP_ERROR", advice="fix_request", error_code=-32600, violations=["request.batch"])
+    for k in (0, 1):
+        c.x(req, jresp(err(None, -32600, "Invalid Request: batches are not supported"), status=400),
+            outcome="HTTP_ERROR", advice="fix_request", error_code=-32600, violations=["request.batch"],
+            batch_position=k)
     return c
 
 
@@ -1402,12 +1460,14 @@ def request_accept_json_only():
 
 @case
 def request_meta_missing():
-    c = Case("request_meta_missing", "2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing; "
-             "the server answers 400 with -32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
+    c = Case("request_meta_missing", "2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing, "
+             "and the schema's shape.missing_member (RequestMetaObject requires it); the server answers 400 with "
+             "-32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
     meta = {"io.modelcontextprotocol/protocolVersion": V26}
     c.x(call26(1, "get_weather", WEATHER, meta=meta),
         jresp(err(1, -32602, "Missing _meta io.modelcontextprotocol/clientCapabilities"), status=400),
-        outcome="HTTP_ERROR", advice="fix_request", error_code=-32602, violations=["request.meta_missing"])
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32602,
+        violations=["request.meta_missing", "shape.missing_member"])
     return c
 
 
@@ -1429,8 +1489,265 @@ def request_version_mismatch():
 def request_mcp_method_missing():
     c = Case("request_mcp_method_missing", "2026-07-28 tools/list without the Mcp-Method header "
              "(request.mcp_method_header); a lenient server answers anyway: SUCCESS with the violation.")
-    c.x(req26(1, "tools/list", mcp_method=None), jresp(ok(1, {"resultType": "complete", "tools": TOOLS})),
+    c.x(req26(1, "tools/list", mcp_method=None), jresp(ok(1, {"resultType": "complete", "cacheScope": "public",
+                                                              "ttlMs": 0, "tools": TOOLS})),
         outcome="SUCCESS", advice="none", result_type="complete", violations=["request.mcp_method_header"])
+    return c
+
+
+@case
+def shape_violations_2607():
+    c = Case("shape_violations_2607", "2026-07-28 tools/list results checked against the revision's schema: "
+             "without the required cacheScope and ttlMs (shape.missing_member), a tool name that is a number "
+             "(shape.wrong_type), a cacheScope outside its enum (shape.bad_value). Judgement: violations only, "
+             "the outcome stays SUCCESS (only a tools/call result the client cannot read changes the outcome).")
+    listing = {"resultType": "complete", "cacheScope": "public", "ttlMs": 0}
+    c.x(req26(1, "tools/list"), jresp(ok(1, {"resultType": "complete", "tools": TOOLS})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.missing_member"])
+    c.x(req26(2, "tools/list"), jresp(ok(2, {**listing, "tools": [{"name": 7, "inputSchema": {"type": "object"}}]})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.wrong_type"])
+    c.x(req26(3, "tools/list"), jresp(ok(3, {**listing, "cacheScope": "everyone", "tools": TOOLS})),
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.bad_value"])
+    return c
+
+
+# ============================================================================================
+# Sessions, streams and logical calls (issue 14): every GET/DELETE/response POST judged, server
+# requests, 2025-03-26 batches, and the expected logical calls (<case>.calls.json).
+
+
+def get25(version, last_event_id=None, session=SESSION):
+    """A 2025-x GET: standalone stream, or a resumption with Last-Event-ID."""
+    headers = [("Accept", "text/event-stream"), ("MCP-Protocol-Version", version)]
+    if session:
+        headers.append(("Mcp-Session-Id", session))
+    if last_event_id is not None:
+        headers.append(("Last-Event-ID", last_event_id))
+    return {"body": None, "headers": headers}
+
+
+def delete25(version, session=SESSION):
+    return {"body": None, "headers": [("MCP-Protocol-Version", version), ("Mcp-Session-Id", session)]}
+
+
+def init_calls(c):
+    """The calls of c.handshake(): initialize and notifications/initialized."""
+    c.call([0], outcome="SUCCESS", ids=[1], client="corpus-client@1.0.0")
+    c.call([1], outcome="NOTIFICATION_ACCEPTED")
+
+
+SESSION_GONE = err(None, -32001, "Session not found")
+
+
+@case
+def session_listen_resume_delete_1125():
+    c = Case("session_listen_resume_delete_1125", "A whole 2025-11-25 session: handshake; a standalone GET stream "
+             "(LISTENING, kind listen); a tools/call with a progress token whose stream is cut after event id e-2 "
+             "(STREAM_ABORTED, resume after 500 ms); the GET with Last-Event-ID e-2 carries the rest and the "
+             "final (judged as the tools/call's answer: TOOL_SUCCESS, kind resume); DELETE (SESSION_TERMINATED); "
+             "a tools/call after the DELETE gets 404 Session not found: HTTP_ERROR, reinitialize, and "
+             "session.request_after_delete (the client's fault). Calls: the cut call and its resumption are one "
+             "call (retry_origin resume, one POST).", pv=V1125)
+    c.handshake(V1125)
+    c.x(get25(V1125), sse(ev(notif("notifications/tools/list_changed")), mcp_end="open"), http="GET",
+        outcome="LISTENING", advice="none", src="header", event_count=1)
+    call = call25(V1125, 2, "long_task", {"seconds": 5}, meta={"progressToken": "pt-2"})
+    cut = ev(event=None, id="e-1", retry=500, data="", space=False) + ev(progress(1, 3, "pt-2"), id="e-2")
+    c.x(call, sse(cut, error="net::ERR_CONNECTION_RESET"), at=3, outcome="STREAM_ABORTED", advice="resume",
+        after_ms=500, event_count=1, last_event_id="e-2", resumable=True, src="header")
+    rest = ev(progress(2, 3, "pt-2"), id="e-3") + ev(final(2, rt=None), id="e-4")
+    c.x(get25(V1125, "e-2"), sse(rest), http="GET", of=call, at=4, outcome="TOOL_SUCCESS", advice="none",
+        event_count=2, last_event_id="e-4", resumable=True, src="header")
+    c.x(delete25(V1125), resp(200), http="DELETE", outcome="SESSION_TERMINATED", advice="none", src="header")
+    c.x(call25(V1125, 3, "echo", {"message": "hi"}), jresp(SESSION_GONE, status=404), outcome="HTTP_ERROR",
+        advice="reinitialize", error_code=-32001, violations=["session.request_after_delete"], src="header")
+    init_calls(c)
+    c.call([2], outcome="LISTENING")
+    c.call([3, 4], outcome="TOOL_SUCCESS", ids=[2], statuses=[200, 200], post_count=1, retry_origin="resume")
+    c.call([5], outcome="SESSION_TERMINATED")
+    c.call([6], outcome="HTTP_ERROR", ids=[3], error_code=-32001)
+    return c
+
+
+@case
+def session_get_delete_405_0618():
+    c = Case("session_get_delete_405_0618", "A 2025-06-18 server without a GET stream and without DELETE answers "
+             "both with 405: allowed by the revision, METHOD_NOT_ALLOWED (complete), no violation.", pv=V0618)
+    c.handshake(V0618)
+    c.x(get25(V0618), resp(405, headers=[("Allow", "POST")]), http="GET", outcome="METHOD_NOT_ALLOWED",
+        advice="none")
+    c.x(delete25(V0618), resp(405, headers=[("Allow", "POST")]), http="DELETE", outcome="METHOD_NOT_ALLOWED",
+        advice="none")
+    init_calls(c)
+    c.call([2], outcome="METHOD_NOT_ALLOWED", post_count=0)
+    c.call([3], outcome="METHOD_NOT_ALLOWED", post_count=0)
+    return c
+
+
+@case
+def listen_carries_response_1125():
+    c = Case("listen_carries_response_1125", "A standalone GET stream that carries a JSON-RPC response (listen.response: "
+             "responses belong on the request's stream or a resumption) and a roots/list server request that the "
+             "client never answers (server_requests on the verdict; call.server_request_unanswered on the call).",
+             pv=V1125)
+    c.handshake(V1125)
+    body = ev(rpc("r-1", "roots/list", {})) + ev(ok(7, {"tools": []}))
+    c.x(get25(V1125), sse(body), http="GET", outcome="LISTENING", advice="none", src="header", event_count=2,
+        violations=["listen.response"], server_requests=[("roots/list", "r-1")])
+    init_calls(c)
+    c.call([2], outcome="LISTENING", violations=["call.server_request_unanswered"])
+    return c
+
+
+@case
+def server_request_wrong_id_1125():
+    c = Case("server_request_wrong_id_1125", "elicitation/create with id srv-7 on a tools/call stream; the client "
+             "answers with id srv-8: the response POST gets session.response_unknown_id, and the tools/call's call "
+             "gets call.server_request_unanswered (srv-7 never answered). The stray answer is a call of its own.",
+             pv=V1125)
+    c.handshake(V1125)
+    srv = rpc("srv-7", "elicitation/create", {"mode": "form", "message": "Which unit?", "requestedSchema": {
+        "type": "object", "properties": {"unit": {"type": "string"}}}})
+    c.x(call25(V1125, 2, "get_weather", WEATHER), sse(ev(srv) + ev(final(2, rt=None))), event_count=2,
+        outcome="TOOL_SUCCESS", advice="none", server_requests=[("elicitation/create", "srv-7")])
+    answer = {"body": {"jsonrpc": "2.0", "id": "srv-8", "result": {"action": "accept", "content": {"unit": "C"}}},
+              "headers": h25(V1125)}
+    c.x(answer, accepted(), outcome="NOTIFICATION_ACCEPTED", advice="none", violations=["session.response_unknown_id"])
+    init_calls(c)
+    c.call([2], outcome="TOOL_SUCCESS", ids=[2], violations=["call.server_request_unanswered"])
+    c.call([3], outcome="NOTIFICATION_ACCEPTED")
+    return c
+
+
+@case
+def batch_rows_0326():
+    c = Case("batch_rows_0326", "2025-03-26 batches: [tools/list 2, a notification, prompts/list 3] answered by a "
+             "JSON array in the other order, then [ping 4, tools/list 5] answered on an SSE stream, 5 first. One "
+             "row per request id with batch_position; a sibling's response is neither foreign nor after-final.",
+             pv=V0326, src="initialize")
+    c.handshake(V0326)
+    batch = {"body": [rpc(2, "tools/list", {}), notif("notifications/roots/list_changed"), rpc(3, "prompts/list", {})],
+             "headers": h25(V0326)}
+    answer = jresp([ok(3, {"prompts": []}), ok(2, {"tools": TOOLS})])
+    for k in (0, 1):
+        c.x(batch, answer, outcome="SUCCESS", advice="none", batch_position=k)
+    batch2 = {"body": [rpc(4, "ping"), rpc(5, "tools/list", {})], "headers": h25(V0326)}
+    stream = sse(ev(ok(5, {"tools": TOOLS})) + ev(ok(4, {})))
+    for k in (0, 1):
+        c.x(batch2, stream, outcome="SUCCESS", advice="none", batch_position=k, event_count=2)
+    init_calls(c)
+    c.call([2], outcome="SUCCESS", ids=[2], method="tools/list")
+    c.call([2], outcome="SUCCESS", ids=[3], method="prompts/list")
+    c.call([3], outcome="SUCCESS", ids=[4], method="ping")
+    c.call([3], outcome="SUCCESS", ids=[5], method="tools/list")
+    return c
+
+
+@case
+def retry_audit_2026():
+    c = Case("retry_audit_2026", "Re-sends, grouped into calls and audited. delete_file (destructive) gets 503 and is "
+             "re-sent 0.5 s later: automatic, double_execution_risk, call.double_execution_risk. get_weather gets "
+             "429 Retry-After: 2 and is re-sent 0.5 s later with the same id: call.retry_too_soon and "
+             "call.reused_id. set_flag succeeds and is re-sent 1 s later: call.resent_after_complete. get_weather "
+             "for another city (read-only) gets 503 and is re-sent 33 s later: manual, no risk.")
+    c.tools_list26(1)
+    path = {"path": "/tmp/old.log"}
+    c.x(call26(2, "delete_file", path), jresp(err(2, -32603, "upstream down"), status=503), at=1,
+        outcome="HTTP_ERROR", advice="do_not_retry", error_code=-32603)
+    c.x(call26(3, "delete_file", path), jresp(ok(3, tool_result("deleted"))), at=1.5, **SSE_OK)
+    c.x(weather_call(4), resp(429, "", [("Retry-After", "2")]), at=3, outcome="HTTP_ERROR", advice="retry",
+        after_ms=2000)
+    c.x(weather_call(4), jresp(final(4)), at=3.5, **SSE_OK)
+    flag = {"flag": "beta", "on": True}
+    c.x(call26(6, "set_flag", flag), jresp(ok(6, tool_result("set"))), at=5, **SSE_OK)
+    c.x(call26(7, "set_flag", flag), jresp(ok(7, tool_result("set"))), at=6, **SSE_OK)
+    paris = {"city": "Paris"}
+    c.x(call26(8, "get_weather", paris), resp(503, ""), at=7, outcome="HTTP_ERROR", advice="retry")
+    c.x(call26(9, "get_weather", paris), jresp(final(9)), at=40, **SSE_OK)
+    c.call([0], outcome="SUCCESS", ids=[1], client="corpus-client@1.0.0")
+    c.call([1, 2], outcome="TOOL_SUCCESS", ids=[2, 3], retry_origin="automatic", risk=True,
+           violations=["call.double_execution_risk"])
+    c.call([3, 4], outcome="TOOL_SUCCESS", ids=[4, 4], retry_origin="automatic",
+           violations=["call.retry_too_soon", "call.reused_id"])
+    c.call([5, 6], outcome="TOOL_SUCCESS", ids=[6, 7], retry_origin="automatic",
+           violations=["call.resent_after_complete"])
+    c.call([7, 8], outcome="TOOL_SUCCESS", ids=[8, 9], retry_origin="manual")
+    return c
+
+
+@case
+def task_polling_2026():
+    c = Case("task_polling_2026", "A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
+             "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS.")
+    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": 1000}
+    c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
+        outcome="DEFERRED", advice="none", result_type="task")
+    for id_, status in ((2, "working"), (3, "completed")):
+        c.x(req26(id_, "tasks/get", {"taskId": "task-7f3a"}),
+            jresp(ok(id_, {"resultType": "complete", "taskId": "task-7f3a", "status": status})),
+            outcome="SUCCESS", advice="none", result_type="complete")
+    c.x(req26(4, "tasks/result", {"taskId": "task-7f3a"}), jresp(ok(4, tool_result("rendered"))),
+        outcome="SUCCESS", advice="none", result_type="complete")
+    c.call([0, 1, 2, 3], outcome="SUCCESS", ids=[1, 2, 3, 4], retry_origin="poll", method="tools/call",
+           tool="render_video")
+    return c
+
+
+@case
+def session_rules_1125():
+    c = Case("session_rules_1125", "Session lifecycle rules: tools/list before notifications/initialized "
+             "(session.before_initialized); MCP-Protocol-Version 2025-06-18 after initialize negotiated 2025-11-25 "
+             "(session.version_header; the header decides the rules applied); a different Mcp-Session-Id with no "
+             "initialize between (session.id_changed), which the server does not know: 404, reinitialize.",
+             pv=V1125, src="header")
+    init = {"body": rpc(1, "initialize", {"protocolVersion": V1125, "capabilities": {},
+                                          "clientInfo": {"name": "corpus-client", "version": "1.0.0"}}),
+            "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json")]}
+    result = {"protocolVersion": V1125, "capabilities": {"tools": {}},
+              "serverInfo": {"name": "corpus-server", "version": "2.1.0"}}
+    c.x(init, jresp(ok(1, result), headers=[("Mcp-Session-Id", SESSION)]), outcome="SUCCESS", advice="none",
+        src="initialize")
+    c.x(req25(V1125, 2, "tools/list"), jresp(ok(2, {"tools": TOOLS})), outcome="SUCCESS", advice="none",
+        violations=["session.before_initialized"])
+    c.x(notif25(V1125, "notifications/initialized"), accepted(), outcome="NOTIFICATION_ACCEPTED", advice="none")
+    c.x(req25(V0618, 3, "tools/list"), jresp(ok(3, {"tools": TOOLS})), outcome="SUCCESS", advice="none",
+        pv=V0618, violations=["session.version_header"])
+    c.x(req25(V1125, 4, "tools/list", session="0b7e1c55-other"), jresp(SESSION_GONE, status=404),
+        outcome="HTTP_ERROR", advice="reinitialize", error_code=-32001, violations=["session.id_changed"])
+    return c
+
+
+@case
+def request_after_delete_400_1125():
+    c = Case("request_after_delete_400_1125", "After its own DELETE (200) the client sends tools/list with the old "
+             "session id; the server answers 400 'No valid session ID provided': HTTP_ERROR, but the advice is "
+             "reinitialize (not fix_request: the client ended the session itself) and the request carries "
+             "session.request_after_delete.", pv=V1125, src="header")
+    c.handshake(V1125)
+    c.x(delete25(V1125), resp(200), http="DELETE", outcome="SESSION_TERMINATED", advice="none")
+    c.x(req25(V1125, 2, "tools/list"),
+        jresp(err(None, -32000, "Bad Request: No valid session ID provided"), status=400),
+        outcome="HTTP_ERROR", advice="reinitialize", error_code=-32000, violations=["session.request_after_delete"])
+    init_calls(c)
+    c.call([2], outcome="SESSION_TERMINATED", post_count=0)
+    c.call([3], outcome="HTTP_ERROR", ids=[2])
+    return c
+
+
+@case
+def resume_on_2026():
+    c = Case("resume_on_2026", "2026-07-28 streams are not resumable: after a cut stream the client GETs with "
+             "Last-Event-ID (session.resume_not_supported); the server answers 405 (METHOD_NOT_ALLOWED). The cut "
+             "tools/call stays STREAM_ABORTED; the GET is a call of its own.")
+    body = ev(progress(1, 3, "pt-1"))
+    c.x(weather_call(1), sse(body, error="net::ERR_CONNECTION_RESET"), outcome="STREAM_ABORTED", advice="do_not_retry",
+        event_count=1)
+    get = {"body": None, "headers": [("Accept", "text/event-stream"), ("MCP-Protocol-Version", V26),
+                                     ("Last-Event-ID", "0")]}
+    c.x(get, resp(405), http="GET", outcome="METHOD_NOT_ALLOWED", advice="none",
+        violations=["session.resume_not_supported"])
+    c.call([0], outcome="STREAM_ABORTED", ids=[1])
+    c.call([1], outcome="METHOD_NOT_ALLOWED", post_count=0)
     return c
 
 
@@ -1446,7 +1763,10 @@ sse.retry_missing sse.closed_before_response jsonrpc.malformed jsonrpc.version j
 jsonrpc.result_and_error jsonrpc.error_object jsonrpc.batch_response result.type_missing result.type_unknown
 tool.result_not_object tool.content_not_array tool.is_error_not_bool tool.structured_content_not_object
 mrtr.not_allowed mrtr.empty progress.token_mismatch progress.not_increasing
-notification.message_without_log_level""".split()
+notification.message_without_log_level shape.missing_member shape.wrong_type shape.bad_value listen.response session.request_after_delete session.id_changed
+session.before_initialized session.version_header session.response_unknown_id session.resume_not_supported
+call.server_request_unanswered call.double_execution_risk call.resent_after_complete call.reused_id
+call.retry_too_soon""".split()
 
 
 def whatwg_events(body: bytes):
@@ -1492,6 +1812,9 @@ def check(cases):
             versions.add(v["protocol_version"])
             sources.add(v["protocol_version_source"])
             assert set(v["violations"]) <= set(RULES), (c.name, v["violations"])
+        for k in c.calls or []:
+            rules.update(k["violations"])
+            assert set(k["violations"]) <= set(RULES), (c.name, k["violations"])
         for e, v in zip([c.entries[v["index"]] for v in c.verdicts], c.verdicts):
             content = e["response"]["content"]
             raw = content.get("text", "").encode()
@@ -1522,7 +1845,8 @@ def check(cases):
     if CONTRACT.exists():  # the rule list above must match the contract's
         text = CONTRACT.read_text()
         listed = set()
-        for line in text.split("## Violation rules", 1)[1].splitlines():
+        section = text.split("## Violation rules", 1)[1].split("\n## ", 1)[0]
+        for line in section.splitlines():
             if line.startswith("- "):
                 listed |= set(re.findall(r"[a-z_]+\.[a-z_]+", line[2:].split(" — ")[0]))
         assert listed == set(RULES), (listed ^ set(RULES))
@@ -1534,7 +1858,10 @@ def main():
     OUT.mkdir(exist_ok=True)
     keep = set()
     for c in cases:
-        for suffix, doc in ((".har", c.har()), (".expect.json", c.expect())):
+        docs = [(".har", c.har()), (".expect.json", c.expect())]
+        if c.calls is not None:
+            docs.append((".calls.json", {"about": c.about, "calls": c.calls}))
+        for suffix, doc in docs:
             path = OUT / f"{c.name}{suffix}"
             path.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             keep.add(path.name)

@@ -634,14 +634,26 @@ fn serve_faults_memory_is_bounded_by_the_body_budget() {
 }
 
 #[test]
-fn huge_durations_saturate_instead_of_panicking() {
+fn huge_durations_are_refused_instead_of_panicking() {
     let (_rt, server) = fault_server(ServeLimits::default());
     let target = server.url(None);
+    // The flag grammar refuses durations past a year before any work: exit 2, the limit named.
     for flag in ["--idle-timeout", "--timeout"] {
         let r = run(&["probe", &target, flag, "1.8e19", "--format", "json"]);
-        assert_eq!(r.code, Some(0), "{flag}: {}", r.stderr);
+        assert_eq!(r.code, Some(2), "{flag}: {}", r.stderr);
+        assert!(r.stderr.contains("maximum"), "{flag}: {}", r.stderr);
         assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     }
+    // The longest accepted deadline still runs: deadline arithmetic saturates.
+    let r = run(&[
+        "probe",
+        &target,
+        "--idle-timeout",
+        "8760h",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
     let r = run(&[
         "soak",
         &target,
@@ -653,6 +665,20 @@ fn huge_durations_saturate_instead_of_panicking() {
         "2",
         "--timeout",
         "18000000000000000000s",
+    ]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    let r = run(&[
+        "soak",
+        &target,
+        "--tool",
+        "echo",
+        "--requests",
+        "20",
+        "--concurrency",
+        "2",
+        "--timeout",
+        "8760h",
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("20 calls"), "{}", r.stdout);
@@ -727,8 +753,16 @@ fn replay_keeps_a_count_of_skipped_entries_not_the_list() {
     let list = vec![entry; 5000].join(",");
     std::fs::write(&har, format!(r#"{{"log":{{"entries":[{list}]}}}}"#)).unwrap();
     let r = run(&["replay", har.to_str().unwrap(), "--format", "json"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // Nothing to judge is an unusable file (exit 2), and the JSON says why.
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("no MCP exchange"), "{}", r.stderr);
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert!(
+        doc[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no MCP exchange")
+    );
     assert_eq!(doc[0]["skipped_total"], 5000);
     assert_eq!(doc[0]["skipped"].as_array().unwrap().len(), 100);
     assert!(

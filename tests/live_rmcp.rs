@@ -916,6 +916,7 @@ async fn soak_against_rmcp_is_all_tool_success() {
                 duration: None,
                 rate: None,
                 handshake: mcp_verdict::adapters::Handshake::Auto,
+                max_connect_failures: mcp_verdict::soak::DEFAULT_MAX_CONNECT_FAILURES,
             };
             let live = std::sync::Arc::new(mcp_verdict::soak::Live::default());
             let report = mcp_verdict::soak::run(&client, &config, live)

@@ -37,6 +37,7 @@ async fn soak_once(url: &str, requests: u64, concurrency: usize) -> Report {
         duration: None,
         rate: None,
         handshake: Handshake::Auto,
+        max_connect_failures: soak::DEFAULT_MAX_CONNECT_FAILURES,
     };
     tokio::time::timeout(
         std::time::Duration::from_secs(60),
@@ -148,6 +149,8 @@ fn cli_threshold_breaks_with_exit_1_and_writes_reports() {
         .arg(&report_file)
         .output()
         .unwrap();
+    // The one exit rule on the merged counts: the runs had incomplete calls.
+    assert_eq!(merged.status.code(), Some(1));
     let merged: Report = serde_json::from_slice(&merged.stdout).unwrap();
     assert_eq!(merged.requests, 100);
     let _ = std::fs::remove_dir_all(&dir);

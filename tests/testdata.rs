@@ -4,14 +4,17 @@
 use std::path::{Path, PathBuf};
 
 use mcp_verdict::har::{self, Entry};
-use mcp_verdict::replay::{Item, judge_entry};
-use mcp_verdict::{Limits, Session, Verdict};
+use mcp_verdict::replay::{Item, group_entry, judge_entry_rows};
+use mcp_verdict::{Call, Calls, Limits, Session, Verdict};
 use serde_json::{Value, json};
 
+/// The generated corpus (`testdata/har`) and the captures recorded from real servers
+/// (`testdata/captures`, expectations written by hand).
 fn cases() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/har");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("testdata/har exists")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut files: Vec<PathBuf> = ["har", "captures"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).expect("testdata dir exists"))
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "har"))
         .collect();
@@ -49,10 +52,106 @@ fn limits_of(expect: &Value) -> Limits {
 /// Replays `entries` with body chunk sizes from `sizes`.
 fn replay(entries: &[Entry], limits: Limits, sizes: &mut dyn FnMut() -> usize) -> Vec<Item> {
     let mut session = Session::new(limits);
-    entries
-        .iter()
-        .map(|e| judge_entry(&mut session, e, &mut std::iter::from_fn(|| Some(sizes()))))
-        .collect()
+    let mut items = Vec::new();
+    for e in entries {
+        let chunks = &mut std::iter::from_fn(|| Some(sizes()));
+        judge_entry_rows(&mut session, e, chunks, &mut |item| items.push(item));
+    }
+    items
+}
+
+/// Replays `entries` into logical calls, with body chunk sizes from `sizes`.
+fn replay_calls(entries: &[Entry], limits: Limits, sizes: &mut dyn FnMut() -> usize) -> Vec<Call> {
+    let mut session = Session::new(limits);
+    let mut calls = Calls::new();
+    let mut out = Vec::new();
+    for e in entries {
+        let chunks = &mut std::iter::from_fn(|| Some(sizes()));
+        group_entry(&mut session, &mut calls, e, chunks, &mut |c| out.push(c));
+    }
+    calls.finish(&mut |c| out.push(c));
+    out
+}
+
+/// The expected calls of a case, if it states them (`<case>.calls.json`).
+fn expected_calls(har: &Path) -> Option<Vec<Value>> {
+    let path = har.with_extension("calls.json");
+    let text = std::fs::read_to_string(&path).ok()?;
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    Some(doc["calls"].as_array().expect("calls array").clone())
+}
+
+#[test]
+fn every_stated_call_grouping_matches() {
+    let mut failures = Vec::new();
+    let mut stated = 0;
+    for har in cases() {
+        let Some(wanted) = expected_calls(&har) else {
+            continue;
+        };
+        stated += 1;
+        let name = har.file_name().unwrap().to_string_lossy().into_owned();
+        let calls = replay_calls(&load(&har), limits_of(&expectation(&har)), &mut || {
+            usize::MAX
+        });
+        if calls.len() != wanted.len() {
+            failures.push(format!(
+                "{name}: {} calls, expected {}",
+                calls.len(),
+                wanted.len()
+            ));
+            continue;
+        }
+        for (want, got) in wanted.iter().zip(&calls) {
+            let mut got = serde_json::to_value(got).unwrap();
+            let mut rules: Vec<Value> = got["violations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v["rule"].clone())
+                .collect();
+            rules.sort_by_key(|r| r.to_string());
+            got["violations"] = Value::Array(rules);
+            for (key, want_value) in want.as_object().unwrap() {
+                if &got[key] != want_value {
+                    failures.push(format!(
+                        "{name} call {}: {key} = {}, expected {want_value}",
+                        want["call"], got[key]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(stated >= 8, "only {stated} cases state their calls");
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn calls_do_not_depend_on_chunking() {
+    for har in cases() {
+        let expect = expectation(&har);
+        let entries = load(&har);
+        let limits = limits_of(&expect);
+        let whole = replay_calls(&entries, limits, &mut || usize::MAX);
+        let bytewise = replay_calls(&entries, limits, &mut || 1);
+        assert_eq!(
+            whole,
+            bytewise,
+            "{}: calls differ byte by byte",
+            har.display()
+        );
+        let mut n = 0usize;
+        let odd = replay_calls(&entries, limits, &mut || {
+            n += 1;
+            [3, 1, 7, 64][n % 4]
+        });
+        assert_eq!(whole, odd, "{}: calls differ in odd chunks", har.display());
+    }
 }
 
 fn load(har: &Path) -> Vec<Entry> {

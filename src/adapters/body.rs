@@ -58,10 +58,15 @@ impl Default for Deadlines {
 }
 
 impl Deadlines {
-    /// Waits for `fut` (a request, up to its response head) under the deadline that applies
-    /// before any body arrives: `overall`, else `max_total`. `Err(())` when it passed.
+    /// Waits for `fut` (a request, up to its response head) under the deadlines that apply
+    /// before any body arrives: the earliest of `overall`, `max_total` and `idle` (no byte has
+    /// come yet, so the wait for the head is idle time too). `Err(())` when it passed.
     pub async fn until_head<F: Future>(&self, fut: F) -> Result<F::Output, ()> {
-        match self.overall.or(self.max_total) {
+        let earliest = [self.overall, self.max_total, self.idle]
+            .into_iter()
+            .flatten()
+            .min();
+        match earliest {
             Some(d) => tokio::time::timeout(d, fut).await.map_err(|_| ()),
             None => Ok(fut.await),
         }
@@ -147,7 +152,7 @@ impl Observer for Collector {
 }
 
 /// What a tap sees: the raw body, for recording. Only set up when recording.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum Tap<'a> {
     /// Body bytes as received.
     Chunk(&'a [u8]),
@@ -245,6 +250,18 @@ where
         self
     }
 
+    /// Shows the raw body to `tap` too, after any tap already set.
+    pub fn and_tap(mut self, mut tap: TapFn) -> Self {
+        self.tap = Some(match self.tap.take() {
+            None => tap,
+            Some(mut first) => Box::new(move |t: Tap<'_>| {
+                first(t);
+                tap(t);
+            }),
+        });
+        self
+    }
+
     /// Finishes through `session`, so later exchanges learn from this one.
     pub fn with_session(mut self, session: SharedSession) -> Self {
         self.session = Some(session);
@@ -275,13 +292,25 @@ where
     }
 
     /// Reads to the end (or a deadline) and returns the verdict with its timings.
-    pub async fn finish(mut self) -> (Verdict, Timings) {
+    pub async fn finish(self) -> (Verdict, Timings) {
+        self.finish_unless(std::future::pending()).await
+    }
+
+    /// Like [`finish`](Self::finish), but when `cancel` resolves first the stream is closed at
+    /// once and the verdict is `CANCELLED` (a user's Ctrl-C), with the head and events seen.
+    pub async fn finish_unless(mut self, cancel: impl Future<Output = ()>) -> (Verdict, Timings) {
         self.collector.discard = true;
         self.collector.queue.clear();
         self.delivered = true; // the verdict is taken below, not handed out as a frame
-        while std::future::poll_fn(|cx| self.poll_frame(cx))
-            .await
-            .is_some()
+        let mut cancel = std::pin::pin!(cancel);
+        while std::future::poll_fn(|cx| {
+            if self.exchange.is_some() && cancel.as_mut().poll(cx).is_ready() {
+                self.end(End::Cancelled);
+            }
+            self.poll_frame(cx)
+        })
+        .await
+        .is_some()
         {}
         let started = self.started;
         let since = |t: Option<Instant>| t.map(|t| t.saturating_duration_since(started));

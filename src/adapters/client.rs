@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
 use super::lock;
+use super::negotiate;
 use crate::exchange::{Exchange, ResponseHead};
 use crate::har::Entry;
 use crate::limits::Limits;
@@ -247,49 +248,108 @@ impl Client {
     }
 
     /// Runs the handshake and returns its verdicts (the discover probe, `initialize`,
-    /// `notifications/initialized`, as they happened).
+    /// `notifications/initialized`, as they happened). A version rejection (`-32022`, or a 400
+    /// naming the protocol version) that lists supported revisions is retried once with one of
+    /// them ([`super::negotiate`]); both verdicts are returned.
     pub async fn handshake(&self, mode: Handshake) -> Vec<Verdict> {
         let mut verdicts = Vec::new();
-        if matches!(mode, Handshake::Stateless | Handshake::Auto) {
-            self.set_protocol(ProtocolVersion::V2026_07_28);
-            let v = self
-                .request("server/discover", json!({}))
-                .await
-                .verdict()
-                .await;
-            let legacy = mode == Handshake::Auto && is_legacy_signal(&v);
-            verdicts.push(v);
-            if !legacy {
-                return verdicts;
-            }
-        }
-        let version = match mode {
+        let mut retried = false;
+        let mut version = match mode {
             Handshake::Initialize(v) => v,
             _ => ProtocolVersion::V2025_11_25,
         };
-        {
-            let mut st = lock(&self.inner.state);
-            st.version = None;
-            st.session_id = None;
+        if matches!(mode, Handshake::Stateless | Handshake::Auto) {
+            let stateless = ProtocolVersion::V2026_07_28;
+            self.set_protocol(stateless);
+            let (v, answer) = self.request_answer("server/discover", json!({})).await;
+            let next = answer
+                .as_ref()
+                .and_then(|a| negotiate::retry_with(a, stateless));
+            let legacy = mode == Handshake::Auto && is_legacy_signal(&v);
+            verdicts.push(v);
+            match next {
+                Some(v) if v.is_stateless() => {
+                    let again = self.request("server/discover", json!({})).await;
+                    verdicts.push(again.verdict().await);
+                    return verdicts;
+                }
+                Some(v) => {
+                    retried = true;
+                    version = v;
+                }
+                None if legacy => {}
+                None => return verdicts,
+            }
         }
-        let params = json!({
-            "protocolVersion": version.as_str(),
-            "capabilities": {},
-            "clientInfo": {"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")},
-        });
-        let init = self.request("initialize", params).await.verdict().await;
-        let negotiated = if init.complete && init.error_code.is_none() {
-            Some(version)
-        } else {
-            None
-        };
-        lock(&self.inner.state).version = negotiated.or(Some(version));
-        let ok = init.complete && init.error_code.is_none();
-        verdicts.push(init);
-        if ok {
-            verdicts.push(self.notify("notifications/initialized", None).await);
+        loop {
+            {
+                let mut st = lock(&self.inner.state);
+                st.version = None;
+                st.session_id = None;
+            }
+            let params = json!({
+                "protocolVersion": version.as_str(),
+                "capabilities": {},
+                "clientInfo": {"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")},
+            });
+            let (init, answer) = self.request_answer("initialize", params).await;
+            let ok = init.complete && init.error_code.is_none();
+            let next = answer
+                .as_ref()
+                .filter(|_| !ok && !retried)
+                .and_then(|a| negotiate::retry_with(a, version))
+                .filter(|v| !v.is_stateless() && *v != version);
+            // The server's answer decides the revision, when it is one this crate speaks.
+            let chosen = answer
+                .as_ref()
+                .and_then(|a| a.pointer("/result/protocolVersion"))
+                .and_then(Value::as_str)
+                .and_then(|s| ProtocolVersion::parse(s).filter(|v| v.as_str() == s))
+                .filter(|v| ok && !v.is_stateless())
+                .unwrap_or(version);
+            lock(&self.inner.state).version = Some(chosen);
+            verdicts.push(init);
+            if let Some(v) = next {
+                retried = true;
+                version = v;
+                continue;
+            }
+            if ok {
+                verdicts.push(self.notify("notifications/initialized", None).await);
+            }
+            return verdicts;
         }
-        verdicts
+    }
+
+    /// Sends a request and reads it to the end: its verdict, and the response message when one
+    /// came (the terminal one, or the JSON body of an HTTP error, such as a `-32022` rejection
+    /// that lists the supported versions).
+    pub async fn request_answer(&self, method: &str, params: Value) -> (Verdict, Option<Value>) {
+        /// An error body is short; more than this is not read for an answer.
+        const MAX_ERROR_BODY: usize = 64 * 1024;
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let sink = raw.clone();
+        let mut call = self
+            .request(method, params)
+            .await
+            .and_tap(Box::new(move |t| {
+                if let super::body::Tap::Chunk(bytes) = t {
+                    let mut raw = lock(&sink);
+                    let room = MAX_ERROR_BODY.saturating_sub(raw.len());
+                    raw.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                }
+            }));
+        let mut answer = None;
+        while let Some(m) = call.next_message().await {
+            if m.terminal {
+                answer = m.value().ok();
+            }
+        }
+        let verdict = call.verdict().await;
+        if answer.is_none() && verdict.outcome == Outcome::HttpError {
+            answer = serde_json::from_slice(&lock(&raw)).ok();
+        }
+        (verdict, answer)
     }
 
     /// Sends a request with a fresh id and returns the call in flight.
@@ -315,8 +375,14 @@ impl Client {
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
         let request = Request::from_value("POST", Headers::from(headers), &message);
-        self.dispatch(reqwest::Method::POST, body, request, is_init)
-            .await
+        self.dispatch(
+            reqwest::Method::POST,
+            body,
+            request,
+            Some(&message),
+            is_init,
+        )
+        .await
     }
 
     /// Prepares `method` with `params` once, for sending many times with fresh ids (soak).
@@ -351,7 +417,7 @@ impl Client {
     /// Sends a prepared request with a fresh id.
     pub async fn send_prepared(&self, prepared: &Prepared) -> Call {
         let (body, request) = self.instance(prepared);
-        self.dispatch(reqwest::Method::POST, body, request, false)
+        self.dispatch(reqwest::Method::POST, body, request, None, false)
             .await
     }
 
@@ -396,9 +462,25 @@ impl Client {
         call
     }
 
-    /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head.
-    pub(crate) fn judge_failure(&self, mut exchange: Exchange, end: End) -> Verdict {
-        let verdict = super::body::finish(&mut exchange, end, Some(&self.inner.session), &mut ());
+    /// The verdict of a prepared call cancelled before it got an answer (soak's Ctrl-C).
+    pub(crate) fn cancelled(&self, prepared: &Prepared) -> Verdict {
+        let (_, exchange) = self.begin_prepared(prepared);
+        self.judge_failure(exchange, End::Cancelled, None)
+    }
+
+    /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head;
+    /// `cause` says why the connection failed.
+    pub(crate) fn judge_failure(
+        &self,
+        mut exchange: Exchange,
+        end: End,
+        cause: Option<&str>,
+    ) -> Verdict {
+        let mut verdict =
+            super::body::finish(&mut exchange, end, Some(&self.inner.session), &mut ());
+        if let Some(cause) = cause.filter(|_| verdict.outcome == Outcome::ConnectionFailed) {
+            super::cause::explain(&mut verdict, cause);
+        }
         if let Some(sink) = &self.inner.sink {
             sink(&verdict);
         }
@@ -472,7 +554,7 @@ impl Client {
         let request = lock(&inner.session)
             .resumption(last_event_id, req_headers.clone())
             .unwrap_or_else(|| Request::new("GET", req_headers, b""));
-        self.dispatch(reqwest::Method::GET, Vec::new(), request, false)
+        self.dispatch(reqwest::Method::GET, Vec::new(), request, None, false)
             .await
     }
 
@@ -481,10 +563,14 @@ impl Client {
         http_method: reqwest::Method,
         mut body: Vec<u8>,
         request: Request,
+        message: Option<&Value>,
         is_init: bool,
     ) -> Call {
         let inner = &self.inner;
-        let exchange = lock(&inner.session).begin(request);
+        let mut exchange = lock(&inner.session).begin(request);
+        if let Some(m) = message {
+            exchange.check_request_shape(m);
+        }
         let headers = &exchange.request().headers;
         let recorded_headers = inner.recorder.as_ref().map(|_| self.redacted(headers));
 
@@ -518,10 +604,9 @@ impl Client {
         let response = match result {
             Ok(Ok(r)) => r,
             failed => {
-                let end = if failed.is_err() {
-                    End::Timeout
-                } else {
-                    End::Reset
+                let (end, cause) = match &failed {
+                    Ok(Err(e)) => (End::Reset, Some(super::cause::of_error(e, &inner.url))),
+                    _ => (End::Timeout, None),
                 };
                 if let Some(rec) = &inner.recorder {
                     let mut r = record(None, &inner.url);
@@ -529,7 +614,7 @@ impl Client {
                     r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
                 }
-                return JudgedBody::finished(self.judge_failure(exchange, end));
+                return JudgedBody::finished(self.judge_failure(exchange, end, cause.as_deref()));
             }
         };
         let head = ResponseHead {

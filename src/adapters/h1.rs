@@ -93,22 +93,29 @@ impl Connection {
         map
     }
 
-    async fn open(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, ()> {
+    /// The sender of the open connection, opening one if needed; `Err` names the cause.
+    async fn open(&mut self) -> Result<&mut SendRequest<Full<Bytes>>, String> {
         if self.sender.as_ref().is_none_or(SendRequest::is_closed) {
             self.sender = None;
             let stream = tokio::net::TcpStream::connect((self.host_name.as_str(), self.port))
                 .await
-                .map_err(|_| ())?;
+                .map_err(|e| super::cause::of_io(&e, &self.host_name, self.port))?;
             let _ = stream.set_nodelay(true);
             let (sender, conn) = http1::handshake(TokioIo::new(stream))
                 .await
-                .map_err(|_| ())?;
+                .map_err(|e| format!("HTTP/1.1 handshake: {e}"))?;
             // Ends when the sender is dropped or the server closes the connection.
             tokio::spawn(conn);
             self.sender = Some(sender);
         }
-        let sender = self.sender.as_mut().ok_or(())?;
-        sender.ready().await.map_err(|_| ())?;
+        let sender = self
+            .sender
+            .as_mut()
+            .ok_or_else(|| "no connection".to_owned())?;
+        sender
+            .ready()
+            .await
+            .map_err(|e| format!("the connection closed: {e}"))?;
         Ok(sender)
     }
 
@@ -121,12 +128,16 @@ impl Connection {
         let response = deadlines
             .until_head(self.head(Bytes::from(body), headers))
             .await
-            .unwrap_or(Err(End::Timeout));
+            .unwrap_or(Err((End::Timeout, None)));
         let response = match response {
             Ok(r) => r,
-            Err(end) => {
+            Err((end, cause)) => {
                 self.sender = None;
-                return JudgedBody::finished(self.client.judge_failure(exchange, end));
+                return JudgedBody::finished(self.client.judge_failure(
+                    exchange,
+                    end,
+                    cause.as_deref(),
+                ));
             }
         };
         let (parts, incoming) = response.into_parts();
@@ -147,7 +158,7 @@ impl Connection {
         &mut self,
         body: Bytes,
         headers: &HeaderMap,
-    ) -> Result<hyper::Response<hyper::body::Incoming>, End> {
+    ) -> Result<hyper::Response<hyper::body::Incoming>, (End, Option<String>)> {
         let (target, host) = (self.target.clone(), self.host.clone());
         let request = |body: Bytes| {
             let mut req = hyper::Request::new(Full::new(body));
@@ -159,20 +170,28 @@ impl Connection {
         };
         // A kept-alive connection the server closed while idle fails before the request is
         // written: open a new one and send once more (never sent, so this is safe).
+        let mut cause = None;
         for attempt in 0..2 {
             let result = match self.open().await {
                 Ok(sender) => sender.send_request(request(body.clone())).await,
-                Err(()) => {
+                Err(why) => {
                     self.sender = None;
+                    cause = Some(why);
                     continue;
                 }
             };
             match result {
                 Ok(r) => return Ok(r),
                 Err(e) if e.is_canceled() && attempt == 0 => self.sender = None,
-                Err(_) => break,
+                Err(e) => {
+                    cause = Some(format!(
+                        "{}:{} broke the connection before the response head: {e}",
+                        self.host_name, self.port
+                    ));
+                    break;
+                }
             }
         }
-        Err(End::Reset)
+        Err((End::Reset, cause))
     }
 }

@@ -1,9 +1,11 @@
 //! Live adapters: the only code that touches tokio, futures and reqwest. The core stays sans-IO.
 
 pub mod body;
+mod cause;
 pub mod client;
 #[cfg(feature = "tools")]
 pub mod h1;
+mod negotiate;
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 

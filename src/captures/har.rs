@@ -165,16 +165,24 @@ fn headers(raw: Vec<RawHeader>) -> Headers {
     raw.into_iter().map(|h| (h.name, h.value)).collect()
 }
 
-/// How the body ended: `_mcp_end`, else a reset when the transfer `failed` (`_error`).
-fn end_of(mcp_end: Option<&str>, failed: bool) -> Result<End, String> {
+/// How the body ended: `_mcp_end`, else a reset when the transfer `failed` (`_error`), else
+/// NOT_CAPTURED when a response's `content.text` is absent (a body the capture did not keep,
+/// not an empty one).
+fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, String> {
     Ok(match mcp_end {
         Some("open") => End::Open,
         Some("reset") => End::Reset,
         Some("timeout") => End::Timeout,
         Some("cancelled") => End::Cancelled,
+        Some("not_captured") => End::NotCaptured,
         Some("eof") => End::Eof,
-        Some(other) => return Err(format!("_mcp_end {other:?} is not eof, reset or open")),
+        Some(other) => {
+            return Err(format!(
+                "_mcp_end {other:?} is not eof, reset, open, timeout, cancelled or not_captured"
+            ));
+        }
         None if failed => End::Reset,
+        None if !captured => End::NotCaptured,
         None => End::Eof,
     })
 }
@@ -186,15 +194,21 @@ impl RawEntry {
             None => Vec::new(),
         };
         let failed = self.error.as_ref().is_some_and(|e| !e.is_null());
+        let mut captured = true;
         let (response, response_body) = match self.response {
             Some(r) if r.status > 0 => {
                 let status = u16::try_from(r.status)
                     .ok()
                     .filter(|s| *s <= 999)
                     .ok_or_else(|| format!("response status {} is not an HTTP status", r.status))?;
+                // An absent `content.text` is a body the capture did not keep (devtools often
+                // drop streamed bodies), not an empty one: the verdict is NOT_CAPTURED.
                 let body = match r.content {
-                    Some(c) => decode_text(c.text, c.encoding.as_deref())?,
-                    None => Vec::new(),
+                    Some(c) if c.text.is_some() => decode_text(c.text, c.encoding.as_deref())?,
+                    _ => {
+                        captured = false;
+                        Vec::new()
+                    }
                 };
                 let head = ResponseHead {
                     status,
@@ -204,7 +218,7 @@ impl RawEntry {
             }
             _ => (None, Vec::new()),
         };
-        let end = end_of(self.mcp_end.as_deref(), failed)?;
+        let end = end_of(self.mcp_end.as_deref(), failed, captured)?;
         Ok(Entry {
             index,
             method: self.request.method,
@@ -446,6 +460,7 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
                 End::Open => "open",
                 End::Timeout => "timeout",
                 End::Cancelled => "cancelled",
+                End::NotCaptured => "not_captured",
             };
             let mut entry = json!({
                 "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),

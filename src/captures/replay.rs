@@ -4,7 +4,9 @@
 use std::io::{Read, Seek};
 
 use serde::Serialize;
+use serde_json::Value;
 
+use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
 use crate::exchange::{Exchange, Observer};
 use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
 use crate::limits::Limits;
@@ -47,10 +49,17 @@ fn not_mcp_at(url: &str, req: &Request) -> Option<String> {
         }
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
-        (m, _) if has_mcp_header => Some(format!(
-            "{m} {}: standalone stream or session request, not a request/response exchange",
-            redact::url(url)
-        )),
+        ("GET" | "DELETE", _) if has_mcp_header => None,
+        ("GET", _)
+            if req.headers.get("last-event-id").is_some()
+                || req
+                    .headers
+                    .get("accept")
+                    .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream")) =>
+        {
+            None
+        }
+        (m, _) if has_mcp_header => Some(format!("{m} {}: not an MCP entry", redact::url(url))),
         (m, _) => Some(format!("{m} {}: not MCP", redact::url(url))),
     }
 }
@@ -67,15 +76,20 @@ struct Judge<'a> {
 enum Current {
     Skipped(Skipped),
     Judging(Box<Exchange>),
+    /// A 2025-03-26 batch: its requests are judged one after the other, each over the whole
+    /// response body, so the body is held until the entry ends.
+    Batch(Box<Batch>),
 }
 
-impl EntrySink for Judge<'_> {
-    fn begin(&mut self, head: EntryHead) {
-        let mut req = Request::new(
-            &head.method,
-            head.request_headers.clone(),
-            &head.request_body,
-        );
+struct Batch {
+    head: EntryHead,
+    members: Vec<Request>,
+    body: Vec<u8>,
+}
+
+impl Judge<'_> {
+    /// Starts judging `req` (the entry's request, or one request of its batch).
+    fn start(&mut self, head: &EntryHead, mut req: Request) -> Current {
         // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's
         // answer.
         if req.http_method == "GET"
@@ -84,25 +98,27 @@ impl EntrySink for Judge<'_> {
         {
             req = resumed;
         }
-        self.current = Some(match not_mcp_at(&head.url, &req) {
-            Some(reason) => Current::Skipped(Skipped {
+        if let Some(reason) = not_mcp_at(&head.url, &req) {
+            return Current::Skipped(Skipped {
                 index: head.index,
                 reason,
-            }),
-            None => {
-                let mut exchange = self.session.begin_at(head.index, req);
-                if let Some(response) = head.response {
-                    exchange.on_head(response);
-                }
-                Current::Judging(Box::new(exchange))
-            }
-        });
+            });
+        }
+        let readable = matches!(
+            req.kind,
+            BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
+        );
+        let mut exchange = self.session.begin_at(head.index, req);
+        if readable && let Ok(message) = serde_json::from_slice::<Value>(&head.request_body) {
+            exchange.check_request_shape(&message);
+        }
+        if let Some(response) = &head.response {
+            exchange.on_head(response.clone());
+        }
+        Current::Judging(Box::new(exchange))
     }
 
-    fn body(&mut self, mut piece: &[u8]) {
-        let Some(Current::Judging(exchange)) = &mut self.current else {
-            return;
-        };
+    fn feed(&mut self, exchange: &mut Exchange, mut piece: &[u8]) {
         while !piece.is_empty() {
             let n = self
                 .chunks
@@ -114,21 +130,104 @@ impl EntrySink for Judge<'_> {
         }
     }
 
-    fn finish(&mut self, tail: EntryTail) {
-        let item = match self.current.take() {
-            Some(Current::Judging(mut exchange)) => Item::Verdict(Box::new(
-                self.session
-                    .finish_with(&mut exchange, tail.end, self.observer),
-            )),
-            Some(Current::Skipped(skipped)) => Item::Skipped(skipped),
-            None => return,
-        };
-        (self.each)(item);
+    fn end(&mut self, current: Current, end: crate::End) -> Item {
+        match current {
+            Current::Judging(mut exchange) => Item::Verdict(Box::new(self.session.finish_with(
+                &mut exchange,
+                end,
+                self.observer,
+            ))),
+            Current::Skipped(skipped) => Item::Skipped(skipped),
+            Current::Batch(_) => unreachable!("a batch ends member by member"),
+        }
     }
 }
 
+impl EntrySink for Judge<'_> {
+    fn begin(&mut self, head: EntryHead) {
+        let req = Request::new(
+            &head.method,
+            head.request_headers.clone(),
+            &head.request_body,
+        );
+        if req.kind == BodyKind::Batch && req.ids.len() > 1 {
+            let members = batch_requests(&req, &head.request_body);
+            self.current = Some(Current::Batch(Box::new(Batch {
+                head,
+                members,
+                body: Vec::new(),
+            })));
+            return;
+        }
+        self.current = Some(self.start(&head, req));
+    }
+
+    fn body(&mut self, piece: &[u8]) {
+        match self.current.take() {
+            Some(Current::Judging(mut exchange)) => {
+                self.feed(&mut exchange, piece);
+                self.current = Some(Current::Judging(exchange));
+            }
+            Some(Current::Batch(mut batch)) => {
+                batch.body.extend_from_slice(piece);
+                self.current = Some(Current::Batch(batch));
+            }
+            other => self.current = other,
+        }
+    }
+
+    fn finish(&mut self, tail: EntryTail) {
+        match self.current.take() {
+            Some(Current::Batch(batch)) => {
+                let Batch {
+                    head,
+                    members,
+                    body,
+                } = *batch;
+                for (position, member) in members.into_iter().enumerate() {
+                    let mut current = self.start(&head, member);
+                    if let Current::Judging(exchange) = &mut current
+                        && head.response.is_some()
+                    {
+                        self.feed(exchange, &body);
+                    }
+                    let mut item = self.end(current, tail.end);
+                    if let Item::Verdict(v) = &mut item {
+                        v.batch_position = u32::try_from(position).ok();
+                    }
+                    (self.each)(item);
+                }
+            }
+            Some(current) => {
+                let item = self.end(current, tail.end);
+                (self.each)(item);
+            }
+            None => {}
+        }
+    }
+}
+
+/// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
+/// taken for foreign ones) and its own method, id and params.
+fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(body) else {
+        return vec![batch.clone()];
+    };
+    items
+        .iter()
+        .map(|item| Request::from_value(&batch.http_method, batch.headers.clone(), item))
+        .filter(|r| r.kind == BodyKind::Request)
+        .map(|r| Request {
+            kind: BodyKind::Batch,
+            ids: batch.ids.clone(),
+            ..r
+        })
+        .collect()
+}
+
 /// Judges one entry, feeding its body in chunks whose sizes come from `chunks` (cycled by the
-/// caller as it likes; a size of 0 is treated as 1). Returns `Skipped` for non-MCP entries.
+/// caller as it likes; a size of 0 is treated as 1). Returns `Skipped` for non-MCP entries. For
+/// a 2025-03-26 batch this is the row of its first request; [`judge_entry_rows`] gives them all.
 pub fn judge_entry(
     session: &mut Session,
     entry: &Entry,
@@ -145,14 +244,44 @@ pub fn judge_entry_with(
     chunks: &mut dyn Iterator<Item = usize>,
     observer: &mut dyn Observer,
 ) -> Item {
-    let mut out = None;
-    let mut each = |item| out = Some(item);
+    let mut first = None;
+    judge_entry_rows_with(session, entry, chunks, observer, &mut |item| {
+        first.get_or_insert(item);
+    });
+    first.unwrap_or_else(|| {
+        Item::Skipped(Skipped {
+            index: entry.index,
+            reason: "no rows".into(),
+        })
+    })
+}
+
+/// Judges one entry like [`judge_entry`], giving one row per request id of a batch (each with
+/// its `batch_position`), one row otherwise.
+pub fn judge_entry_rows(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    each: &mut dyn FnMut(Item),
+) {
+    judge_entry_rows_with(session, entry, chunks, &mut (), each);
+}
+
+/// Like [`judge_entry_rows`], reporting events and messages to `observer`. Runs through the
+/// same sink as streaming replay.
+pub fn judge_entry_rows_with(
+    session: &mut Session,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    observer: &mut dyn Observer,
+    each: &mut dyn FnMut(Item),
+) {
     let mut judge = Judge {
         session,
         current: None,
         chunks,
         observer,
-        each: &mut each,
+        each,
     };
     judge.begin(EntryHead {
         index: entry.index,
@@ -167,12 +296,11 @@ pub fn judge_entry_with(
     }
     judge.finish(EntryTail {
         end: entry.end,
-        body_captured: true,
+        body_captured: entry.end != crate::End::NotCaptured,
         started: entry.started.clone(),
         time_ms: entry.time_ms,
         timings: entry.timings,
     });
-    out.expect("finish gives an item")
 }
 
 /// What a replay leaves behind besides its items: what a limit made it forget.
@@ -233,9 +361,97 @@ pub fn replay_har_seekable<R: Read + Seek>(
     })
 }
 
+/// `next` retries the handshake that `refused` failed, so `refused` does not fail the run: a
+/// refused `server/discover` followed by `initialize` (how a client detects a legacy server) or
+/// by `server/discover` again (the retry after a version rejection), or an `initialize` refused
+/// for its version (`-32022`) followed by another handshake. [`Tally`] applies it.
+pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
+    is_retriable_refusal(
+        refused.method.as_deref(),
+        refused.complete,
+        refused.error_code,
+    ) && is_handshake(next.method.as_deref())
+}
+
+fn is_handshake(method: Option<&str>) -> bool {
+    matches!(method, Some("server/discover" | "initialize"))
+}
+
+fn is_retriable_refusal(method: Option<&str>, complete: bool, error_code: Option<i64>) -> bool {
+    !complete
+        && (method == Some("server/discover")
+            || (method == Some("initialize") && error_code == Some(-32022)))
+}
+
+/// Replays a HAR document from `reader` and groups its exchanges into logical calls, calling
+/// `each` for every call in the order they began.
+///
+/// # Errors
+/// When the capture is unusable; calls before the problem have been delivered.
+pub fn replay_calls<R: Read>(
+    reader: R,
+    limits: Limits,
+    each: &mut dyn FnMut(Call),
+) -> Result<(), HarError> {
+    let mut session = Session::new(limits);
+    let mut calls = Calls::new();
+    let result = har::read_entries(reader, &mut |entry| {
+        group_entry(
+            &mut session,
+            &mut calls,
+            &entry,
+            &mut std::iter::empty(),
+            each,
+        );
+    });
+    calls.finish(each);
+    result
+}
+
+/// Groups exchanges judged live into calls, given the entries the client recorded for them (one
+/// per verdict, in the same order): the grouping replay uses, so that live calls equal the calls
+/// of the recorded capture.
+pub fn calls_of(verdicts: &[Verdict], entries: &[Entry]) -> Vec<Call> {
+    let mut calls = Calls::new();
+    let mut out = Vec::new();
+    for (verdict, entry) in verdicts.iter().zip(entries) {
+        calls.add(facts_of(verdict, entry), &mut |c| out.push(c));
+    }
+    calls.finish(&mut |c| out.push(c));
+    out
+}
+
+/// Judges one entry (as [`judge_entry_rows`]) and adds its rows to `calls`.
+pub fn group_entry(
+    session: &mut Session,
+    calls: &mut Calls,
+    entry: &Entry,
+    chunks: &mut dyn Iterator<Item = usize>,
+    each: &mut dyn FnMut(Call),
+) {
+    judge_entry_rows(session, entry, chunks, &mut |item| {
+        if let Item::Verdict(verdict) = item {
+            calls.add(facts_of(&verdict, entry), each);
+        }
+    });
+}
+
+/// What the grouping reads from a verdict and the entry it judged.
+fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
+    ExchangeFacts {
+        verdict,
+        headers: &entry.request_headers,
+        body: &entry.request_body,
+        started_ms: entry.started.as_deref().and_then(rfc3339_ms),
+        duration_ms: entry.time_ms.filter(|t| *t >= 0.0).map(|t| t as u64),
+    }
+}
+
 /// Decides the exit code of a run: it passes when every exchange is complete, except that a
-/// refused `server/discover` directly followed by an `initialize` is how a client detects a
-/// legacy server (the 2026-07-28 backward-compatibility probe), not a failure.
+/// refused handshake retried by the next exchange is not a failure ([`forgives`]): a refused
+/// `server/discover` directly followed by an `initialize` is how a client detects a legacy
+/// server (the 2026-07-28 backward-compatibility probe), and a version rejection retried with a
+/// supported version is negotiation.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     total: u64,
@@ -247,16 +463,23 @@ pub struct Tally {
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
-        let method = v.method.as_deref();
+        self.count(v.method.as_deref(), v.complete, v.error_code);
+    }
+
+    /// Counts one logical call, in capture order (the same rule, one level up).
+    pub fn add_call(&mut self, c: &Call) {
+        self.count(c.method.as_deref(), c.complete, None);
+    }
+
+    fn count(&mut self, method: Option<&str>, complete: bool, error_code: Option<i64>) {
         self.total += 1;
-        if self.discover_refused && method == Some("initialize") {
+        if self.discover_refused && is_handshake(method) {
             self.incomplete -= 1;
             self.forgiven += 1;
         }
-        self.discover_refused = false;
-        if !v.complete {
+        self.discover_refused = is_retriable_refusal(method, complete, error_code);
+        if !complete {
             self.incomplete += 1;
-            self.discover_refused = method == Some("server/discover");
         }
     }
 
@@ -324,5 +547,42 @@ mod tests {
         t.next_capture();
         t.add(&verdict("initialize", 200));
         assert!(!t.all_complete(), "does not carry across captures");
+    }
+
+    #[test]
+    fn a_version_rejection_retried_is_forgiven() {
+        let rejected = |method: &str| {
+            let mut v = verdict(method, 400);
+            v.error_code = Some(-32022);
+            v
+        };
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 200));
+        assert!(
+            t.all_complete(),
+            "discover retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("initialize"));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            t.all_complete(),
+            "initialize retried with a supported version"
+        );
+
+        let mut t = Tally::default();
+        t.add(&verdict("initialize", 400));
+        t.add(&verdict("initialize", 200));
+        assert!(
+            !t.all_complete(),
+            "only a version rejection is a negotiation step"
+        );
+
+        let mut t = Tally::default();
+        t.add(&rejected("server/discover"));
+        t.add(&verdict("server/discover", 500));
+        assert!(!t.all_complete(), "a failed retry still fails the run");
     }
 }

@@ -1,16 +1,19 @@
 //! The sans-IO core: framing, envelope, result, retry advice, the rule catalogue and the
 //! per-exchange state machine. No I/O, no clocks, no async; everything else builds on it.
 
+pub(crate) mod calls;
 pub(crate) mod client_checks;
 pub(crate) mod exchange;
 pub(crate) mod findings;
 pub(crate) mod jsonrpc;
+pub(crate) mod lifecycle;
 pub(crate) mod limits;
 pub mod redact;
 pub(crate) mod request;
 pub(crate) mod retry;
 pub(crate) mod rules;
 pub(crate) mod session;
+pub mod shapes;
 pub mod sse;
 pub(crate) mod tool_result;
 pub(crate) mod verdict;

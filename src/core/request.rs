@@ -318,7 +318,7 @@ pub struct Request {
     pub kind: BodyKind,
     /// JSON-RPC method (first request of a batch).
     pub method: Option<String>,
-    /// JSON-RPC id (first request of a batch).
+    /// JSON-RPC id (first request of a batch; for a response POST, the id it answers).
     pub id: Option<Value>,
     /// Ids of every request in a batch (or the one id).
     pub ids: Vec<Value>,
@@ -351,7 +351,14 @@ impl Request {
     fn from_body(http_method: &str, headers: Headers, body: Body) -> Self {
         let mut req = Request::empty(http_method, headers, BodyKind::Unreadable);
         match body {
-            Body::Single(m) => req.kind = req.take_message(m),
+            Body::Single(m) => {
+                let answered = m.id.clone();
+                req.kind = req.take_message(m);
+                if req.kind == BodyKind::Response {
+                    // The id of the server request this answers (links it to that request).
+                    req.id = answered;
+                }
+            }
             Body::Batch(items) => {
                 req.kind = BodyKind::Batch;
                 for item in items.into_iter().flatten() {

@@ -67,6 +67,17 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             "the tool ran and reported an error; show it to the model rather than resend",
         ),
         NotificationAccepted => advice(Advice::None, None, "accepted; nothing to wait for"),
+        Listening => advice(
+            Advice::None,
+            None,
+            "a server-message stream; it answers no request of its own",
+        ),
+        SessionTerminated => advice(Advice::None, None, "the session was ended"),
+        MethodNotAllowed => advice(
+            Advice::None,
+            None,
+            "the server offers no GET stream or DELETE here (allowed)",
+        ),
         Deferred => advice(
             Advice::None,
             None,
@@ -81,6 +92,11 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             Advice::None,
             None,
             "the capture ended while the stream was open; the outcome is unknown",
+        ),
+        NotCaptured => advice(
+            Advice::None,
+            None,
+            "the capture did not keep the response body; the outcome is unknown",
         ),
         InputRequired => advice(
             Advice::ResubmitWithInput,

@@ -105,8 +105,38 @@ rules! {
         "Progress notifications reference the request's progressToken.";
     ProgressNotIncreasing => "progress.not_increasing", Must,
         "Progress must increase with each notification.";
+    ShapeMissingMember => "shape.missing_member", Must,
+        "A member the revision's schema requires is present (every message, both directions).";
+    ShapeWrongType => "shape.wrong_type", Must,
+        "Each member has the JSON type the revision's schema gives it.";
+    ShapeBadValue => "shape.bad_value", Must,
+        "A member with a fixed value or a closed set of values (const, enum) has one of them.";
     NotificationMessageWithoutLogLevel => "notification.message_without_log_level", Must,
         "2026-07-28: no notifications/message unless the request _meta asked for a logLevel.";
+    ListenResponse => "listen.response", Must,
+        "A standalone GET stream must not carry a JSON-RPC response (unless resuming a stream).";
+    SessionRequestAfterDelete => "session.request_after_delete", Must,
+        "After its own DELETE the client must not use that session id again (initialize anew).";
+    SessionIdChanged => "session.id_changed", Must,
+        "The client sends the same Mcp-Session-Id on every request of a session.";
+    SessionBeforeInitialized => "session.before_initialized", Should,
+        "2025-x: no requests other than ping before notifications/initialized.";
+    SessionVersionHeader => "session.version_header", Must,
+        "2025-06-18+: MCP-Protocol-Version must be the version initialize negotiated.";
+    SessionResponseUnknownId => "session.response_unknown_id", Must,
+        "A client's response carries the id of a server request that is waiting for it.";
+    SessionResumeNotSupported => "session.resume_not_supported", Should,
+        "2026-07-28 streams are not resumable: re-send as a new request instead of GET + Last-Event-ID.";
+    CallServerRequestUnanswered => "call.server_request_unanswered", Must,
+        "Every server request (elicitation, sampling, roots, ping) gets the client's response.";
+    CallDoubleExecutionRisk => "call.double_execution_risk", Should,
+        "A tools/call not known safe is not re-sent after a failure that may have run it.";
+    CallResentAfterComplete => "call.resent_after_complete", Should,
+        "A request is not re-sent after it got a complete answer.";
+    CallReusedId => "call.reused_id", Must,
+        "A retry or MRTR round uses a new JSON-RPC id (2025-x: ids are unique within a session).";
+    CallRetryTooSoon => "call.retry_too_soon", Should,
+        "A retry or resumption waits the Retry-After or SSE retry delay the server gave.";
 }
 
 impl Rule {

@@ -8,10 +8,11 @@ use serde_json::Value;
 use crate::client_checks::check_request;
 use crate::exchange::{Exchange, Learned, Observer, Setup};
 use crate::findings::Findings;
+use crate::lifecycle::{ExchangeKind, Lifecycle};
 use crate::limits::Limits;
 use crate::request::Request;
 use crate::rules::Rule;
-use crate::verdict::{End, Verdict};
+use crate::verdict::{Advice, End, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 
 /// How many entries each bounded memory keeps: `input_required` ids (MRTR id-reuse check) and
@@ -36,6 +37,8 @@ pub struct Session {
     /// Last-Event-ID of resumable streams → the request they answer (most recent last).
     resumable: Vec<(String, Request)>,
     next_index: u64,
+    /// Session ids, deletes, server requests: rules that span exchanges.
+    lifecycle: Lifecycle,
 }
 
 impl Session {
@@ -95,6 +98,13 @@ impl Session {
         };
         let mut findings = Findings::default();
         check_request(&req, version, self.initialized, &mut findings);
+        self.lifecycle.check(
+            &req,
+            ExchangeKind::of(&req),
+            version,
+            self.negotiated,
+            &mut findings,
+        );
         if req.is_mrtr_follow_up()
             && req
                 .id
@@ -185,7 +195,19 @@ impl Session {
         end: End,
         observer: &mut dyn Observer,
     ) -> Verdict {
-        let (verdict, learned) = exchange.finish_with(end, observer);
+        let (mut verdict, learned) = exchange.finish_with(end, observer);
+        if let Some(at) = self.lifecycle.deleted_at(exchange.request())
+            && matches!(verdict.status, Some(400 | 404))
+        {
+            verdict.retry = RetryAdvice {
+                advice: Advice::Reinitialize,
+                after_ms: None,
+                reason: format!(
+                    "the client ended this session itself (DELETE, entry {at}): the client's fault, not the server's; initialize a new session"
+                ),
+            };
+        }
+        self.lifecycle.record(exchange.request(), &verdict);
         self.record(exchange.request(), &verdict, learned);
         verdict
     }

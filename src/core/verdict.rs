@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::limits::LimitKind;
 use crate::rules::Rule;
 use crate::version::{ProtocolVersion, VersionSource};
@@ -28,6 +29,8 @@ pub enum Outcome {
     StreamAborted,
     /// The capture ended with the stream still open and no terminal response: unknown.
     StreamOpen,
+    /// The capture kept the response head but not the body (no `content.text`): unknown.
+    NotCaptured,
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
     TimedOut,
     /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
@@ -52,11 +55,17 @@ pub enum Outcome {
     ToolSuccess,
     /// Any other request completed with a result.
     Success,
+    /// A standalone `GET` stream (listen or unlinked resume) was opened and carried what it may.
+    Listening,
+    /// `DELETE` of the session was accepted (2xx).
+    SessionTerminated,
+    /// 405 to a `GET` or `DELETE`: the server offers no such stream or termination (allowed).
+    MethodNotAllowed,
 }
 
 impl Outcome {
     /// Every outcome, in judging order.
-    pub const ALL: [Outcome; 19] = [
+    pub const ALL: [Outcome; 23] = [
         Outcome::HttpError,
         Outcome::ConnectionFailed,
         Outcome::UnexpectedContentType,
@@ -64,6 +73,7 @@ impl Outcome {
         Outcome::UnexpectedAccepted,
         Outcome::StreamAborted,
         Outcome::StreamOpen,
+        Outcome::NotCaptured,
         Outcome::TimedOut,
         Outcome::Cancelled,
         Outcome::LimitExceeded,
@@ -76,6 +86,9 @@ impl Outcome {
         Outcome::ToolError,
         Outcome::ToolSuccess,
         Outcome::Success,
+        Outcome::Listening,
+        Outcome::SessionTerminated,
+        Outcome::MethodNotAllowed,
     ];
 
     /// The layer this outcome belongs to.
@@ -86,8 +99,11 @@ impl Outcome {
             | ConnectionFailed
             | UnexpectedContentType
             | NotificationAccepted
-            | UnexpectedAccepted => Layer::Transport,
-            StreamAborted | StreamOpen | TimedOut | Cancelled | LimitExceeded => Layer::Stream,
+            | UnexpectedAccepted
+            | SessionTerminated
+            | MethodNotAllowed => Layer::Transport,
+            StreamAborted | StreamOpen | NotCaptured | TimedOut | Cancelled | LimitExceeded
+            | Listening => Layer::Stream,
             MalformedJson | InvalidEnvelope | JsonrpcError | InvalidToolResult => Layer::Protocol,
             InputRequired | Deferred => Layer::Interaction,
             ToolError | ToolSuccess | Success => Layer::Application,
@@ -106,7 +122,40 @@ impl Outcome {
                 | ToolError
                 | ToolSuccess
                 | Success
+                | Listening
+                | SessionTerminated
+                | MethodNotAllowed
         )
+    }
+
+    /// One line: when the outcome is given (for `mcp-verdict rules`).
+    pub fn summary(self) -> &'static str {
+        use Outcome::*;
+        match self {
+            HttpError => "any non-2xx status, decided before the body",
+            ConnectionFailed => "no response head",
+            UnexpectedContentType => "2xx to a request (or GET) with neither JSON nor SSE",
+            NotificationAccepted => "202 to a notification or response POST",
+            UnexpectedAccepted => "202/204 to a request",
+            StreamAborted => "the SSE stream ended without the response",
+            StreamOpen => "the capture ended with the stream open: unknown",
+            NotCaptured => "the capture kept the head but not the body: unknown",
+            TimedOut => "the client gave up waiting",
+            Cancelled => "the client closed the stream on purpose",
+            LimitExceeded => "a configured limit was hit",
+            MalformedJson => "empty, unparseable, or trailing bytes",
+            InvalidEnvelope => "not a valid JSON-RPC response to this request",
+            JsonrpcError => "a JSON-RPC error response",
+            InvalidToolResult => "a tools/call result that breaks CallToolResult",
+            InputRequired => "MRTR: resubmit with input",
+            Deferred => "a task was created",
+            ToolError => "isError: true",
+            ToolSuccess => "a tools/call result",
+            Success => "any other request completed with a result",
+            Listening => "a listen (or unlinked resume) GET got its SSE stream",
+            SessionTerminated => "2xx to a DELETE of the session",
+            MethodNotAllowed => "405 to a GET or DELETE (allowed)",
+        }
     }
 
     /// The wire name, e.g. `TOOL_SUCCESS`.
@@ -120,6 +169,7 @@ impl Outcome {
             UnexpectedAccepted => "UNEXPECTED_ACCEPTED",
             StreamAborted => "STREAM_ABORTED",
             StreamOpen => "STREAM_OPEN",
+            NotCaptured => "NOT_CAPTURED",
             TimedOut => "TIMED_OUT",
             Cancelled => "CANCELLED",
             LimitExceeded => "LIMIT_EXCEEDED",
@@ -132,6 +182,9 @@ impl Outcome {
             ToolError => "TOOL_ERROR",
             ToolSuccess => "TOOL_SUCCESS",
             Success => "SUCCESS",
+            Listening => "LISTENING",
+            SessionTerminated => "SESSION_TERMINATED",
+            MethodNotAllowed => "METHOD_NOT_ALLOWED",
         }
     }
 }
@@ -186,6 +239,8 @@ pub enum End {
     Timeout,
     /// The client closed the stream on purpose.
     Cancelled,
+    /// A capture kept the response head but not the body: how it ended is unknown.
+    NotCaptured,
 }
 
 /// What a client should do next. Separate from the outcome: a failure may or may not be safe to
@@ -293,9 +348,15 @@ pub struct Unterminated {
 pub struct Verdict {
     /// 0-based position of the entry in the capture (or the exchange number, live).
     pub index: u64,
+    /// HTTP method of the entry: `POST`, `GET` or `DELETE`.
+    pub http_method: Option<String>,
+    /// What the entry is: request, notification, response, listen, resume or terminate.
+    pub kind: Option<ExchangeKind>,
+    /// 2025-03-26 batch: 0-based position of this request among the batch's requests.
+    pub batch_position: Option<u32>,
     /// JSON-RPC method of the request.
     pub method: Option<String>,
-    /// JSON-RPC id of the request (null for notifications and responses).
+    /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
     pub id: Option<Value>,
     /// `params.name` of a `tools/call`.
     pub tool: Option<String>,
@@ -336,6 +397,8 @@ pub struct Verdict {
     /// Which limit was hit, for `LIMIT_EXCEEDED`; serialized as the limit's name, e.g.
     /// `max_event_bytes`.
     pub limit: Option<LimitKind>,
+    /// Requests the server sent on this exchange's SSE stream (method and id), in order.
+    pub server_requests: Vec<ServerRequest>,
 }
 
 impl Verdict {

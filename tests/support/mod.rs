@@ -194,7 +194,7 @@ pub async fn raw_server(raw: Raw, connections: usize) -> Server {
 }
 
 /// Reads one request (head and `Content-Length` body).
-async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+pub async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     loop {
@@ -223,7 +223,8 @@ async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     }
 }
 
-fn chunk(data: &str) -> String {
+/// `data` as one chunk of a chunked body.
+pub fn chunk(data: &str) -> String {
     format!("{:x}\r\n{data}\r\n", data.len())
 }
 
@@ -288,5 +289,37 @@ async fn answer(mut stream: TcpStream, raw: Raw) -> std::io::Result<()> {
 pub fn progress_event(token: &str, progress: u32) -> String {
     format!(
         "data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":\"{token}\",\"progress\":{progress}}}}}\n\n"
+    )
+}
+
+/// Collects the verdicts a proxy gives.
+#[cfg(feature = "proxy")]
+#[derive(Default)]
+pub struct ProxyVerdicts(std::sync::Mutex<Vec<mcp_verdict::Verdict>>);
+
+#[cfg(feature = "proxy")]
+impl mcp_verdict::proxy::Sink for ProxyVerdicts {
+    fn exchange(&self, record: &mcp_verdict::proxy::ExchangeRecord<'_>) {
+        if let Some(v) = record.verdict {
+            self.0.lock().unwrap().push(v.clone());
+        }
+    }
+}
+
+#[cfg(feature = "proxy")]
+impl ProxyVerdicts {
+    /// The verdicts so far, in forwarding order.
+    pub fn sorted(&self) -> Vec<mcp_verdict::Verdict> {
+        let mut v = self.0.lock().unwrap().clone();
+        v.sort_by_key(|v| v.index);
+        v
+    }
+}
+
+/// A `POST` of `body` to `path` on 127.0.0.1 as a 2026-07-28 client sends it, closing after.
+pub fn post(path: &str, body: &str) -> String {
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
     )
 }

@@ -158,7 +158,7 @@ pub(super) fn end_error(end: Option<End>) -> Option<SseError> {
             std::io::ErrorKind::TimedOut,
             "the event stream passed its deadline",
         ),
-        End::Eof | End::Open | End::Cancelled => return None,
+        End::Eof | End::Open | End::Cancelled | End::NotCaptured => return None,
     };
     Some(SseError::Body(Box::new(std::io::Error::new(kind, text))))
 }

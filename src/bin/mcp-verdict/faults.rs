@@ -21,7 +21,6 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
 
 /// The `serve-faults` limits from the flags.
 fn serve_limits(args: &ServeArgs) -> Result<ServeLimits, String> {
-    let duration = crate::soak::parse_duration;
     if args.max_connections == 0 {
         return Err("--max-connections must be at least 1".into());
     }
@@ -42,9 +41,9 @@ fn serve_limits(args: &ServeArgs) -> Result<ServeLimits, String> {
         max_head: ServeLimits::default().max_head,
         max_body: args.max_request_bytes,
         max_bodies_in_flight: args.max_bodies_in_flight,
-        idle_timeout: duration("idle-timeout", &args.idle_timeout)?,
-        head_timeout: duration("head-timeout", &args.head_timeout)?,
-        body_timeout: duration("body-timeout", &args.body_timeout)?,
+        idle_timeout: args.idle_timeout,
+        head_timeout: args.head_timeout,
+        body_timeout: args.body_timeout,
     })
 }
 
@@ -74,7 +73,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     let list = scenarios::all();
     if args.list {
         let mut out = std::io::stdout().lock();
-        let _ = match args.format {
+        let _ = match args.out.format {
             FormatArg::Human => list.iter().try_for_each(|s| {
                 writeln!(
                     out,
@@ -157,7 +156,7 @@ pub fn demo(args: DemoArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let color = args.color.enabled();
+    let color = args.out.color.enabled();
     let paint = |code: &str, text: &str| {
         if color {
             format!("\x1b[{code}m{text}\x1b[0m")

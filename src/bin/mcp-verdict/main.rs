@@ -1,18 +1,25 @@
 //! `mcp-verdict`: judge MCP Streamable-HTTP exchanges.
 //!
-//! Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input.
+//! Exit codes: one rule for every command, in [`exit`].
 
+mod calls_out;
+mod docs;
+mod exit;
 mod faults;
 mod output;
 mod probe;
+mod proxy;
 mod replay_files;
 mod report;
 mod soak;
+mod tool_args;
+mod units;
 
 use std::fs::File;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Rule;
@@ -27,7 +34,21 @@ use report::{Decision, Run, Trace, TraceObserver};
     name = "mcp-verdict",
     version,
     about = "Tells, for every MCP Streamable-HTTP exchange, which layer failed and whether the reply is complete.",
-    after_help = "Exit codes: 0 every exchange complete, 1 any incomplete or invalid, 2 unusable input."
+    after_help = concat!(
+        "Durations take units (500ms, 3s, 1m30s; a bare number is seconds); sizes take suffixes (64KiB, 16MiB, unlimited).\n\n",
+        "Exit codes (every command):\n",
+        "  0    every exchange complete (a tool or JSON-RPC error is a complete answer)\n",
+        "  1    any exchange incomplete or invalid, or a --max-* threshold broken\n",
+        "  2    unusable input (bad flag, unreadable/empty file, no MCP exchange, no server for the handshake)\n",
+        "  130  interrupted by Ctrl-C (partial report printed; a second Ctrl-C exits at once)\n\n",
+        "Examples:\n",
+        "  mcp-verdict demo\n",
+        "  mcp-verdict replay capture.har\n",
+        "  cat capture.har | mcp-verdict replay --format jsonl\n",
+        "  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool echo\n",
+        "  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16 --timeout 3s\n",
+        "  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict"
+    )
 )]
 struct Cli {
     #[command(subcommand)]
@@ -37,22 +58,55 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Judge every MCP exchange in HAR 1.2 captures, in order.
+    #[command(
+        after_help = "Examples:\n  mcp-verdict replay capture.har\n  mcp-verdict replay a.har b.har --format json\n  mcp-proxy-export | mcp-verdict replay -"
+    )]
     Replay(ReplayArgs),
     /// Talk to a live MCP endpoint: handshake, tools/list, optionally one tools/call.
+    #[command(
+        after_help = "Examples:\n  mcp-verdict probe http://127.0.0.1:8787/mcp\n  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool search --args '{\"q\":\"x\"}'\n  mcp-verdict probe http://127.0.0.1:8787/mcp --tool echo -o probe.har --timeout 10s"
+    )]
     Probe(ProbeArgs),
     /// Run an MCP server that misbehaves on purpose: /mcp is correct, /mcp/<scenario> faulty.
+    #[command(
+        after_help = "Examples:\n  mcp-verdict serve-faults --listen 127.0.0.1:8787\n  mcp-verdict serve-faults --list --format json"
+    )]
     ServeFaults(ServeArgs),
     /// Start the fault server on a loopback port, probe every scenario, compare the verdicts.
+    #[command(
+        after_help = "Examples:\n  mcp-verdict demo\n  mcp-verdict demo --scenario sse-cut-between-events --format json"
+    )]
     Demo(DemoArgs),
     /// Sustained tools/call load with a verdict for every response.
+    #[command(
+        after_help = "Examples:\n  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16\n  mcp-verdict soak http://127.0.0.1:8787/mcp --mix mix.json --duration 1m30s --rate 200 --max-incomplete-rate 0.001 -o report.json\n\nExit: 0 every call complete; 1 any call incomplete (or, with --max-incomplete-rate, that share exceeded) or --max-p99 broken; 2 unusable input or no server for the handshake; 130 Ctrl-C."
+    )]
     Soak(SoakArgs),
+    /// Forward to an MCP endpoint and judge every exchange of any client as it streams.
+    Proxy(ProxyArgs),
     /// Work with soak reports.
     Report {
         #[command(subcommand)]
         command: ReportCommand,
     },
     /// List the spec rules that are checked, with their ids and levels.
-    Rules,
+    Rules(RulesArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        after_help = "Examples:\n  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict\n  mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish"
+    )]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on standard output; `man soak` for one command's page.
+    #[command(
+        after_help = "Examples:\n  mcp-verdict man > /usr/local/share/man/man1/mcp-verdict.1\n  mcp-verdict man soak | man -l -"
+    )]
+    Man {
+        /// A command whose page to print (default: the tool's page).
+        command: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -63,12 +117,20 @@ enum ReportCommand {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// Write the merged report as JSON.
-        #[arg(long, value_name = "FILE.json")]
+        #[arg(short = 'o', long, value_name = "FILE.json")]
         report_out: Option<PathBuf>,
-        /// Print JSON instead of the table.
-        #[arg(long)]
+        /// Print JSON instead of the table (same as --format json).
+        #[arg(long, hide = true)]
         json: bool,
+        #[command(flatten)]
+        out: StyleArgs,
     },
+}
+
+#[derive(clap::Args)]
+struct RulesArgs {
+    #[command(flatten)]
+    out: StyleArgs,
 }
 
 #[derive(clap::Args)]
@@ -78,42 +140,47 @@ struct SoakArgs {
     /// Tool to call (or use --mix).
     #[arg(long, required_unless_present = "mix")]
     tool: Option<String>,
-    /// Tool arguments, a JSON object.
-    #[arg(long, default_value = "{}")]
-    args: String,
+    /// Tool arguments, a JSON object (with --tool).
+    #[arg(long, requires = "tool")]
+    args: Option<String>,
     /// A JSON file: [{"tool": "...", "args": {...}, "weight": N}, ...]
     #[arg(long, value_name = "FILE.json", conflicts_with = "tool")]
     mix: Option<PathBuf>,
     /// Calls in flight at once.
-    #[arg(long, default_value_t = 8)]
-    concurrency: usize,
-    /// Stop after this many calls (default 1000 when no --duration is given).
-    #[arg(long)]
+    #[arg(short = 'c', long, default_value = "8", value_parser = units::positive)]
+    concurrency: u64,
+    /// Stop after this many calls [default: 1000 when no --duration is given].
+    #[arg(short = 'n', long, value_parser = units::positive)]
     requests: Option<u64>,
-    /// Stop after this long, e.g. 30s, 5m, 500ms.
-    #[arg(long)]
-    duration: Option<String>,
+    /// Stop after this long, e.g. 30s, 1m30s, 500ms.
+    #[arg(long, value_parser = units::duration)]
+    duration: Option<Duration>,
     /// At most this many calls per second.
-    #[arg(long)]
+    #[arg(long, value_parser = units::per_second)]
     rate: Option<f64>,
     /// Protocol revision (as for probe).
     #[arg(long, default_value = "auto")]
     protocol: String,
     /// Extra request header, 'Name: value' (repeatable, redacted in output).
-    #[arg(long = "header", value_name = "NAME: VALUE")]
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
     /// Deadline per call, e.g. 10s.
-    #[arg(long, default_value = "60s")]
-    timeout: String,
+    #[arg(long, default_value = "60s", value_parser = units::duration)]
+    timeout: Duration,
     /// Write the report as JSON (mergeable with `report merge`).
-    #[arg(long, value_name = "FILE.json")]
+    #[arg(short = 'o', long, value_name = "FILE.json")]
     report_out: Option<PathBuf>,
-    /// Fail (exit 1) when more than this share of calls is incomplete, e.g. 0.001.
-    #[arg(long)]
+    /// Allow this share of incomplete calls, e.g. 0.001 (exit 1 above it; without it any
+    /// incomplete call exits 1).
+    #[arg(long, value_parser = units::rate)]
     max_incomplete_rate: Option<f64>,
     /// Fail (exit 1) when the p99 time to the terminal response exceeds this, e.g. 2s.
-    #[arg(long)]
-    max_p99: Option<String>,
+    #[arg(long, value_parser = units::duration)]
+    max_p99: Option<Duration>,
+    /// Stop after this many calls in a row found no server (0: never stop). Each worker also
+    /// backs off (20 ms doubling to 1 s) after such a call.
+    #[arg(long, default_value_t = mcp_verdict::soak::DEFAULT_MAX_CONNECT_FAILURES)]
+    max_connect_failures: u32,
     /// Write Prometheus text exposition to this file at the end.
     #[arg(long, value_name = "FILE")]
     metrics_file: Option<PathBuf>,
@@ -133,6 +200,59 @@ struct SoakArgs {
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<PathBuf>,
     #[command(flatten)]
+    out: StyleArgs,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(clap::Args)]
+struct ProxyArgs {
+    /// The real MCP endpoint, e.g. http://127.0.0.1:8000/mcp (served at the same path).
+    #[arg(long)]
+    upstream: String,
+    /// Address to listen on (loopback unless told otherwise; a warning otherwise).
+    #[arg(long, default_value = "127.0.0.1:8788")]
+    listen: String,
+    /// Write one verdict per line (the JSON of `replay --format jsonl`); `-` is stdout.
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    /// Record every exchange as HAR 1.2, written at Ctrl-C (replay gives the same verdicts).
+    #[arg(long, value_name = "FILE.har")]
+    record: Option<PathBuf>,
+    /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
+    /// Show Authorization, Cookie, Set-Cookie and Mcp-Session-Id values in recordings.
+    #[arg(long)]
+    no_redact: bool,
+    /// No human line per exchange on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Largest request head, e.g. 64KiB (larger: 431).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "64KiB")]
+    max_head_bytes: usize,
+    /// Largest request body, e.g. 4MiB (larger: 413).
+    #[arg(long, value_name = "SIZE", value_parser = units::size, default_value = "4MiB")]
+    max_request_bytes: u64,
+    /// Most client connections at once (more: 503).
+    #[arg(long, default_value_t = 4096)]
+    max_connections: usize,
+    /// Time a client has to send a request head and body, e.g. 30s.
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    head_timeout: Duration,
+    /// Time the upstream has to send a response head.
+    #[arg(long, default_value = "10m", value_parser = units::duration)]
+    upstream_head_timeout: Duration,
+    /// Longest silence inside a response body before the upstream is given up (0: none).
+    #[arg(long, default_value = "10m", value_parser = units::duration)]
+    idle_timeout: Duration,
+    /// Largest response body kept per exchange in the recording, e.g. 16MiB.
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "16MiB")]
+    record_max_body_bytes: usize,
+    /// Also accept this Origin (exact, e.g. https://app.example; repeatable).
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origins: Vec<String>,
+    #[command(flatten)]
     limits: LimitArgs,
 }
 
@@ -144,27 +264,26 @@ struct ServeArgs {
     /// Print the scenarios and the verdict each must produce, then exit.
     #[arg(long)]
     list: bool,
-    /// Format of --list.
-    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
-    format: FormatArg,
+    #[command(flatten)]
+    out: StyleArgs,
     /// Open connections at once; one more gets 503 and is closed.
     #[arg(long, default_value_t = 256)]
     max_connections: usize,
-    /// Largest request body, in bytes (413 past it).
-    #[arg(long, default_value_t = 4 << 20)]
+    /// Largest request body, e.g. 4MiB (413 past it).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "4MiB")]
     max_request_bytes: usize,
-    /// Request bodies held at once, all connections together, in bytes (503 past it).
-    #[arg(long, default_value_t = 64 << 20)]
+    /// Request bodies held at once, all connections together, e.g. 64MiB (503 past it).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "64MiB")]
     max_bodies_in_flight: usize,
     /// Close a keep-alive connection after this long without a request.
-    #[arg(long, default_value = "30s")]
-    idle_timeout: String,
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    idle_timeout: Duration,
     /// From a request's first byte to the end of its head (slowloris); 408 past it.
-    #[arg(long, default_value = "10s")]
-    head_timeout: String,
+    #[arg(long, default_value = "10s", value_parser = units::duration)]
+    head_timeout: Duration,
     /// From the end of the head to the end of the body; 408 past it.
-    #[arg(long, default_value = "30s")]
-    body_timeout: String,
+    #[arg(long, default_value = "30s", value_parser = units::duration)]
+    body_timeout: Duration,
 }
 
 #[derive(clap::Args)]
@@ -175,9 +294,8 @@ struct DemoArgs {
     /// Also print every verdict as JSON lines.
     #[arg(long)]
     verbose: bool,
-    /// Colour (auto: on a terminal, unless NO_COLOR is set).
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
-    color: ColorArg,
+    #[command(flatten)]
+    out: StyleArgs,
 }
 
 #[derive(clap::Args)]
@@ -188,13 +306,16 @@ struct ProbeArgs {
     #[arg(long, default_value = "auto")]
     protocol: String,
     /// Call this tool after listing tools.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "all_tools")]
     tool: Option<String>,
-    /// Tool arguments, a JSON object.
-    #[arg(long, default_value = "{}")]
-    args: String,
+    /// Call every listed tool, with arguments made from its inputSchema (one verdict each).
+    #[arg(long)]
+    all_tools: bool,
+    /// Tool arguments, a JSON object (with --tool).
+    #[arg(long, requires = "tool")]
+    args: Option<String>,
     /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
-    #[arg(long = "header", value_name = "NAME: VALUE")]
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     headers: Vec<String>,
     /// Export one span per exchange and the mcp.client.operation.duration histogram as
     /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
@@ -202,14 +323,17 @@ struct ProbeArgs {
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
-    #[arg(long, value_name = "FILE.har")]
+    #[arg(short = 'o', long, value_name = "FILE.har")]
     record: Option<PathBuf>,
-    /// Overall deadline per exchange, in seconds.
-    #[arg(long, default_value_t = 60.0)]
-    timeout: f64,
-    /// Deadline without any body bytes, in seconds.
+    /// Print logical calls instead of one verdict per exchange (as `replay --calls`).
     #[arg(long)]
-    idle_timeout: Option<f64>,
+    calls: bool,
+    /// Overall deadline per exchange, e.g. 60s, 1m30s.
+    #[arg(long, default_value = "60s", value_parser = units::duration)]
+    timeout: Duration,
+    /// Deadline without any bytes, the wait for the response head included, e.g. 10s.
+    #[arg(long, value_parser = units::duration)]
+    idle_timeout: Option<Duration>,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -218,17 +342,32 @@ struct ProbeArgs {
 
 #[derive(clap::Args)]
 struct ReplayArgs {
-    /// HAR files (browser devtools, mitmproxy, proxy exports). `-` reads standard input.
+    /// HAR files (browser devtools, mitmproxy, proxy exports). `-` or none reads standard input.
     /// A directory stands for the `.har` files in it.
-    #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Files judged at once (default: one per core). Output stays in input order.
     #[arg(long, short = 'j')]
     jobs: Option<usize>,
+    /// Print logical calls (retries, resumptions, MRTR rounds and answers grouped) instead of
+    /// one verdict per exchange.
+    #[arg(long)]
+    calls: bool,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
     limits: LimitArgs,
+}
+
+/// `--format` and `--color` of the commands that print no verdict stream (soak, serve-faults,
+/// demo, rules, report merge): no JUnit or HTML there.
+#[derive(clap::Args)]
+struct StyleArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Human)]
+    format: FormatArg,
+    /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    color: ColorArg,
 }
 
 #[derive(clap::Args)]
@@ -246,14 +385,17 @@ struct OutputArgs {
 
 #[derive(clap::Args)]
 struct LimitArgs {
-    /// Largest SSE event, in bytes.
-    #[arg(long, default_value_t = Limits::default().max_event_bytes)]
-    max_event_bytes: usize,
-    /// Largest JSON body, in bytes.
-    #[arg(long, default_value_t = Limits::default().max_body_bytes)]
+    /// Largest SSE event, e.g. 16MiB.
+    #[arg(long, value_name = "SIZE", value_parser = units::size,
+          default_value = "16MiB")]
+    max_event_bytes: u64,
+    /// Largest JSON body, e.g. 64MiB.
+    #[arg(long, value_name = "SIZE", value_parser = units::size,
+          default_value = "64MiB")]
     max_body_bytes: u64,
-    /// Most SSE events on one stream.
-    #[arg(long, default_value_t = Limits::default().max_events)]
+    /// Most SSE events on one stream (a number or unlimited).
+    #[arg(long, value_name = "N", value_parser = units::count,
+          default_value = "unlimited")]
     max_events: u64,
     /// Tool annotations remembered per capture or client (oldest forgotten past it).
     #[arg(long, default_value_t = Limits::default().max_tools)]
@@ -263,7 +405,7 @@ struct LimitArgs {
 impl LimitArgs {
     fn limits(&self) -> Limits {
         Limits {
-            max_event_bytes: self.max_event_bytes,
+            max_event_bytes: usize::try_from(self.max_event_bytes).unwrap_or(usize::MAX),
             max_body_bytes: self.max_body_bytes,
             max_events: self.max_events,
             max_tools: self.max_tools,
@@ -271,7 +413,7 @@ impl LimitArgs {
     }
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum FormatArg {
     /// A readable table.
     Human,
@@ -308,24 +450,54 @@ fn main() -> ExitCode {
         Command::ServeFaults(args) => faults::serve(args),
         Command::Demo(args) => faults::demo(args),
         Command::Soak(args) => soak::run(args),
+        Command::Proxy(args) => proxy::run(args),
         Command::Report { command } => match command {
             ReportCommand::Merge {
                 files,
                 report_out,
                 json,
-            } => soak::merge(&files, report_out.as_deref(), json),
+                out,
+            } => soak::merge(
+                &files,
+                report_out.as_deref(),
+                json || out.format != FormatArg::Human,
+            ),
         },
-        Command::Rules => {
-            let mut out = io::stdout().lock();
-            for rule in Rule::ALL {
-                let level = format!("{:?}", rule.level()).to_lowercase();
-                if writeln!(out, "{:<40} {:<6} {}", rule.id(), level, rule.summary()).is_err() {
-                    break;
-                }
-            }
-            ExitCode::SUCCESS
-        }
+        Command::Rules(args) => rules(&args.out),
+        Command::Completions { shell } => docs::completions::<Cli>(shell),
+        Command::Man { command } => docs::man::<Cli>(command.as_deref()),
     }
+}
+
+fn rules(out: &StyleArgs) -> ExitCode {
+    let mut stdout = io::stdout().lock();
+    let _ = match out.format {
+        FormatArg::Human => Rule::ALL
+            .iter()
+            .try_for_each(|rule| {
+                let level = format!("{:?}", rule.level()).to_lowercase();
+                writeln!(stdout, "{:<40} {:<6} {}", rule.id(), level, rule.summary())
+            })
+            .map(|()| calls_out::list_vocabulary(&mut stdout)),
+        FormatArg::Json | FormatArg::Jsonl => {
+            let list: Vec<_> = Rule::ALL
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "rule": r.id(),
+                        "level": format!("{:?}", r.level()).to_lowercase(),
+                        "summary": r.summary(),
+                    })
+                })
+                .collect();
+            if out.format == FormatArg::Json {
+                writeln!(stdout, "{}", serde_json::Value::Array(list))
+            } else {
+                list.iter().try_for_each(|r| writeln!(stdout, "{r}"))
+            }
+        }
+    };
+    ExitCode::SUCCESS
 }
 
 impl ColorArg {
@@ -382,17 +554,15 @@ impl OutputArgs {
     }
 }
 
-/// The exit code for a run: 2 unusable input, else 0 when every exchange was complete.
+/// The exit code for a run of verdicts, by the one rule in [`exit`].
 fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
-    if printer.broken_pipe() {
-        ExitCode::SUCCESS
-    } else if unusable {
-        ExitCode::from(2)
-    } else if printer.all_complete() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+    exit::Run {
+        unusable,
+        incomplete: !printer.all_complete(),
+        broken_pipe: printer.broken_pipe(),
+        ..exit::Run::default()
     }
+    .code()
 }
 
 /// Files at least this large get a progress line on a terminal.
@@ -450,20 +620,58 @@ impl<R: io::Read> io::Read for Progress<R> {
     }
 }
 
+/// Opens a capture (`-` is standard input), with a progress line for large files on a terminal;
+/// `None` after saying why on stderr.
+fn open_capture(path: &std::path::Path, name: &str) -> Option<Box<dyn io::Read>> {
+    if name == "-" {
+        return Some(Box::new(io::stdin().lock()));
+    }
+    match File::open(path) {
+        Ok(f) => match f.metadata() {
+            Ok(m) if m.is_dir() => {
+                eprintln!("mcp-verdict: {name}: is a directory");
+                None
+            }
+            Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                Some(Box::new(Progress::new(f, m.len(), name)))
+            }
+            _ => Some(Box::new(f)),
+        },
+        Err(e) => {
+            eprintln!("mcp-verdict: {name}: {e}");
+            None
+        }
+    }
+}
+
 fn run_replay(args: ReplayArgs) -> ExitCode {
-    let mut printer = args.out.printer();
-    let limits = args.limits.limits();
+    let mut files = args.files.clone();
+    if files.is_empty() {
+        if io::stdin().is_terminal() {
+            return exit::unusable(
+                "replay: no capture given; name HAR files, or pipe one in (`mcp-verdict replay - < capture.har`)",
+            );
+        }
+        files.push(PathBuf::from("-"));
+    }
     let mut unusable = false;
-    let mut files = Vec::new();
-    for input in replay_files::expand(&args.files) {
+    let mut paths = Vec::new();
+    for input in replay_files::expand(&files) {
         match input {
-            Ok(path) => files.push(path),
+            Ok(path) => paths.push(path),
             Err(reason) => {
                 eprintln!("mcp-verdict: {reason}");
                 unusable = true;
             }
         }
     }
+    let files = paths;
+    if args.calls {
+        let code = calls_out::run(&files, &args.out, args.limits.limits());
+        return if unusable { ExitCode::from(2) } else { code };
+    }
+    let mut printer = args.out.printer();
+    let limits = args.limits.limits();
     if !args.out.wants_run() {
         // Plain output: files judged in parallel, bodies streamed, printed in input order.
         let jobs = args
@@ -484,18 +692,20 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             match event {
                 replay_files::Event::Item(item) => printer.item(&name, &item),
                 replay_files::Event::End(result) => {
-                    printer.end_file(&name);
-                    match result {
-                        Err(e) => {
-                            eprintln!("mcp-verdict: {name}: {e}");
-                            unusable = true;
-                        }
-                        Ok(stats) if stats.tools_forgotten > 0 => eprintln!(
+                    let error = result.as_ref().err().map(String::as_str);
+                    if let Some(e) = error {
+                        eprintln!("mcp-verdict: {name}: {e}");
+                        unusable = true;
+                    }
+                    if let Ok(stats) = &result
+                        && stats.tools_forgotten > 0
+                    {
+                        eprintln!(
                             "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
                             stats.tools_forgotten, limits.max_tools
-                        ),
-                        Ok(_) => {}
+                        );
                     }
+                    printer.end_file(&name, error);
                 }
                 replay_files::Event::Unopened(_) => {}
             }
@@ -510,67 +720,129 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
     });
     for path in &files {
         let name = path.display().to_string();
-        let reader: Box<dyn io::Read> = if name == "-" {
-            Box::new(io::stdin().lock())
-        } else {
-            match File::open(path) {
-                Ok(f) => match f.metadata() {
-                    Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
-                        Box::new(Progress::new(f, m.len(), &name))
-                    }
-                    _ => Box::new(f),
-                },
-                Err(e) => {
-                    eprintln!("mcp-verdict: {name}: {e}");
-                    unusable = true;
-                    continue;
-                }
-            }
+        let Some(reader) = open_capture(path, &name) else {
+            unusable = true;
+            continue;
         };
         printer.begin_file(&name);
-        let result = match run.as_mut() {
-            None => replay::replay_har(reader, limits, &mut |item| printer.item(&name, &item)),
-            Some(run) => {
-                run.sources.push(name.clone());
-                let mut session = Session::new(limits);
-                har::read_entries(reader, &mut |entry| {
-                    let mut seen = TraceObserver::default();
-                    let item = replay::judge_entry_with(
-                        &mut session,
-                        &entry,
-                        &mut std::iter::empty(),
-                        &mut seen,
-                    );
-                    match &item {
-                        Item::Verdict(v) => {
-                            run.traces
-                                .push(Trace::from_entry(&name, &entry, (**v).clone(), seen));
-                        }
-                        Item::Skipped(s) => run.skipped.push((name.clone(), s.clone())),
-                    }
-                    printer.item(&name, &item);
-                })
-                .map(|()| replay::ReplayStats {
-                    tools_forgotten: session.tools_forgotten(),
-                })
-            }
-        };
-        printer.end_file(&name);
-        match result {
-            Err(e) => {
-                eprintln!("mcp-verdict: {name}: {e}");
-                unusable = true;
-            }
-            Ok(stats) if stats.tools_forgotten > 0 => eprintln!(
-                "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
-                stats.tools_forgotten, limits.max_tools
-            ),
-            Ok(_) => {}
+        let error = replay_one(reader, limits, &name, &mut printer, run.as_mut());
+        if let Some(e) = &error {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
         }
+        printer.end_file(&name, error.as_deref());
     }
     if let Some(run) = &run {
         unusable |= args.out.write_reports(&mut printer, run, unusable);
     }
     printer.finish();
     exit_code(&printer, unusable)
+}
+
+/// Replays one capture; `Some(reason)` when it could not be used: unreadable, empty, not HAR,
+/// or without any MCP exchange (exit 2: there is nothing to judge, most likely the wrong file).
+fn replay_one(
+    reader: Box<dyn io::Read>,
+    limits: Limits,
+    name: &str,
+    printer: &mut Printer<io::StdoutLock<'static>>,
+    run: Option<&mut Run>,
+) -> Option<String> {
+    let mut reader = io::BufReader::with_capacity(1 << 16, reader);
+    match reader.fill_buf() {
+        Ok([]) => return Some("empty file".into()),
+        Ok(buf) if buf.iter().all(u8::is_ascii_whitespace) && buf.len() < (1 << 16) => {
+            return Some("empty file (only whitespace)".into());
+        }
+        Ok(_) => {}
+        Err(e) => return Some(e.to_string()),
+    }
+    let (mut judged, mut skipped) = (0u64, 0u64);
+    let mut count = |item: &Item| match item {
+        Item::Verdict(_) => judged += 1,
+        Item::Skipped(_) => skipped += 1,
+    };
+    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let result = match run {
+        None => replay::replay_har(reader, limits, &mut |item| {
+            count(&item);
+            printer.item(name, &item);
+        }),
+        Some(run) => {
+            run.sources.push(name.to_owned());
+            let mut session = Session::new(limits);
+            har::read_entries(reader, &mut |entry| {
+                let mut seen = TraceObserver::default();
+                let mut rows = Vec::with_capacity(1);
+                replay::judge_entry_rows_with(
+                    &mut session,
+                    &entry,
+                    &mut std::iter::empty(),
+                    &mut seen,
+                    &mut |item| rows.push(item),
+                );
+                // A batch's rows share one body: its timeline goes to none of them.
+                let single = rows.len() == 1;
+                for item in rows {
+                    count(&item);
+                    match &item {
+                        Item::Verdict(v) => {
+                            let seen = if single {
+                                std::mem::take(&mut seen)
+                            } else {
+                                TraceObserver::default()
+                            };
+                            run.traces
+                                .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                        }
+                        Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
+                    }
+                    printer.item(name, &item);
+                }
+            })
+            .map(|()| replay::ReplayStats {
+                tools_forgotten: session.tools_forgotten(),
+            })
+        }
+    };
+    match result {
+        Err(e) => Some(e.to_string()),
+        Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
+        Ok(_) if judged == 0 => Some(format!(
+            "no MCP exchange among its {skipped} entries (none is an MCP exchange)"
+        )),
+        Ok(stats) => {
+            if stats.tools_forgotten > 0 {
+                eprintln!(
+                    "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+                    stats.tools_forgotten, limits.max_tools
+                );
+            }
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_defaults_in_help_are_the_library_defaults() {
+        let cli = Cli::try_parse_from(["mcp-verdict", "replay", "x.har"]).unwrap();
+        let Command::Replay(args) = cli.command else {
+            unreachable!()
+        };
+        assert_eq!(args.limits.limits(), Limits::default());
+        let d = Limits::default();
+        assert_eq!(units::show_size(d.max_event_bytes as u64), "16MiB");
+        assert_eq!(units::show_size(d.max_body_bytes), "64MiB");
+        assert_eq!(units::show_size(d.max_events), "unlimited");
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
 }

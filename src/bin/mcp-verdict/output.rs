@@ -37,12 +37,12 @@ pub struct Printer<W: Write> {
 /// Skipped entries listed per file in JSON output; `skipped_total` counts them all.
 const SKIPPED_EXAMPLES: usize = 100;
 
-const RESET: &str = "\x1b[0m";
-const RED: &str = "\x1b[31m";
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
+pub(crate) const RESET: &str = "\x1b[0m";
+pub(crate) const RED: &str = "\x1b[31m";
+pub(crate) const GREEN: &str = "\x1b[32m";
+pub(crate) const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
-const BOLD: &str = "\x1b[1m";
+pub(crate) const BOLD: &str = "\x1b[1m";
 
 #[derive(Serialize)]
 struct Line<'a> {
@@ -78,13 +78,25 @@ impl<W: Write> Printer<W> {
         self.broken
     }
 
+    /// Free text in human output (probe's server summary, a tool's error text).
+    pub fn note(&mut self, text: &str) {
+        if self.format == Format::Human {
+            self.emit(text);
+        }
+    }
+
+    /// Flushes what was written (for printers that only borrow the writer).
+    pub(crate) fn flush(&mut self) {
+        let _ = self.out.flush();
+    }
+
     /// Every exchange printed was complete (a refused `server/discover` followed by `initialize`
     /// is forgiven, see [`Tally`]): the exit code's rule, and the summary's.
     pub fn all_complete(&self) -> bool {
         self.completeness.all_complete()
     }
 
-    fn emit(&mut self, text: &str) {
+    pub(crate) fn emit(&mut self, text: &str) {
         if self.broken {
             return;
         }
@@ -98,7 +110,7 @@ impl<W: Write> Printer<W> {
         }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
+    pub(crate) fn paint(&self, code: &str, text: &str) -> String {
         if self.color {
             format!("{code}{text}{RESET}")
         } else {
@@ -171,7 +183,12 @@ impl<W: Write> Printer<W> {
     }
 
     fn human(&mut self, v: &Verdict) {
-        let mut method = v.method.clone().unwrap_or_else(|| "(response)".into());
+        let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
+            Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
+                format!("({})", kind.as_str())
+            }
+            _ => "(response)".into(),
+        });
         if let Some(tool) = &v.tool {
             method = format!("{method} {tool}");
         }
@@ -187,7 +204,14 @@ impl<W: Write> Printer<W> {
             .map(|e| e.to_string())
             .unwrap_or_else(|| "-".into());
         let outcome = format!("{:<24}", v.outcome.as_str());
-        let outcome = self.paint(if v.complete { GREEN } else { RED }, &outcome);
+        // A refused 2026-07-28 discovery is how a client finds a legacy server: information.
+        let probe = is_discovery_refusal(v);
+        let tone = match (v.complete, probe) {
+            (true, _) => GREEN,
+            (false, true) => YELLOW,
+            (false, false) => RED,
+        };
+        let outcome = self.paint(tone, &outcome);
         let done = if v.complete { "yes" } else { "no" };
         let mut retry = v.retry.advice.as_str().to_owned();
         if let Some(ms) = v.retry.after_ms {
@@ -243,19 +267,35 @@ impl<W: Write> Printer<W> {
             let tag = self.paint(YELLOW, &format!("{level:<6} {}", violation.rule));
             self.emit(&format!("      {tag}: {}\n", violation.detail));
         }
-        if !v.complete {
+        if probe {
+            let note = "      note: the server refused 2026-07-28 discovery; when an initialize \
+                        follows, that is the legacy-server fallback, not a failure";
+            let note = self.paint(DIM, note);
+            self.emit(&format!("{note}\n"));
+        } else if !v.complete {
             let why = self.paint(DIM, &format!("      why: {}", v.retry.reason));
             self.emit(&format!("{why}\n"));
         }
     }
 
-    pub fn end_file(&mut self, _name: &str) {
-        if self.format == Format::Json {
-            let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
-            let total = self.skipped_total;
-            self.emit(&format!(
-                "\n],\"skipped\":{skipped},\"skipped_total\":{total}}}"
-            ));
+    /// Ends a file; `error` says why it could not be used (JSON carries it as `error`).
+    pub fn end_file(&mut self, name: &str, error: Option<&str>) {
+        match self.format {
+            Format::Json => {
+                let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
+                let total = self.skipped_total;
+                let error = serde_json::to_string(&error).unwrap_or_default();
+                self.emit(&format!(
+                    "\n],\"skipped\":{skipped},\"skipped_total\":{total},\"error\":{error}}}"
+                ));
+            }
+            Format::Jsonl => {
+                if let Some(e) = error {
+                    let line = serde_json::json!({"file": name, "error": e});
+                    self.emit(&format!("{line}\n"));
+                }
+            }
+            Format::Human | Format::Silent => {}
         }
         if self.format == Format::Human && self.title.take().is_none() {
             self.emit("\n");
@@ -292,6 +332,11 @@ impl<W: Write> Printer<W> {
     }
 }
 
+/// A refused `server/discover`: a legacy server's answer to the 2026-07-28 probe.
+fn is_discovery_refusal(v: &Verdict) -> bool {
+    !v.complete && v.method.as_deref() == Some("server/discover") && v.status.is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use mcp_verdict::{End, Headers, Request, ResponseHead, Session, Verdict};
@@ -314,7 +359,7 @@ mod tests {
         for v in verdicts {
             printer.item("capture.har", &Item::Verdict(Box::new(v)));
         }
-        printer.end_file("capture.har");
+        printer.end_file("capture.har", None);
         printer.finish();
         let all_complete = printer.all_complete();
         let text = String::from_utf8(printer.out).unwrap();

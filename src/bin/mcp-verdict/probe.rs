@@ -1,26 +1,22 @@
 //! `mcp-verdict probe`: handshake, `tools/list`, optionally one `tools/call`, one verdict each.
 
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
+use mcp_verdict::har::{self, Entry};
+use mcp_verdict::redact;
 use mcp_verdict::replay::{self, Item};
-use mcp_verdict::{ProtocolVersion, Verdict};
-use mcp_verdict::{har, redact};
+use mcp_verdict::soak::tool_names;
+use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
 use crate::report::{Run, Trace, TraceObserver};
-use crate::{ProbeArgs, exit_code};
+use crate::{OutputFormatArg, ProbeArgs, exit, exit_code, tool_args};
 
-pub(crate) fn fail(msg: impl std::fmt::Display) -> ExitCode {
-    eprintln!("mcp-verdict: {msg}");
-    ExitCode::from(2)
-}
-
-fn seconds(name: &str, s: f64) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(s).map_err(|_| format!("--{name} {s}: not a number of seconds"))
-}
+pub(crate) use exit::unusable as fail;
 
 /// Parses `--protocol`.
 pub(crate) fn handshake_of(protocol: &str) -> Result<Handshake, String> {
@@ -61,34 +57,58 @@ pub(crate) fn with_headers(
     Ok(builder)
 }
 
+/// Checks an endpoint URL before any work: a scheme is needed (and suggested when missing).
+pub(crate) fn endpoint(url: &str) -> Result<(), String> {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
+        Ok(u) if matches!(u.scheme(), "http" | "https") => Err(format!("{url}: no host")),
+        Ok(u) if u.cannot_be_a_base() || u.host_str().is_none() => {
+            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
+        }
+        Ok(u) => Err(format!(
+            "{url}: scheme {}:// is not an MCP transport; use http:// or https://",
+            u.scheme()
+        )),
+        Err(e) if e.to_string().contains("relative URL without a base") => {
+            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
+        }
+        Err(e) => Err(format!("{url}: {e}")),
+    }
+}
+
+/// `--args` as a JSON object (`{}` when absent).
+pub(crate) fn tool_args(args: Option<&str>) -> Result<Value, String> {
+    match args.map(serde_json::from_str::<Value>) {
+        None => Ok(json!({})),
+        Some(Ok(v @ Value::Object(_))) => Ok(v),
+        Some(Ok(_)) => Err("--args must be a JSON object".into()),
+        Some(Err(e)) => Err(format!("--args is not JSON: {e}")),
+    }
+}
+
 pub fn run(args: ProbeArgs) -> ExitCode {
-    let handshake = match handshake_of(&args.protocol) {
-        Ok(h) => h,
-        Err(e) => return fail(e),
-    };
-    let tool_args: Value = match serde_json::from_str(&args.args) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => return fail("--args must be a JSON object"),
-        Err(e) => return fail(format!("--args is not JSON: {e}")),
-    };
-    let overall = match seconds("timeout", args.timeout) {
-        Ok(d) => d,
-        Err(e) => return fail(e),
-    };
-    let idle = match args
-        .idle_timeout
-        .map(|s| seconds("idle-timeout", s))
-        .transpose()
-    {
-        Ok(d) => d,
+    let prepared = (|| {
+        endpoint(&args.url)?;
+        let handshake = handshake_of(&args.protocol)?;
+        let tool_args = tool_args(args.args.as_deref())?;
+        // The record file is opened before the work, so a bad path fails at once.
+        let record = args
+            .record
+            .as_ref()
+            .map(|p| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display())))
+            .transpose()?;
+        Ok::<_, String>((handshake, tool_args, record))
+    })();
+    let (handshake, tool_args, record) = match prepared {
+        Ok(p) => p,
         Err(e) => return fail(e),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
     let mut builder = Client::builder(args.url.clone())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
-            overall: Some(overall),
-            idle,
+            overall: Some(args.timeout),
+            idle: args.idle_timeout,
             ..Deadlines::default()
         });
     #[cfg(feature = "otel")]
@@ -97,7 +117,9 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let otlp_asked = false;
     // Bodies are kept only for what shows them (`--record`, `--html`, JUnit, OTLP), and then at
     // most `max_body_bytes + 1` per exchange; otherwise nothing is copied.
-    if args.record.is_some() || args.out.wants_run() || otlp_asked {
+    // Human output shows the server's answers (server info, tools, a tool's error text).
+    let human = args.out.format == OutputFormatArg::Human;
+    if args.record.is_some() || args.out.wants_run() || otlp_asked || human || args.calls {
         builder = builder.record(recorder.clone());
     }
     let builder = match with_headers(builder, &args.headers) {
@@ -125,19 +147,58 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
+    let calls = match (&args.tool, args.all_tools) {
+        (Some(name), _) => Calls::One(name.clone(), tool_args),
+        (None, true) => Calls::All,
+        (None, false) => Calls::None,
+    };
     let began = SystemTime::now();
-    let judged = runtime.block_on(session(&client, handshake, args.tool.as_deref(), tool_args));
+    let judged = runtime.block_on(session(&client, handshake, calls));
+    let recorded = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    if args.calls {
+        let verdicts: Vec<Verdict> = judged
+            .into_iter()
+            .enumerate()
+            .map(|(i, (mut v, _))| {
+                v.index = i as u64;
+                v
+            })
+            .collect();
+        let calls = mcp_verdict::replay::calls_of(&verdicts, &recorded);
+        let unusable = match (record, &args.record) {
+            (Some(file), Some(path)) => !write_har(path, file, &recorded),
+            _ => false,
+        };
+        return crate::calls_out::print(&args.out, &args.url, &calls, unusable);
+    }
 
     let mut printer = args.out.printer();
+    if human {
+        printer.note(&answer_summary(&recorded, client.protocol()));
+    }
     let shown_url = redact::url(&args.url);
     printer.begin_file(&shown_url);
     let mut verdicts = Vec::with_capacity(judged.len());
+    let mut hinted = false;
     for (i, (mut v, live)) in judged.into_iter().enumerate() {
         v.index = i as u64;
+        if v.status == Some(404) && root_path(&args.url) && !hinted {
+            hinted = true;
+            eprintln!(
+                "mcp-verdict: hint: 404 at the root path; MCP endpoints usually live at /mcp (try {}mcp)",
+                shown_url.trim_end_matches('/').to_owned() + "/"
+            );
+        }
         printer.item(&shown_url, &Item::Verdict(Box::new(v.clone())));
+        if human
+            && v.outcome == Outcome::ToolError
+            && let Some(text) = tool_error_text(&recorded)
+        {
+            printer.note(&format!("      tool error text: {text}\n"));
+        }
         verdicts.push((v, live));
     }
-    printer.end_file(&shown_url);
+    printer.end_file(&shown_url, None);
     let mut unusable = false;
     #[cfg(feature = "otel")]
     let exporting = otlp.is_some();
@@ -166,17 +227,33 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         }
     }
     printer.finish();
-    if let Some(path) = &args.record {
-        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
-        let written = std::fs::File::create(path)
-            .map(std::io::BufWriter::new)
-            .and_then(|mut f| har::write(&entries, &mut f));
-        if let Err(e) = written {
-            eprintln!("mcp-verdict: {}: {e}", path.display());
-            unusable = true;
-        }
+    if let (Some(file), Some(path)) = (record, &args.record) {
+        unusable |= !write_har(path, file, &recorded);
     }
     exit_code(&printer, unusable)
+}
+
+/// Which tools the probe calls after listing them.
+enum Calls {
+    None,
+    /// `--tool NAME --args JSON`.
+    One(String, Value),
+    /// `--all-tools`: every listed tool, arguments from its `inputSchema`.
+    All,
+}
+
+/// How many `tools/list` pages `--all-tools` reads at most.
+const MAX_LIST_PAGES: usize = 32;
+
+/// Writes the recorded entries as HAR into the file opened before the run; false (said on
+/// stderr) when it cannot.
+fn write_har(path: &std::path::Path, file: std::fs::File, entries: &[har::Entry]) -> bool {
+    let mut f = std::io::BufWriter::new(file);
+    let written = har::write(entries, &mut f).and_then(|()| f.flush());
+    if let Err(e) = &written {
+        eprintln!("mcp-verdict: {}: {e}", path.display());
+    }
+    written.is_ok()
 }
 
 /// What was measured live for one exchange: its timings and each message's arrival.
@@ -184,12 +261,7 @@ type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
 /// without live timings (the client runs them as one step); the others are measured.
-async fn session(
-    client: &Client,
-    handshake: Handshake,
-    tool: Option<&str>,
-    args: Value,
-) -> Vec<(Verdict, Measured)> {
+async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<(Verdict, Measured)> {
     let mut verdicts: Vec<(Verdict, Measured)> = client
         .handshake(handshake)
         .await
@@ -202,26 +274,84 @@ async fn session(
     {
         return verdicts;
     }
-    verdicts.push(measured(client, "tools/list", json!({})).await);
-    if let Some(name) = tool {
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = match cursor.take() {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let (verdict, answer) = measured(client, "tools/list", params).await;
+        verdicts.push(verdict);
+        let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
+            break;
+        };
+        if let Some(list) = result.get("tools").and_then(Value::as_array) {
+            tools.extend(list.iter().cloned());
+        }
+        // Only --all-tools needs every page.
+        match result.get("nextCursor") {
+            Some(c) if matches!(calls, Calls::All) && !c.is_null() => cursor = Some(c.clone()),
+            _ => break,
+        }
+    }
+    let planned: Vec<(String, Value)> = match calls {
+        Calls::None => Vec::new(),
+        Calls::One(name, args) => {
+            // Said before the call (which is made all the same: the server's answer is the point).
+            let names: Vec<&str> = tools
+                .iter()
+                .filter_map(|t| t.get("name")?.as_str())
+                .collect();
+            if !names.contains(&name.as_str()) {
+                eprintln!(
+                    "mcp-verdict: tool {name:?} is not in tools/list (it lists: {}); calling it anyway",
+                    if names.is_empty() {
+                        "nothing".into()
+                    } else {
+                        names.join(", ")
+                    }
+                );
+            }
+            vec![(name, args)]
+        }
+        Calls::All => tools
+            .iter()
+            .filter_map(|t| {
+                let name = t.get("name")?.as_str()?.to_owned();
+                let schema = t.get("inputSchema").unwrap_or(&Value::Null);
+                Some((name, tool_args::arguments_for(schema)))
+            })
+            .collect(),
+    };
+    for (i, (name, args)) in planned.into_iter().enumerate() {
         // A progress token, so servers that report progress do (and the stream shows it).
-        let params =
-            json!({"name": name, "arguments": args, "_meta": {"progressToken": "probe-1"}});
-        verdicts.push(measured(client, "tools/call", params).await);
+        let token = format!("probe-{}", i + 1);
+        let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
+        verdicts.push(measured(client, "tools/call", params).await.0);
     }
     verdicts
 }
 
-/// One request, with every server message's arrival time (from just before sending).
-async fn measured(client: &Client, method: &str, params: Value) -> (Verdict, Measured) {
+/// One request, with every server message's arrival time (from just before sending), and the
+/// response message when one came.
+async fn measured(
+    client: &Client,
+    method: &str,
+    params: Value,
+) -> ((Verdict, Measured), Option<Value>) {
     let (sent, wall) = (Instant::now(), SystemTime::now());
     let mut call = client.request(method, params).await;
     let mut arrivals = Vec::new();
-    while call.next_message().await.is_some() {
+    let mut answer = None;
+    while let Some(m) = call.next_message().await {
         arrivals.push(sent.elapsed());
+        if m.terminal {
+            answer = m.value().ok();
+        }
     }
     let (verdict, timings) = call.finish().await;
-    (verdict, Some((wall, timings, arrivals)))
+    ((verdict, Some((wall, timings, arrivals))), answer)
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,
@@ -264,4 +394,87 @@ fn redact(header: &str) -> String {
         Some((name, _)) => format!("{name}: <redacted>"),
         None => "<redacted>".into(),
     }
+}
+
+fn root_path(url: &str) -> bool {
+    reqwest::Url::parse(url).is_ok_and(|u| u.path() == "/" || u.path().is_empty())
+}
+
+/// The JSON-RPC response in a recorded body: the JSON body, or the SSE event that is one.
+fn response_of(entry: &Entry) -> Option<Value> {
+    let body = std::str::from_utf8(&entry.response_body).ok()?;
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        return Some(v);
+    }
+    let mut data = String::new();
+    let mut found = None;
+    for line in body.lines().chain(std::iter::once("")) {
+        if let Some(d) = line.strip_prefix("data:") {
+            data.push_str(d.strip_prefix(' ').unwrap_or(d));
+            data.push('\n');
+        } else if line.is_empty() && !data.is_empty() {
+            if let Ok(v) = serde_json::from_str::<Value>(&data)
+                && (v.get("result").is_some() || v.get("error").is_some())
+            {
+                found = Some(v);
+            }
+            data.clear();
+        }
+    }
+    found
+}
+
+fn method_of(entry: &Entry) -> Option<String> {
+    serde_json::from_slice::<Value>(&entry.request_body)
+        .ok()?
+        .get("method")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Lines naming the server, the protocol it speaks, and its tools (human output).
+fn answer_summary(entries: &[Entry], spoken: Option<ProtocolVersion>) -> String {
+    let mut out = String::new();
+    for e in entries {
+        let (Some(method), Some(resp)) = (method_of(e), response_of(e)) else {
+            continue;
+        };
+        match method.as_str() {
+            "initialize" | "server/discover" if resp.get("result").is_some() => {
+                let r = &resp["result"];
+                let info = &r["serverInfo"];
+                let name = info["name"].as_str().unwrap_or("(unnamed)");
+                let version = info["version"].as_str().unwrap_or("?");
+                let protocol = spoken.map_or("?", ProtocolVersion::as_str);
+                out.push_str(&format!(
+                    "server: {name} {version}, protocol {protocol} (via {method})\n"
+                ));
+            }
+            "tools/list" => {
+                let names = tool_names(&resp).unwrap_or_default();
+                out.push_str(&format!("tools ({}): {}\n", names.len(), names.join(", ")));
+            }
+            _ => {}
+        }
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// The text of the last `tools/call` result with `isError: true`.
+fn tool_error_text(entries: &[Entry]) -> Option<String> {
+    let e = entries
+        .iter()
+        .rev()
+        .find(|e| method_of(e).as_deref() == Some("tools/call"))?;
+    let resp = response_of(e)?;
+    let texts: Vec<&str> = resp
+        .pointer("/result/content")?
+        .as_array()?
+        .iter()
+        .filter_map(|c| c.get("text").and_then(Value::as_str))
+        .collect();
+    (!texts.is_empty()).then(|| texts.join(" / "))
 }

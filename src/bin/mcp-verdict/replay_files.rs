@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, IsTerminal};
+use std::io::{self, BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -69,32 +69,69 @@ fn list_dir(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Judges one input, giving its events to `each`.
+/// Judges one input, giving its events to `each`. An input that is empty, or holds no MCP
+/// exchange, ends with an error (exit 2: there is nothing to judge, most likely the wrong file).
 fn judge_one(path: &Path, limits: Limits, progress: bool, each: &mut dyn FnMut(Event)) {
     let name = path.display().to_string();
+    let (mut judged, mut skipped) = (0u64, 0u64);
+    let mut item = |item: Item| {
+        match &item {
+            Item::Verdict(_) => judged += 1,
+            Item::Skipped(_) => skipped += 1,
+        }
+        each(Event::Item(item));
+    };
     let result = if name == "-" {
-        replay::replay_har(io::stdin().lock(), limits, &mut |item| {
-            each(Event::Item(item))
-        })
+        let mut reader = BufReader::with_capacity(1 << 16, io::stdin().lock());
+        match empty(&mut reader) {
+            Some(reason) => Err(reason),
+            None => replay::replay_har(reader, limits, &mut item).map_err(|e| e.to_string()),
+        }
     } else {
-        match File::open(path) {
-            Ok(f) => {
-                let big = f.metadata().map(|m| m.len()).unwrap_or(0);
-                if progress && big >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
-                    replay::replay_har_seekable(Progress::new(f, big, &name), limits, &mut |item| {
-                        each(Event::Item(item))
-                    })
-                } else {
-                    replay::replay_har_seekable(f, limits, &mut |item| each(Event::Item(item)))
-                }
-            }
+        let f = match File::open(path) {
+            Ok(f) => f,
             Err(e) => {
                 each(Event::Unopened(e.to_string()));
                 return;
             }
+        };
+        let big = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if progress && big >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() {
+            let mut reader = BufReader::with_capacity(1 << 16, Progress::new(f, big, &name));
+            match empty(&mut reader) {
+                Some(reason) => Err(reason),
+                None => replay::replay_har_seekable(reader, limits, &mut item)
+                    .map_err(|e| e.to_string()),
+            }
+        } else {
+            let mut reader = BufReader::with_capacity(1 << 16, f);
+            match empty(&mut reader) {
+                Some(reason) => Err(reason),
+                None => replay::replay_har_seekable(reader, limits, &mut item)
+                    .map_err(|e| e.to_string()),
+            }
         }
     };
-    each(Event::End(result.map_err(|e| e.to_string())));
+    let result = match result {
+        Ok(_) if judged == 0 && skipped == 0 => Err("no entries: the HAR log is empty".into()),
+        Ok(_) if judged == 0 => Err(format!(
+            "no MCP exchange among its {skipped} entries (none is an MCP exchange)"
+        )),
+        other => other,
+    };
+    each(Event::End(result));
+}
+
+/// Why a capture is empty (nothing, or only whitespace), or `None`; a read error is a reason too.
+fn empty(reader: &mut impl BufRead) -> Option<String> {
+    match reader.fill_buf() {
+        Ok([]) => Some("empty file".into()),
+        Ok(buf) if buf.iter().all(u8::is_ascii_whitespace) && buf.len() < (1 << 16) => {
+            Some("empty file (only whitespace)".into())
+        }
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    }
 }
 
 /// Judges `files` on `jobs` threads and gives every event to `each` in input order (all of a

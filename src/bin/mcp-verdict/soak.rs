@@ -1,45 +1,26 @@
 //! `soak` and `report merge`.
 
+use std::fs::File;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines};
-use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig};
-use serde_json::Value;
+use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig, SoakError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::SoakArgs;
-use crate::probe::{fail, handshake_of, with_headers};
+use crate::probe::{endpoint, fail, handshake_of, tool_args, with_headers};
 use crate::report::html::Sample;
 use crate::report::{self, Decision};
-
-/// Parses `500ms`, `30s`, `5m`, `1h`, or plain seconds.
-pub(crate) fn parse_duration(flag: &str, text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
-        Some(i) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("--{flag} {text:?}: expected e.g. 500ms, 30s, 5m"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("--{flag} {text:?}: unit must be ms, s, m or h")),
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("--{flag} {text:?}: out of range"))
-}
+use crate::{FormatArg, SoakArgs, exit};
 
 fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
     if let Some(path) = &args.mix {
+        if args.args.is_some() {
+            return Err("--args goes with --tool; in a --mix file each entry has its args".into());
+        }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mix: Vec<MixEntry> = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a mix file: {e}", path.display()))?;
@@ -49,35 +30,37 @@ fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
                 path.display()
             ));
         }
+        if let Some(m) = mix.iter().find(|m| !m.args.is_object()) {
+            return Err(format!(
+                "{}: the args of {:?} must be a JSON object",
+                path.display(),
+                m.tool
+            ));
+        }
         return Ok(mix);
     }
-    let args_value: Value = match serde_json::from_str(&args.args) {
-        Ok(v @ Value::Object(_)) => v,
-        Ok(_) => return Err("--args must be a JSON object".into()),
-        Err(e) => return Err(format!("--args is not JSON: {e}")),
-    };
     Ok(vec![MixEntry {
         tool: args.tool.clone().unwrap_or_default(),
-        args: args_value,
+        args: tool_args(args.args.as_deref())?,
         weight: 1,
     }])
 }
 
+/// An output file, created before the run so that a bad path fails before the work.
+fn output_file(path: Option<&PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
+    path.map(|p| {
+        File::create(p)
+            .map(|f| (p.clone(), f))
+            .map_err(|e| format!("{}: {e}", p.display()))
+    })
+    .transpose()
+}
+
 pub fn run(args: SoakArgs) -> ExitCode {
     let prepared = (|| {
+        endpoint(&args.url)?;
         let handshake = handshake_of(&args.protocol)?;
         let mix = mix_of(&args)?;
-        let duration = args
-            .duration
-            .as_deref()
-            .map(|d| parse_duration("duration", d))
-            .transpose()?;
-        let timeout = parse_duration("timeout", &args.timeout)?;
-        let max_p99 = args
-            .max_p99
-            .as_deref()
-            .map(|d| parse_duration("max-p99", d))
-            .transpose()?;
         if args.rate.is_some_and(|r| r.is_nan() || r <= 0.0) {
             return Err("--rate must be positive".to_owned());
         }
@@ -95,24 +78,17 @@ pub fn run(args: SoakArgs) -> ExitCode {
                 1.0 / r
             ));
         }
-        let listen = match &args.metrics_listen {
-            Some(a) => {
-                let addr: std::net::SocketAddr = a
-                    .parse()
-                    .map_err(|_| format!("--metrics-listen {a:?}: expected IP:PORT"))?;
-                if !addr.ip().is_loopback() {
-                    return Err(format!(
-                        "--metrics-listen {a}: only loopback addresses are served"
-                    ));
-                }
-                Some(addr)
-            }
-            None => None,
-        };
+        let listen = args
+            .metrics_listen
+            .as_deref()
+            .map(metrics_addr)
+            .transpose()?;
+        let report_out = output_file(args.report_out.as_ref())?;
+        let metrics_file = output_file(args.metrics_file.as_ref())?;
         let builder = Client::builder(args.url.clone())
             .limits(args.limits.limits())
             .deadlines(Deadlines {
-                overall: Some(timeout),
+                overall: Some(args.timeout),
                 ..Deadlines::default()
             });
         let client = with_headers(builder, &args.headers)?
@@ -120,15 +96,16 @@ pub fn run(args: SoakArgs) -> ExitCode {
             .map_err(|e| format!("bad URL {e}"))?;
         let config = SoakConfig {
             mix,
-            concurrency: args.concurrency.max(1),
+            concurrency: usize::try_from(args.concurrency).unwrap_or(usize::MAX),
             requests: args.requests,
-            duration,
+            duration: args.duration,
             rate: args.rate,
             handshake,
+            max_connect_failures: args.max_connect_failures,
         };
-        Ok::<_, String>((client, config, max_p99, listen))
+        Ok::<_, String>((client, config, listen, report_out, metrics_file))
     })();
-    let (client, config, max_p99, listen) = match prepared {
+    let (client, config, listen, report_out, metrics_file) = match prepared {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
@@ -158,18 +135,16 @@ pub fn run(args: SoakArgs) -> ExitCode {
     let live = Arc::new(Live::default());
     let samples = Arc::new(Mutex::new(Vec::new()));
     let result = rt.block_on(async {
+        tokio::spawn(on_ctrl_c(live.clone()));
         if let Some(addr) = listen {
             let listener = tokio::net::TcpListener::bind(addr)
                 .await
                 .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
-            tokio::spawn(serve_metrics(listener, live.clone()));
+            let live = live.clone();
+            tokio::spawn(serve_metrics(listener, move || {
+                live.snapshot().prometheus()
+            }));
         }
-        let stopper = live.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                stopper.stop.store(true, Ordering::Relaxed);
-            }
-        });
         let progress = std::io::stderr()
             .is_terminal()
             .then(|| tokio::spawn(progress_bar(live.clone())));
@@ -177,9 +152,7 @@ pub fn run(args: SoakArgs) -> ExitCode {
             .html
             .is_some()
             .then(|| tokio::spawn(sample(live.clone(), samples.clone())));
-        let report = soak::run(&client, &config, live.clone())
-            .await
-            .map_err(|e| e.to_string());
+        let report = soak::run(&client, &config, live.clone()).await;
         if let Some(p) = progress {
             p.abort();
             eprint!("\r\x1b[2K");
@@ -187,10 +160,19 @@ pub fn run(args: SoakArgs) -> ExitCode {
         if let Some(s) = sampler {
             s.abort();
         }
-        report
+        Ok::<_, String>(report)
     });
     let report = match result {
-        Ok(r) => r,
+        Ok(Ok(r)) => r,
+        Ok(Err(SoakError::Interrupted)) => {
+            eprintln!("mcp-verdict: {}", SoakError::Interrupted);
+            return exit::Run {
+                interrupted: true,
+                ..exit::Run::default()
+            }
+            .code();
+        }
+        Ok(Err(e)) => return fail(e),
         Err(e) => return fail(e),
     };
     let mut samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
@@ -209,16 +191,23 @@ pub fn run(args: SoakArgs) -> ExitCode {
         incomplete: report.incomplete,
     });
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(report.human().as_bytes());
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    let _ = match args.out.format {
+        FormatArg::Human => {
+            out.write_all(paint_summary(&report, args.out.color.enabled()).as_bytes())
+        }
+        FormatArg::Json | FormatArg::Jsonl => writeln!(
+            out,
+            "{}",
+            serde_json::to_string(&report).unwrap_or_default()
+        ),
+    };
     let mut unusable = false;
-    if let Some(path) = &args.report_out {
-        unusable |= write_file(
-            path,
-            &serde_json::to_string_pretty(&report).unwrap_or_default(),
-        );
+    if let Some((path, file)) = report_out {
+        unusable |= write_file(&path, file, &json);
     }
-    if let Some(path) = &args.metrics_file {
-        unusable |= write_file(path, &report.prometheus());
+    if let Some((path, file)) = metrics_file {
+        unusable |= write_file(&path, file, &report.prometheus());
     }
     let mut broken = Vec::new();
     if let Some(max) = args.max_incomplete_rate
@@ -229,14 +218,17 @@ pub fn run(args: SoakArgs) -> ExitCode {
             report.incomplete_rate()
         ));
     }
-    if let Some(max) = max_p99 {
+    if let Some(max) = args.max_p99 {
         let p99 = Duration::from_micros(report.terminal_us.quantile(0.99));
         if p99 > max || (report.terminal_us.count() == 0 && report.requests > 0) {
             broken.push(format!("p99 to terminal response {p99:?} > {max:?}"));
         }
     }
     for b in &broken {
-        let _ = writeln!(out, "threshold broken: {b}");
+        eprintln!("mcp-verdict: threshold broken: {b}");
+        if args.out.format == FormatArg::Human {
+            let _ = writeln!(out, "threshold broken: {b}");
+        }
     }
     #[cfg(feature = "otel")]
     if let Some(o) = &otlp
@@ -248,17 +240,62 @@ pub fn run(args: SoakArgs) -> ExitCode {
     if args.html.is_some() || args.junit.is_some() {
         unusable |= write_reports(&args, &report, &samples, &broken, unusable);
     }
-    if unusable {
-        ExitCode::from(2)
-    } else if broken.is_empty() {
-        ExitCode::SUCCESS
+    exit::Run {
+        interrupted: report.interrupted,
+        unusable,
+        // --max-incomplete-rate is the user saying how many incomplete calls are fine.
+        incomplete: args.max_incomplete_rate.is_none() && report.incomplete > 0,
+        threshold_broken: !broken.is_empty(),
+        broken_pipe: false,
+    }
+    .code()
+}
+
+/// The human report, the first line coloured by what it says.
+fn paint_summary(report: &Report, color: bool) -> String {
+    let text = report.human();
+    if !color {
+        return text;
+    }
+    let tone = if report.incomplete == 0 && !report.interrupted && report.stopped.is_none() {
+        "32"
     } else {
-        ExitCode::from(1)
+        "31"
+    };
+    match text.split_once('\n') {
+        Some((first, rest)) => format!("\x1b[{tone}m{first}\x1b[0m\n{rest}"),
+        None => text,
     }
 }
 
-fn write_file(path: &Path, text: &str) -> bool {
-    match std::fs::write(path, text) {
+/// First Ctrl-C: stop new calls, cancel those in flight, report. Second: exit at once.
+/// The handler is registered when this is called (not when the task is first polled), so a
+/// Ctrl-C during the handshake is caught too.
+fn on_ctrl_c(live: Arc<Live>) -> impl Future<Output = ()> {
+    #[cfg(unix)]
+    let mut signals =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+    async move {
+        #[cfg(unix)]
+        let mut next = async || match signals.as_mut() {
+            Some(s) => s.recv().await.is_some(),
+            None => false,
+        };
+        #[cfg(not(unix))]
+        let next = async || tokio::signal::ctrl_c().await.is_ok();
+        if !next().await {
+            return;
+        }
+        live.interrupt();
+        if next().await {
+            eprintln!("\nmcp-verdict: interrupted twice; exiting without a report");
+            std::process::exit(130);
+        }
+    }
+}
+
+fn write_file(path: &Path, mut file: File, text: &str) -> bool {
+    match file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
         Ok(()) => false,
         Err(e) => {
             eprintln!("mcp-verdict: {}: {e}", path.display());
@@ -277,20 +314,37 @@ async fn progress_bar(live: Arc<Live>) {
         eprint!(
             "\r\x1b[2K{secs:6.1}s  {} calls  {:.1}/s  {}",
             r.requests,
-            r.requests as f64 / secs.max(0.001),
+            r.answered as f64 / secs.max(0.001),
             counts.join("  ")
         );
     }
 }
 
-/// Answers every connection with the current Prometheus text.
-async fn serve_metrics(listener: tokio::net::TcpListener, live: Arc<Live>) {
+/// The `--metrics-listen` address: IP:PORT on loopback only.
+pub(crate) fn metrics_addr(a: &str) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = a
+        .parse()
+        .map_err(|_| format!("--metrics-listen {a:?}: expected IP:PORT"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--metrics-listen {a}: only loopback addresses are served"
+        ));
+    }
+    Ok(addr)
+}
+
+/// Answers every connection with the current Prometheus text from `render`.
+pub(crate) async fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    render: impl Fn() -> String + Send + Sync + 'static,
+) {
+    let render = Arc::new(render);
     while let Ok((mut stream, _)) = listener.accept().await {
-        let live = live.clone();
+        let render = render.clone();
         tokio::spawn(async move {
             let mut buf = [0u8; 2048];
             let _ = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await;
-            let body = live.snapshot().prometheus();
+            let body = render();
             let head = format!(
                 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
                 body.len()
@@ -302,6 +356,10 @@ async fn serve_metrics(listener: tokio::net::TcpListener, live: Arc<Live>) {
 }
 
 pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
+    let out = match output_file(out.map(Path::to_path_buf).as_ref()) {
+        Ok(o) => o,
+        Err(e) => return fail(e),
+    };
     let mut merged = Report::default();
     for path in files {
         let report: Report = match std::fs::read_to_string(path)
@@ -319,15 +377,22 @@ pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
         merged.human()
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    if let Some(path) = out
-        && write_file(
-            path,
+    let unusable = out.is_some_and(|(path, file)| {
+        write_file(
+            &path,
+            file,
             &serde_json::to_string_pretty(&merged).unwrap_or_default(),
         )
-    {
-        return ExitCode::from(2);
+    });
+    // The one rule, on the merged counts: incomplete calls in any run make it 1.
+    exit::Run {
+        unusable,
+        incomplete: merged.incomplete > 0,
+        interrupted: false,
+        threshold_broken: false,
+        broken_pipe: false,
     }
-    ExitCode::SUCCESS
+    .code()
 }
 
 /// Cumulative counts once a second, for the report's over-time chart.
@@ -361,6 +426,19 @@ fn write_reports(
         Decision {
             code: 2,
             reason: "a report file could not be written".into(),
+        }
+    } else if report.interrupted {
+        Decision {
+            code: 130,
+            reason: "interrupted (Ctrl-C): partial report".into(),
+        }
+    } else if broken.is_empty() && args.max_incomplete_rate.is_none() && report.incomplete > 0 {
+        Decision {
+            code: 1,
+            reason: format!(
+                "{} of {} calls were not complete",
+                report.incomplete, report.requests
+            ),
         }
     } else if broken.is_empty() {
         let note = if report.incomplete > 0 {
@@ -402,7 +480,7 @@ fn write_reports(
     }
     if let Some(max) = &args.max_p99 {
         gates.push((
-            format!("p99 to terminal response at most {max}"),
+            format!("p99 to terminal response at most {max:?}"),
             broken.iter().find(|b| b.starts_with("p99")).cloned(),
         ));
     }

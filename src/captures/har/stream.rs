@@ -336,10 +336,14 @@ impl<I: Input> Reader<I> {
             .error
             .as_ref()
             .is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_null()));
-        let end = end_of(e.mcp_end.clone().flatten().as_deref(), failed)?;
         let base64 = is_base64(e.encoding());
         let has_response = response.is_some();
         let body_captured = !matches!(e.text, Text::Absent | Text::Null);
+        let end = end_of(
+            e.mcp_end.clone().flatten().as_deref(),
+            failed,
+            !has_response || body_captured,
+        )?;
         if !e.begun {
             begin(index, request, response, sink)?;
         }

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Kind, Payload};
+use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::limits::{LimitKind, Limits};
 use crate::request::{Headers, Request};
 use crate::retry::{self, RetryFacts};
@@ -134,6 +135,7 @@ enum Body {
 #[must_use = "an exchange gives its verdict only when finished by Session::finish"]
 pub struct Exchange {
     req: Request,
+    kind: ExchangeKind,
     setup: Setup,
     findings: Findings,
     head: Option<Head>,
@@ -185,6 +187,10 @@ struct Track {
     too_many: bool,
     /// The request's progress token as JSON text, for a cheap comparison.
     token_text: Option<String>,
+    /// A standalone `GET` stream: no response of its own is awaited.
+    listen: Option<ExchangeKind>,
+    /// Requests the server sent on the stream.
+    server_requests: Vec<ServerRequest>,
 }
 
 /// Largest error body kept when the status already decided the outcome.
@@ -195,6 +201,7 @@ impl Exchange {
     /// [`Session::begin`](crate::Session::begin) calls this, so the request rules always apply.
     pub(crate) fn with_findings(req: Request, setup: Setup, findings: Findings) -> Self {
         Exchange {
+            kind: ExchangeKind::of(&req),
             req,
             setup,
             findings,
@@ -206,9 +213,23 @@ impl Exchange {
         }
     }
 
+    /// Checks the message the client sent (a request, notification or response, or a batch)
+    /// against the revision's schema ([`crate::shapes`]). The request facts keep only what
+    /// the other checks read, so the caller that holds the message passes it here.
+    pub fn check_request_shape(&mut self, message: &Value) {
+        for (rule, detail) in crate::shapes::problems(self.setup.version, message, None) {
+            self.findings.add(rule, format!("request: {detail}"), None);
+        }
+    }
+
     /// The request being judged.
     pub fn request(&self) -> &Request {
         &self.req
+    }
+
+    /// What kind of entry this is.
+    pub fn kind(&self) -> ExchangeKind {
+        self.kind
     }
 
     /// The protocol version applied.
@@ -244,34 +265,39 @@ impl Exchange {
             );
         }
         let ok = (200..300).contains(&head.status);
-        self.body = if ok && media == Media::Sse && self.req.expects_response() {
-            Body::Stream(Box::new(Stream {
-                framer: SseFramer::new(self.setup.limits.max_event_bytes),
-                track: Track {
-                    expected: self.req.ids.clone(),
-                    event_count: 0,
-                    terminal: None,
-                    parse_failed: false,
-                    foreign_seen: false,
-                    retry_ms: None,
-                    last_progress: None,
-                    max_events: self.setup.limits.max_events,
-                    too_many: false,
-                    token_text: self.req.progress_token().map(Value::to_string),
-                },
-            }))
-        } else {
-            let cap = if ok && self.req.expects_response() {
-                self.setup.limits.max_body_bytes
+        let listen =
+            (self.kind.is_session_entry() && !self.req.expects_response()).then_some(self.kind);
+        self.body =
+            if ok && media == Media::Sse && (self.req.expects_response() || listen.is_some()) {
+                Body::Stream(Box::new(Stream {
+                    framer: SseFramer::new(self.setup.limits.max_event_bytes),
+                    track: Track {
+                        expected: self.req.ids.clone(),
+                        event_count: 0,
+                        terminal: None,
+                        parse_failed: false,
+                        foreign_seen: false,
+                        retry_ms: None,
+                        last_progress: None,
+                        max_events: self.setup.limits.max_events,
+                        too_many: false,
+                        token_text: self.req.progress_token().map(Value::to_string),
+                        listen,
+                        server_requests: Vec::new(),
+                    },
+                }))
             } else {
-                ERROR_BODY_CAP.min(self.setup.limits.max_body_bytes)
+                let cap = if ok && self.req.expects_response() {
+                    self.setup.limits.max_body_bytes
+                } else {
+                    ERROR_BODY_CAP.min(self.setup.limits.max_body_bytes)
+                };
+                Body::Buffer {
+                    buf: Vec::new(),
+                    cap,
+                    over: false,
+                }
             };
-            Body::Buffer {
-                buf: Vec::new(),
-                cap,
-                over: false,
-            }
-        };
         self.head = Some(Head {
             status: head.status,
             content_type,
@@ -401,6 +427,9 @@ impl Exchange {
     fn base_verdict(&self, end: End) -> Verdict {
         Verdict {
             index: self.setup.index,
+            http_method: Some(self.req.http_method.clone()),
+            kind: Some(self.kind),
+            batch_position: None,
             method: self.req.method.clone(),
             id: self.req.id.clone(),
             tool: self.req.tool().map(str::to_owned),
@@ -427,6 +456,7 @@ impl Exchange {
             violations: Vec::new(),
             unterminated: None,
             limit: None,
+            server_requests: Vec::new(),
         }
     }
 
@@ -442,6 +472,10 @@ impl Exchange {
     ) -> Outcome {
         let body = std::mem::replace(&mut self.body, Body::AwaitHead);
         let status = head.status;
+        let own_stream = self.kind.is_session_entry() && !self.req.expects_response();
+        if own_stream && status == 405 {
+            return Outcome::MethodNotAllowed;
+        }
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
             if let Body::Buffer { buf, .. } = &body
@@ -451,6 +485,12 @@ impl Exchange {
                 terminal.error_message = Some(message);
             }
             return Outcome::HttpError;
+        }
+        if self.kind == ExchangeKind::Terminate {
+            return Outcome::SessionTerminated;
+        }
+        if own_stream {
+            return self.judge_listen(head, body, v);
         }
         if !self.req.expects_response() {
             // Notification or response POST: 202 and no body.
@@ -502,6 +542,35 @@ impl Exchange {
 }
 
 impl Exchange {
+    /// A standalone or unlinked resumed `GET` stream: it may carry anything but (when listening)
+    /// a response; how it ended is no failure of any request.
+    fn judge_listen(&mut self, head: &Head, body: Body, v: &mut Verdict) -> Outcome {
+        let Body::Stream(mut stream) = body else {
+            self.findings.add(
+                Rule::HttpContentType,
+                format!(
+                    "{} GET answered with Content-Type {}",
+                    head.status,
+                    head.content_type.as_deref().unwrap_or("absent")
+                ),
+                None,
+            );
+            return Outcome::UnexpectedContentType;
+        };
+        v.event_count = Some(stream.track.event_count);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests);
+        if self.setup.version.has_resumption()
+            && let Some(last) = stream.framer.last_event_id()
+        {
+            v.last_event_id = Some(String::from_utf8_lossy(last).into_owned());
+            v.resumable = true;
+        }
+        if self.limit_hit.is_some() {
+            return Outcome::LimitExceeded;
+        }
+        Outcome::Listening
+    }
+
     fn judge_json(
         &mut self,
         buf: &[u8],
@@ -612,6 +681,7 @@ impl Exchange {
             End::Timeout => Outcome::TimedOut,
             End::Cancelled => Outcome::Cancelled,
             End::Open => Outcome::StreamOpen,
+            End::NotCaptured => Outcome::NotCaptured,
             End::Eof => {
                 self.findings.add(
                     Rule::JsonrpcMalformed,
@@ -645,10 +715,16 @@ fn judge_terminal(
         EnvelopeCheck::Error { code, message } => {
             terminal.error_code = Some(code);
             terminal.error_message = Some(message);
+            check_shape(env, method, version, findings, at);
             Outcome::JsonrpcError
         }
         EnvelopeCheck::Result(result) => {
             let j = tool_result::judge_result(method, version, result.get());
+            // The result layer's own findings already say what is wrong with its shape; a
+            // created task answers a task-augmented request, not the method's own result.
+            if j.violations.is_empty() && j.outcome != Outcome::Deferred {
+                check_shape(env, method, version, findings, at);
+            }
             for (rule, detail) in j.violations {
                 findings.add(rule, detail, at);
             }
@@ -662,6 +738,23 @@ fn judge_terminal(
     };
     terminal.outcome = Some(outcome);
     outcome
+}
+
+/// Checks a message against the revision's schema ([`crate::shapes`]): violations only, the
+/// outcome stays as the layers decided it (README: "Conformance").
+pub(super) fn check_shape(
+    env: &Envelope<'_>,
+    request_method: Option<&str>,
+    version: ProtocolVersion,
+    findings: &mut Findings,
+    at: Option<Location>,
+) {
+    let Ok(message) = serde_json::from_str::<Value>(env.raw) else {
+        return;
+    };
+    for (rule, detail) in crate::shapes::problems(version, &message, request_method) {
+        findings.add(rule, detail, at);
+    }
 }
 
 fn report(observer: &mut dyn Observer, env: &Envelope<'_>, terminal: bool, event: Option<u64>) {

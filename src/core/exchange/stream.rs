@@ -7,7 +7,8 @@ use serde_json::Value;
 use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, Kind, Payload};
-use crate::request::Request;
+use crate::lifecycle::{ExchangeKind, ServerRequest};
+use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
 use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
@@ -22,7 +23,9 @@ impl Exchange {
         sse_retry: &mut Option<u64>,
     ) -> Outcome {
         let version = self.setup.version;
-        v.event_count = Some(stream.track.event_count);
+        // A body the capture did not keep has no event count: unknown, not zero.
+        v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests);
         let last_id = stream
             .framer
             .last_event_id()
@@ -67,6 +70,7 @@ impl Exchange {
         }
         match end {
             End::Open => return Outcome::StreamOpen,
+            End::NotCaptured => return Outcome::NotCaptured,
             End::Timeout => return Outcome::TimedOut,
             End::Cancelled => return Outcome::Cancelled,
             End::Eof | End::Reset => {}
@@ -150,7 +154,10 @@ impl SseSink for StreamSink<'_> {
             );
             return;
         }
-        if let Some(t) = &self.stream.terminal {
+        // In a batch, events after our answer may be the siblings' answers: judged per message.
+        if let Some(t) = &self.stream.terminal
+            && self.req.kind != BodyKind::Batch
+        {
             let level = if t.outcome == Some(Outcome::InputRequired) {
                 Level::Must
             } else {
@@ -225,16 +232,31 @@ impl StreamSink<'_> {
     }
 
     fn message(&mut self, env: &Envelope<'_>, event: u64, at: Option<Location>) {
-        let mine = env.kind() == Kind::Response
-            && self.stream.expected.iter().any(|id| env.id_matches(id));
+        let is_response = env.kind() == Kind::Response;
+        let mine = is_response && self.req.id.as_ref().is_some_and(|id| env.id_matches(id));
+        // Another request of the same batch: its own row judges it.
+        let sibling =
+            is_response && !mine && self.stream.expected.iter().any(|id| env.id_matches(id));
         report(self.observer, env, mine, Some(event));
         if self.stream.terminal.is_some() {
+            if sibling {
+                return;
+            }
             self.findings
                 .add(Rule::SseAfterFinal, "message after the final response", at);
             return;
         }
+        if env.kind() != Kind::Response {
+            super::check_shape(env, None, self.version, self.findings, at);
+        }
         match env.kind() {
             Kind::Request => {
+                if let Some(id) = env.id.and_then(|i| serde_json::from_str(i.get()).ok()) {
+                    self.stream.server_requests.push(ServerRequest {
+                        method: env.method.unwrap_or("").to_owned(),
+                        id,
+                    });
+                }
                 if self.version.is_stateless() {
                     self.findings.add(
                         Rule::SseServerRequest,
@@ -258,6 +280,18 @@ impl StreamSink<'_> {
                     &mut terminal,
                 );
                 self.stream.terminal = Some(terminal);
+            }
+            Kind::Response if sibling => {}
+            Kind::Response if self.stream.listen == Some(ExchangeKind::Resume) => {}
+            Kind::Response if self.stream.listen.is_some() => {
+                self.findings.add(
+                    Rule::ListenResponse,
+                    format!(
+                        "response with id {} on a standalone GET stream",
+                        env.id.map(|i| i.get()).unwrap_or("absent")
+                    ),
+                    at,
+                );
             }
             Kind::Response => {
                 self.stream.foreign_seen = true;

@@ -18,6 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
 use super::scenarios::{self, Ending, Era, Reply, Step};
 use crate::adapters::lock;
@@ -68,13 +69,19 @@ struct Shared {
     connections: Arc<Semaphore>,
     /// One permit per byte of request body held.
     body_bytes: Arc<Semaphore>,
+    /// Sessions ended by `DELETE`: answered 404 afterwards (bounded, oldest forgotten first).
+    ended: Mutex<std::collections::VecDeque<String>>,
 }
+
+/// How many ended session ids are remembered.
+const MAX_ENDED: usize = 4096;
 
 impl Shared {
     fn new(limits: ServeLimits) -> Self {
         Shared {
             next_session: AtomicU64::new(0),
             resumes: Mutex::new(HashMap::new()),
+            ended: Mutex::new(std::collections::VecDeque::new()),
             limits,
             connections: Arc::new(Semaphore::new(limits.max_connections.max(1))),
             body_bytes: Arc::new(Semaphore::new(
@@ -435,6 +442,14 @@ async fn write_sse(stream: &mut TcpStream, steps: &[Step], ending: Ending) -> io
 
 /// The tools every path offers, with the annotations that decide retry safety.
 fn tools() -> Value {
+    let mut list = fault_tools();
+    if let Value::Array(items) = &mut list {
+        items.extend(fixtures::tools());
+    }
+    list
+}
+
+fn fault_tools() -> Value {
     let schema = json!({"type": "object", "properties": {"message": {"type": "string"}}});
     json!([
         {"name": "echo", "description": "Returns its message.", "inputSchema": schema,
@@ -472,6 +487,14 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
         },
     };
     let era = scenario.as_ref().map_or(Era::Stateless, |s| s.era);
+    // A session ended by DELETE is gone: 404, so the client knows to initialize again.
+    if req.method != "DELETE"
+        && req
+            .header("mcp-session-id")
+            .is_some_and(|sid| lock(&shared.ended).iter().any(|e| e == sid))
+    {
+        return write_plain(stream, 404, "session terminated").await;
+    }
     match req.method.as_str() {
         "POST" => {}
         "GET" => {
@@ -483,7 +506,18 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
             }
             return write_body(stream, 405, &[("Allow".into(), "POST".into())], b"").await;
         }
-        "DELETE" => return write_body(stream, 200, &[], b"").await,
+        "DELETE" => {
+            if let Some(sid) = req.header("mcp-session-id") {
+                let mut ended = lock(&shared.ended);
+                if !ended.iter().any(|e| e == sid) {
+                    if ended.len() == MAX_ENDED {
+                        ended.pop_front();
+                    }
+                    ended.push_back(sid.to_owned());
+                }
+            }
+            return write_body(stream, 200, &[], b"").await;
+        }
         _ => return write_body(stream, 405, &[("Allow".into(), "POST".into())], b"").await,
     }
     let Ok(msg) = serde_json::from_slice::<Value>(&req.body) else {
@@ -504,12 +538,20 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
         }
         json!({"jsonrpc": "2.0", "id": id, "result": r})
     };
+    // 2026-07-28 list and discover results are cacheable: `cacheScope` and `ttlMs` are required.
+    let cacheable = |mut r: Value| {
+        if stateless {
+            r["cacheScope"] = json!("public");
+            r["ttlMs"] = json!(0);
+        }
+        result(r)
+    };
     let server_info =
         json!({"name": "mcp-verdict serve-faults", "version": env!("CARGO_PKG_VERSION")});
     match method {
         "server/discover" if era == Era::Legacy => write_body(stream, 404, &[], b"").await,
         "server/discover" => {
-            let r = result(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
+            let r = cacheable(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
                                   "capabilities": {"tools": {}}, "serverInfo": server_info}));
             write_json(stream, 200, &[], &r).await
         }
@@ -536,7 +578,7 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
             .await
         }
         "ping" => write_json(stream, 200, &[], &result(json!({}))).await,
-        "tools/list" => write_json(stream, 200, &[], &result(json!({"tools": tools()}))).await,
+        "tools/list" => write_json(stream, 200, &[], &cacheable(json!({"tools": tools()}))).await,
         "tools/call" => {
             call_tool(
                 stream,
@@ -588,10 +630,13 @@ async fn call_tool(
         "progress" => scenarios::text_result("done", false, stateless),
         "fail" => scenarios::text_result("the tool failed on purpose", true, stateless),
         "pay" => scenarios::text_result("paid 10 EUR", false, stateless),
-        _ => {
-            let err = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": format!("Unknown tool: {tool}")}});
-            return write_json(stream, 200, &[], &err).await;
-        }
+        _ => match fixtures::call(tool, stateless) {
+            Some(r) => r,
+            None => {
+                let err = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": format!("Unknown tool: {tool}")}});
+                return write_json(stream, 200, &[], &err).await;
+            }
+        },
     };
     let ok = json!({"jsonrpc": "2.0", "id": id, "result": normal});
     if scenario == Some("input-required") {

@@ -16,13 +16,16 @@ use serde_json::{Value, json};
 mod render;
 mod run;
 
-pub use run::{CallHook, Live, SoakError, run};
+pub use run::{CallHook, Live, SoakError, run, tool_names};
 
 use crate::adapters::{Handshake, Timings};
 use crate::verdict::Verdict;
 
 /// Requests run when neither a count nor a duration is given.
 pub const DEFAULT_REQUESTS: u64 = 1000;
+
+/// Consecutive `CONNECTION_FAILED` calls after which a run stops (the server is gone).
+pub const DEFAULT_MAX_CONNECT_FAILURES: u32 = 10;
 
 /// One entry of a mix: a tool, its arguments, and a weight.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,6 +86,8 @@ pub struct SoakConfig {
     pub rate: Option<f64>,
     /// Handshake before the load.
     pub handshake: Handshake,
+    /// Stop after this many consecutive `CONNECTION_FAILED` calls (0: never).
+    pub max_connect_failures: u32,
 }
 
 /// A latency histogram in microseconds (1 µs to 1 hour, 3 significant digits).
@@ -121,15 +126,75 @@ impl Latency {
     }
 }
 
-/// Lossless form: every recorded bucket as `[value, count]`.
-impl Serialize for Latency {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+impl Latency {
+    /// Lossless form: every recorded bucket as `[value, count]`, with its unit.
+    fn to_json(&self, unit: &str) -> Value {
         let buckets: Vec<(u64, u64)> = self
             .0
             .iter_recorded()
             .map(|v| (v.value_iterated_to(), v.count_at_value()))
             .collect();
-        json!({"unit": "us", "buckets": buckets}).serialize(s)
+        json!({"unit": unit, "buckets": buckets})
+    }
+}
+
+impl Serialize for Latency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json("us").serialize(s)
+    }
+}
+
+/// A histogram of counts (events per stream): zero is a value, and the unit is `events`.
+#[derive(Debug, Clone, Default)]
+pub struct Counts(Latency);
+
+impl Counts {
+    /// Records one count (a stream with no event records 0).
+    pub fn record(&mut self, n: u64) {
+        let _ = (self.0).0.record(n.min(3_600_000_000));
+    }
+    /// Number of values.
+    pub fn count(&self) -> u64 {
+        self.0.count()
+    }
+    /// The value at quantile `q` (0..=1), or 0 when empty.
+    pub fn quantile(&self, q: f64) -> u64 {
+        self.0.quantile(q)
+    }
+    /// The largest value.
+    pub fn max(&self) -> u64 {
+        self.0.max()
+    }
+    /// The smallest value (0 when empty).
+    pub fn min(&self) -> u64 {
+        (self.0).0.min()
+    }
+    fn merge(&mut self, other: &Counts) {
+        self.0.merge(&other.0);
+    }
+}
+
+impl Serialize for Counts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.to_json("events").serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Counts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Raw {
+            buckets: Vec<(u64, u64)>,
+        }
+        let raw = Raw::deserialize(d)?;
+        let mut h = Counts::default();
+        for (value, count) in raw.buckets {
+            (h.0)
+                .0
+                .record_n(value.min(3_600_000_000), count)
+                .map_err(serde::de::Error::custom)?;
+        }
+        Ok(h)
     }
 }
 
@@ -162,8 +227,18 @@ pub struct Report {
     pub incomplete_streams: u64,
     /// Wall time of the run, in milliseconds (the longest, after a merge).
     pub elapsed_ms: u64,
-    /// Calls per second (summed over merged reports: they ran side by side).
+    /// Calls that got a response head.
+    #[serde(default)]
+    pub answered: u64,
+    /// Answered calls per second (summed over merged reports: they ran side by side). Calls
+    /// that found no server are not throughput.
     pub throughput: f64,
+    /// The run was interrupted (Ctrl-C): the report covers what was done.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// Why the run stopped before its count or duration, when it did.
+    #[serde(default)]
+    pub stopped: Option<String>,
     /// Count per outcome.
     pub outcomes: BTreeMap<String, u64>,
     /// Count per layer.
@@ -177,7 +252,7 @@ pub struct Report {
     /// Time to the terminal response.
     pub terminal_us: Latency,
     /// Events per SSE stream (a histogram of counts, not times).
-    pub events_per_stream: Latency,
+    pub events_per_stream: Counts,
     /// Reports merged into this one.
     pub merged: u64,
 }
@@ -190,6 +265,9 @@ impl Report {
     /// Counts one verdict with its timings.
     pub fn record(&mut self, v: &Verdict, t: &Timings) {
         self.requests += 1;
+        if v.status.is_some() {
+            self.answered += 1;
+        }
         *self.outcomes.entry(v.outcome.to_string()).or_default() += 1;
         *self.layers.entry(v.layer.as_str().to_owned()).or_default() += 1;
         for violation in &v.violations {
@@ -206,7 +284,7 @@ impl Report {
             if !v.complete {
                 self.incomplete_streams += 1;
             }
-            self.events_per_stream.record(n.max(1));
+            self.events_per_stream.record(n);
         }
         if let Some(d) = t.head {
             self.head_us.record(micros(d));
@@ -244,6 +322,11 @@ impl Report {
         self.incomplete += other.incomplete;
         self.streams += other.streams;
         self.incomplete_streams += other.incomplete_streams;
+        self.answered += other.answered;
+        self.interrupted |= other.interrupted;
+        if self.stopped.is_none() {
+            self.stopped.clone_from(&other.stopped);
+        }
         self.elapsed_ms = self.elapsed_ms.max(other.elapsed_ms);
         self.throughput += other.throughput;
         for (dst, src) in [

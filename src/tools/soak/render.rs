@@ -8,10 +8,25 @@ impl Report {
     pub fn human(&self) -> String {
         let mut out = String::new();
         let secs = self.elapsed_ms as f64 / 1000.0;
+        if self.interrupted {
+            out.push_str("interrupted (Ctrl-C): partial report\n");
+        }
+        if let Some(why) = &self.stopped {
+            out.push_str(&format!("stopped early: {why}\n"));
+        }
+        let over = if self.merged > 1 {
+            format!(
+                "{} merged reports, {} calls, longest run {secs:.2} s; throughput summed (they ran side by side): {:.1} answered/s",
+                self.merged, self.requests, self.throughput
+            )
+        } else {
+            format!(
+                "{} calls in {secs:.2} s, {} answered ({:.1}/s)",
+                self.requests, self.answered, self.throughput
+            )
+        };
         out.push_str(&format!(
-            "{} calls in {secs:.2} s ({:.1}/s); incomplete {} ({:.3}%), SSE streams {} of which incomplete {} ({:.3}%)\n",
-            self.requests,
-            self.throughput,
+            "{over}; incomplete {} ({:.3}%), SSE streams {} of which incomplete {} ({:.3}%)\n",
             self.incomplete,
             self.incomplete_rate() * 100.0,
             self.streams,

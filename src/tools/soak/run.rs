@@ -1,6 +1,6 @@
 //! The runner: workers that send the mix and fold every verdict into the live report.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
@@ -10,7 +10,12 @@ use std::time::Duration;
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
 use crate::adapters::h1::Connection;
 use crate::adapters::{Client, Timings, lock};
-use crate::verdict::Verdict;
+use crate::verdict::{Outcome, Verdict};
+
+/// A worker whose call found no server waits this long before the next one, doubling up to
+/// [`BACKOFF_MAX`]: a dead server is not hammered while the run decides to stop.
+const BACKOFF_START: Duration = Duration::from_millis(20);
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
 /// Called with every call's verdict and timings as it finishes (telemetry export).
 pub type CallHook = Box<dyn Fn(&Verdict, &Timings) + Send + Sync>;
@@ -20,9 +25,12 @@ pub type CallHook = Box<dyn Fn(&Verdict, &Timings) + Send + Sync>;
 pub struct Live {
     /// The report so far.
     pub report: Mutex<Report>,
-    /// Set to stop (Ctrl-C): no new calls start, calls in flight finish.
-    pub stop: AtomicBool,
+    /// Set by [`Live::interrupt`]: no new calls start, calls in flight are cancelled.
+    stop: AtomicBool,
+    wake: tokio::sync::Notify,
     started: AtomicU64,
+    /// `CONNECTION_FAILED` calls in a row, over all workers.
+    connect_failures: AtomicU32,
     on_call: Option<CallHook>,
 }
 
@@ -37,6 +45,31 @@ impl std::fmt::Debug for Live {
 }
 
 impl Live {
+    /// Stops the run at once (Ctrl-C): no new call starts and calls in flight are cancelled
+    /// (`CANCELLED`); [`run`] returns the report of what was done, marked interrupted.
+    pub fn interrupt(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.wake.notify_waiters();
+    }
+
+    /// Whether [`Live::interrupt`] was called.
+    pub fn is_interrupted(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// Resolves once [`Live::interrupt`] has been called.
+    pub async fn interrupted(&self) {
+        loop {
+            let notified = self.wake.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_interrupted() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
     /// Live counters that also hand every finished call to `hook`.
     pub fn with_hook(hook: CallHook) -> Self {
         Live {
@@ -52,13 +85,22 @@ impl Live {
 }
 
 /// Why a soak run could not start.
-#[derive(Debug)]
-#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq)]
 pub enum SoakError {
     /// The mix has no entries: there is nothing to send.
     EmptyMix,
     /// The handshake's last exchange was not a complete success; its verdict says why.
     Handshake(Box<Verdict>),
+    /// A tool of the mix is not in the server's `tools/list`: every call would be a JSON-RPC
+    /// error, a complete answer, and the run would pass while testing nothing.
+    UnknownTool {
+        /// The tool of the mix.
+        tool: String,
+        /// What `tools/list` gave.
+        listed: Vec<String>,
+    },
+    /// Interrupted (Ctrl-C) before the load began.
+    Interrupted,
     /// Workers failed (panicked): the run is not a clean one, whatever it counted.
     Workers {
         /// How many failed.
@@ -74,12 +116,28 @@ impl std::fmt::Display for SoakError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SoakError::EmptyMix => f.write_str("the mix is empty"),
-            SoakError::Handshake(last) => write!(
+            SoakError::Interrupted => f.write_str("interrupted (Ctrl-C) before the load began"),
+            SoakError::Handshake(last) => {
+                write!(
+                    f,
+                    "the handshake failed: {} {} (HTTP {})",
+                    last.method.as_deref().unwrap_or("?"),
+                    last.outcome,
+                    last.status.map_or("-".into(), |s| s.to_string())
+                )?;
+                if !last.complete {
+                    write!(f, ": {}", last.retry.reason)?;
+                }
+                Ok(())
+            }
+            SoakError::UnknownTool { tool, listed } => write!(
                 f,
-                "the handshake failed: {} {} (HTTP {})",
-                last.method.as_deref().unwrap_or("?"),
-                last.outcome,
-                last.status.map_or("-".into(), |s| s.to_string())
+                "tool {tool:?} is not in tools/list (it lists: {}); every call would be a JSON-RPC error",
+                if listed.is_empty() {
+                    "nothing".into()
+                } else {
+                    listed.join(", ")
+                }
             ),
             SoakError::Workers { failed, of, first } => {
                 write!(f, "{failed} of {of} soak workers failed: {first}")
@@ -100,19 +158,40 @@ pub async fn run(
     if config.mix.is_empty() {
         return Err(SoakError::EmptyMix);
     }
-    let handshake = client.handshake(config.handshake).await;
+    // Before the load, a Ctrl-C stops the handshake and tools/list too.
+    let prelude = async {
+        let handshake = client.handshake(config.handshake).await;
+        let mut list = client.request("tools/list", json!({})).await;
+        let mut listed = None;
+        while let Some(m) = list.next_message().await {
+            if m.terminal {
+                listed = m.value().ok().and_then(|v| tool_names(&v));
+            }
+        }
+        let _ = list.verdict().await;
+        (handshake, listed)
+    };
+    let (handshake, listed) = tokio::select! {
+        done = prelude => done,
+        _ = live.interrupted() => return Err(SoakError::Interrupted),
+    };
     if let Some(last) = handshake
         .last()
         .filter(|v| !(v.complete && v.error_code.is_none()))
     {
         return Err(SoakError::Handshake(Box::new(last.clone())));
     }
-    // tools/list once, so retry advice knows the tools' annotations.
-    let _ = client
-        .request("tools/list", json!({}))
-        .await
-        .verdict()
-        .await;
+    // tools/list once, so retry advice knows the tools' annotations; and a tool the server
+    // does not list is refused before the load: every call would be a JSON-RPC error, a
+    // complete answer, and the run would pass while testing nothing.
+    if let Some(names) = listed
+        && let Some(m) = config.mix.iter().find(|m| !names.contains(&m.tool))
+    {
+        return Err(SoakError::UnknownTool {
+            tool: m.tool.clone(),
+            listed: names,
+        });
+    }
 
     let requests = match (config.requests, config.duration) {
         (None, None) => Some(DEFAULT_REQUESTS),
@@ -138,35 +217,70 @@ pub async fn run(
     for _ in 0..config.concurrency.max(1) {
         let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
         let rate = config.rate;
+        let max_failures = config.max_connect_failures;
         workers.push(tokio::spawn(async move {
             // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
             let mut direct = Connection::new(&client);
+            let mut backoff = Duration::ZERO;
             loop {
-                if live.stop.load(Ordering::Relaxed) {
+                if live.is_interrupted() || stopped(&live, max_failures) {
                     break;
                 }
                 let slot = live.started.fetch_add(1, Ordering::Relaxed);
                 if requests.is_some_and(|n| slot >= n) {
                     break;
                 }
+                let mut at = None;
                 if let Some(r) = rate.filter(|r| *r > 0.0) {
                     // A slot too far away to represent (`--rate 1e-19`) is never due.
-                    let Some(at) = slot_time(begin, slot, r) else {
+                    let Some(slot_at) = slot_time(begin, slot, r) else {
                         break;
                     };
+                    at = Some(slot_at);
+                }
+                if !backoff.is_zero() {
+                    let after = tokio::time::Instant::now() + backoff;
+                    at = Some(at.map_or(after, |a| a.max(after)));
+                }
+                if let Some(at) = at {
                     if deadline.is_some_and(|d| at >= d) {
                         break;
                     }
-                    tokio::time::sleep_until(at).await;
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(at) => {}
+                        _ = live.interrupted() => break,
+                    }
                 }
                 if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
                     break;
                 }
                 let k = order[(slot % order.len() as u64) as usize];
+                // Ctrl-C cancels the call in flight: before the head by dropping the request,
+                // after it by closing the stream (on 2026-07-28 that close is the cancel).
                 let (verdict, timings) = match direct.as_mut() {
-                    Some(conn) => conn.send(&mix[k].0, &mix[k].1).await.finish().await,
-                    None => client.send_prepared(&mix[k].0).await.finish().await,
+                    Some(conn) => tokio::select! {
+                        call = conn.send(&mix[k].0, &mix[k].1) => {
+                            call.finish_unless(live.interrupted()).await
+                        }
+                        _ = live.interrupted() => {
+                            direct = Connection::new(&client);
+                            (client.cancelled(&mix[k].0), Timings::default())
+                        }
+                    },
+                    None => tokio::select! {
+                        call = client.send_prepared(&mix[k].0) => {
+                            call.finish_unless(live.interrupted()).await
+                        }
+                        _ = live.interrupted() => (client.cancelled(&mix[k].0), Timings::default()),
+                    },
                 };
+                if verdict.outcome == Outcome::ConnectionFailed {
+                    live.connect_failures.fetch_add(1, Ordering::SeqCst);
+                    backoff = (backoff * 2).clamp(BACKOFF_START, BACKOFF_MAX);
+                } else {
+                    live.connect_failures.store(0, Ordering::SeqCst);
+                    backoff = Duration::ZERO;
+                }
                 lock(&live.report).record(&verdict, &timings);
                 if let Some(hook) = &live.on_call {
                     hook(&verdict, &timings);
@@ -193,10 +307,33 @@ pub async fn run(
     report.throughput = if report.elapsed_ms == 0 {
         0.0
     } else {
-        report.requests as f64 * 1000.0 / report.elapsed_ms as f64
+        report.answered as f64 * 1000.0 / report.elapsed_ms as f64
     };
+    report.interrupted = live.is_interrupted();
+    if stopped(&live, config.max_connect_failures) {
+        report.stopped = Some(format!(
+            "{} calls in a row found no server (CONNECTION_FAILED); is it running? (--max-connect-failures)",
+            config.max_connect_failures
+        ));
+    }
     report.merged = 1;
     Ok(report)
+}
+
+/// The run stops: `max` calls in a row found no server.
+fn stopped(live: &Live, max: u32) -> bool {
+    max > 0 && live.connect_failures.load(Ordering::SeqCst) >= max
+}
+
+/// The tool names of a `tools/list` response, or `None` when it is not one.
+pub fn tool_names(response: &serde_json::Value) -> Option<Vec<String>> {
+    let tools = response.pointer("/result/tools")?.as_array()?;
+    Some(
+        tools
+            .iter()
+            .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
+            .collect(),
+    )
 }
 
 /// When request number `slot` is due at `rate` per second, if that is representable.

@@ -136,6 +136,7 @@ pub fn end_word(v: &Verdict) -> &'static str {
         End::Open => "open",
         End::Timeout => "timeout",
         End::Cancelled => "cancelled",
+        End::NotCaptured => "not_captured",
     }
 }
 

@@ -13,17 +13,13 @@ use mcp_verdict::soak::Report;
 
 use super::{Decision, Run, Trace, escape as esc, label};
 
-/// Whether each trace is the forgiven half of a legacy-server probe (the same rule as
-/// `replay::Tally`: an incomplete `server/discover` directly followed, in the same source, by
-/// `initialize`).
+/// Whether each trace is the forgiven half of a retried handshake (the rule of
+/// `replay::Tally`, `replay::forgives`, within one source).
 fn forgiven(traces: &[Trace]) -> Vec<bool> {
     let mut out = vec![false; traces.len()];
     for (i, pair) in traces.windows(2).enumerate() {
         let (a, b) = (&pair[0], &pair[1]);
-        out[i] = !a.verdict.complete
-            && a.verdict.method.as_deref() == Some("server/discover")
-            && b.verdict.method.as_deref() == Some("initialize")
-            && a.source == b.source;
+        out[i] = mcp_verdict::replay::forgives(&a.verdict, &b.verdict) && a.source == b.source;
     }
     out
 }

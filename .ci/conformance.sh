@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (@modelcontextprotocol/conformance, pinned) on both sides:
+#
+#   server side: `mcp-verdict serve-faults` (its correct endpoint /mcp) on an ephemeral
+#                127.0.0.1 port, each scenario run by the suite's client;
+#   client side: `mcp-verdict probe --all-tools` run by the suite against its mock servers.
+#
+#   shapes:      the shape table (src/core/shapes.rs) against the suite's wire-schema-valid
+#                checker, message by message (tests/shapes_differential.rs).
+#
+#   bash .ci/conformance.sh [server|client|shapes|all]      (default: all)
+#
+# Fails (exit 1) on any FAILURE or WARNING in the listed scenarios, on a scenario that reports
+# no SUCCESS (a SKIPPED pair), or on a suite exit code other than 0. Prints the pass counts.
+#
+# Environment:
+#   CONFORMANCE_VERSION  the suite's version (default pinned below)
+#   CONFORMANCE_HOME     where the suite (and Node 22 when the system's Node is older) is
+#                        installed; default: a cache folder kept between runs
+#   MCP_VERDICT          the binary to test (default: built here with `cargo build --release`)
+#   CONFORMANCE_KEEP     1: keep the results folder and print its path
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SIDE="${1:-all}"
+VERSION="${CONFORMANCE_VERSION:-0.2.0-alpha.12}"
+HOME_DIR="${CONFORMANCE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-verdict/conformance-$VERSION}"
+
+# The scenarios the issue names: server side at 2025-11-25 (stateful) and 2026-07-28 (stateless),
+# client side as scenario@revision.
+SERVER_STATEFUL="server-initialize ping tools-list tools-call-simple-text tools-call-error
+  server-sse-multiple-streams server-session-lifecycle dns-rebinding-protection"
+SERVER_STATELESS="tools-list tools-call-simple-text tools-call-error server-sse-multiple-streams
+  dns-rebinding-protection"
+CLIENT_RUNS="initialize@2025-11-25 tools_call@2025-11-25 tools_call@2026-07-28
+  request-metadata@2026-07-28 http-standard-headers@2026-07-28"
+
+for tool in npm node; do
+  command -v "$tool" >/dev/null || { echo "conformance: $tool is required" >&2; exit 1; }
+done
+
+# --- install ---------------------------------------------------------------------------------
+# The suite declares Node >= 22 (it dies at load time on Node 20): when the system's Node is
+# older, Node 22 comes from the npm registry's `node` package into the same folder.
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+packages=("@modelcontextprotocol/conformance@$VERSION")
+[ "$node_major" -ge 22 ] || packages+=("node@22")
+cli="$HOME_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+stamp="$HOME_DIR/.installed"
+if [ ! -f "$cli" ] || [ "$(cat "$stamp" 2>/dev/null)" != "${packages[*]}" ]; then
+  echo "conformance: installing ${packages[*]} into $HOME_DIR"
+  mkdir -p "$HOME_DIR"
+  (cd "$HOME_DIR" && { [ -f package.json ] || npm init -y >/dev/null; } &&
+    timeout 300 npm install --no-audit --no-fund --loglevel=error "${packages[@]}") \
+    >"$HOME_DIR/npm.log" 2>&1 || {
+    echo "conformance: npm install failed:" >&2; cat "$HOME_DIR/npm.log" >&2; exit 1; }
+  echo "${packages[*]}" > "$stamp"
+fi
+NODE=node
+[ "$node_major" -ge 22 ] || NODE="$HOME_DIR/node_modules/node/bin/node"
+"$NODE" --version >/dev/null
+
+# The suite's mock servers (client side) listen on all interfaces: this preload binds every
+# host-less listen() to 127.0.0.1.
+cat > "$HOME_DIR/loopback.cjs" <<'EOF'
+const net = require('net');
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  const a = args[0];
+  if (a !== null && typeof a === 'object' && !Array.isArray(a)) {
+    if (a.path === undefined && a.host === undefined && a.fd === undefined && a.handle === undefined) {
+      args[0] = { ...a, host: '127.0.0.1' };
+    }
+  } else if (a === undefined || typeof a === 'function') {
+    args.unshift(0, '127.0.0.1');
+  } else if ((typeof a === 'number' || /^\d+$/.test(String(a))) && typeof args[1] !== 'string') {
+    args.splice(1, 0, '127.0.0.1');
+  }
+  return listen.apply(this, args);
+};
+EOF
+suite() { "$NODE" --require "$HOME_DIR/loopback.cjs" "$cli" "$@"; }
+
+# --- the binary under test -------------------------------------------------------------------
+BIN="${MCP_VERDICT:-}"
+if [ -z "$BIN" ]; then
+  cargo build --locked --release --quiet
+  BIN="$PWD/target/release/mcp-verdict"
+fi
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/mcp-verdict-conformance.XXXXXX")"
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  if [ "${CONFORMANCE_KEEP:-0}" = 1 ]; then echo "conformance: results in $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# Reads every checks.json under $1 and prints "success failure warning" counts and, on stderr,
+# each failing or warning check.
+count_checks() {
+  "$NODE" -e '
+    const fs = require("fs"), path = require("path");
+    const n = { SUCCESS: 0, FAILURE: 0, WARNING: 0 };
+    const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name === "checks.json") for (const c of JSON.parse(fs.readFileSync(p, "utf8"))) {
+        if (c.status in n) n[c.status]++;
+        if (c.status === "FAILURE" || c.status === "WARNING")
+          console.error(`    ${c.status} ${c.id}: ${c.errorMessage || c.name}`);
+      } } };
+    walk(process.argv[1]);
+    console.log(`${n.SUCCESS} ${n.FAILURE} ${n.WARNING}`);' "$1"
+}
+
+passed=0
+failed=0
+# run LABEL OUTDIR -- suite args...: runs one scenario and judges it.
+run() {
+  local label="$1" out="$2"; shift 3
+  mkdir -p "$out"
+  local rc=0
+  suite "$@" -o "$out" >"$out/log" 2>&1 || rc=$?
+  local counts ok fail warn
+  counts="$(count_checks "$out" 2>"$out/problems")"
+  read -r ok fail warn <<<"$counts"
+  if [ "$rc" -eq 0 ] && [ "$fail" -eq 0 ] && [ "$warn" -eq 0 ] && [ "$ok" -gt 0 ]; then
+    passed=$((passed + 1))
+    printf '  PASS %-50s %3d checks\n' "$label" "$ok"
+  else
+    failed=$((failed + 1))
+    printf '  FAIL %-50s %d ok, %d failure, %d warning, suite exit %d\n' "$label" "$ok" "$fail" "$warn" "$rc"
+    cut -c1-400 "$out/problems"
+    [ "$ok" -gt 0 ] || tail -n 5 "$out/log" | sed 's/^/    /'
+  fi
+}
+
+if [ "$SIDE" = all ] || [ "$SIDE" = server ]; then
+  "$BIN" serve-faults --listen 127.0.0.1:0 2>"$work/server.log" &
+  server_pid=$!
+  url=""
+  for _ in $(seq 1 100); do
+    url="$(grep -o 'correct endpoint http://[^ ,]*' "$work/server.log" | cut -d' ' -f3 || true)"
+    [ -n "$url" ] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$url" ] || { echo "conformance: serve-faults did not start:" >&2; cat "$work/server.log" >&2; exit 1; }
+  echo "conformance: server side, suite $VERSION against $url"
+  for s in $SERVER_STATEFUL; do
+    run "$s@2025-11-25" "$work/server/$s@2025-11-25" -- server --url "$url" --scenario "$s" --spec-version 2025-11-25
+  done
+  for s in $SERVER_STATELESS; do
+    run "$s@2026-07-28" "$work/server/$s@2026-07-28" -- server --url "$url" --scenario "$s" --spec-version 2026-07-28
+  done
+  kill "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+  server_pid=""
+fi
+
+if [ "$SIDE" = all ] || [ "$SIDE" = client ]; then
+  echo "conformance: client side, suite $VERSION running mcp-verdict probe"
+  # The suite appends the mock server's URL; it sets MCP_CONFORMANCE_PROTOCOL_VERSION.
+  probe="$BIN probe --all-tools --protocol \"\$MCP_CONFORMANCE_PROTOCOL_VERSION\" --timeout 20 --color never"
+  for pair in $CLIENT_RUNS; do
+    s="${pair%@*}" v="${pair#*@}"
+    run "$s@$v" "$work/client/$s@$v" -- client --command "$probe" --scenario "$s" --spec-version "$v" --timeout 40000
+  done
+fi
+
+if [ "$SIDE" = all ] || [ "$SIDE" = shapes ]; then
+  # The shape table against the official checker, message by message (tests/shapes_differential.rs).
+  echo "conformance: shapes against wire-schema-valid"
+  "$NODE" .ci/conformance/schemas.mjs "$cli" "$HOME_DIR/schemas" >/dev/null
+  if MCP_VERDICT_CONFORMANCE_HOME="$HOME_DIR" MCP_VERDICT_NODE="$NODE" \
+    cargo test --locked --features rmcp --quiet --test shapes_differential -- --nocapture \
+    >"$work/shapes.log" 2>&1; then
+    passed=$((passed + 1))
+    printf '  PASS %-50s %s\n' "shapes vs wire-schema-valid" \
+      "$(grep -o '[0-9]* messages, [0-9]* agree' "$work/shapes.log" || true)"
+  else
+    failed=$((failed + 1))
+    echo "  FAIL shapes vs wire-schema-valid"
+    tail -n 30 "$work/shapes.log" | cut -c1-400
+  fi
+fi
+
+echo "conformance: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

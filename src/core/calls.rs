@@ -1,0 +1,588 @@
+//! Logical calls: the exchanges that are one operation, grouped the way a person reading the
+//! capture would group them, with the per-call record of the seed article (client, version,
+//! method, POST count, statuses, ids, error code, result type, outcome, retry origin) and the
+//! retry audit (call-level violations).
+//!
+//! Grouping is a guess from traffic, never a fact the protocol states. An exchange joins an
+//! earlier call when it is:
+//! - the client's answer (response POST) to a server request seen on that call's stream;
+//! - a `GET` with `Last-Event-ID` resuming that call's stream;
+//! - an MRTR round (`inputResponses`/`requestState`) after that call got `input_required`;
+//! - `tasks/get`/`tasks/result`/`tasks/cancel` for the task that call created;
+//! - the same method with the same params (ids, progress tokens and `_meta` aside) re-sent after
+//!   that call failed; or, within [`AUTOMATIC_RETRY_MS`], a `tools/call` re-sent after a
+//!   complete answer (flagged).
+//!
+//! Anything else starts a call of its own. Calls are emitted in the order they began, once no
+//! later exchange can join them (at the end, or when more than [`OPEN_CALLS`] are open).
+
+use std::collections::VecDeque;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::lifecycle::ExchangeKind;
+use crate::request::Headers;
+use crate::rules::Rule;
+use crate::verdict::{Advice, Outcome, Verdict, Violation};
+use crate::version::ProtocolVersion;
+
+/// A re-send within this many milliseconds of the previous attempt's end is `automatic` (a
+/// client's retry loop); later it is `manual` (a person or an agent decided again). SDK retry
+/// loops back off for seconds, not minutes; ten seconds separates them from a human's second try
+/// in the captures we have seen, and it is a guess.
+pub const AUTOMATIC_RETRY_MS: u64 = 10_000;
+
+/// At most this many calls are kept open for later exchanges to join (memory stays bounded on
+/// any capture); the oldest is emitted when one more begins.
+pub const OPEN_CALLS: usize = 256;
+
+/// A call holds at most this many exchanges; the next one that would join starts a call of its
+/// own (a client polling one task forever cannot grow one record without bound).
+pub const MAX_CALL_EXCHANGES: usize = 4096;
+
+/// Server requests a call remembers while waiting for the client's answers.
+const MAX_WAITING: usize = 256;
+
+/// How a call's latest exchange came about. A guess from traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryOrigin {
+    /// One exchange, or only answers and streams joined it.
+    None,
+    /// Re-sent with the same arguments within [`AUTOMATIC_RETRY_MS`].
+    Automatic,
+    /// Re-sent with the same arguments later than that.
+    Manual,
+    /// A `GET` with `Last-Event-ID` resumed its stream.
+    Resume,
+    /// An MRTR round (new id, `inputResponses`/`requestState`).
+    Input,
+    /// Task polling (`tasks/get`, `tasks/result`).
+    Poll,
+}
+
+impl RetryOrigin {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetryOrigin::None => "none",
+            RetryOrigin::Automatic => "automatic",
+            RetryOrigin::Manual => "manual",
+            RetryOrigin::Resume => "resume",
+            RetryOrigin::Input => "input",
+            RetryOrigin::Poll => "poll",
+        }
+    }
+}
+
+/// One logical call. The JSON form is a public contract: exactly these fields, `null` where
+/// unknown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    /// 0-based number of the call within the capture.
+    pub call: u64,
+    /// Entry indices of its exchanges, in order.
+    pub entries: Vec<u64>,
+    /// `name@version` from `initialize` clientInfo or the 2026-07-28 `_meta` client info.
+    pub client: Option<String>,
+    /// The revision whose rules judged its final exchange.
+    pub protocol_version: Option<ProtocolVersion>,
+    /// JSON-RPC method.
+    pub method: Option<String>,
+    /// `params.name` of a `tools/call`.
+    pub tool: Option<String>,
+    /// How many POSTs it took.
+    pub post_count: u32,
+    /// HTTP status of each exchange, in order (`null`: no response head).
+    pub http_statuses: Vec<Option<u16>>,
+    /// JSON-RPC ids of its requests, in order.
+    pub ids: Vec<Value>,
+    /// JSON-RPC error code of the final exchange.
+    pub error_code: Option<i64>,
+    /// `resultType` of the final exchange.
+    pub result_type: Option<String>,
+    /// The final exchange's outcome.
+    pub outcome: Outcome,
+    /// The final exchange gave a complete answer.
+    pub complete: bool,
+    /// How the latest exchange came about (`null`: a re-send whose delay is unknown).
+    pub retry_origin: Option<RetryOrigin>,
+    /// A `tools/call` not known safe was re-sent after a failure that may have run it.
+    pub double_execution_risk: bool,
+    /// Call-level violations (the retry audit), in the order seen.
+    pub violations: Vec<Violation>,
+}
+
+/// What the grouping needs from one judged exchange.
+#[derive(Debug, Clone, Copy)]
+pub struct ExchangeFacts<'a> {
+    /// Its verdict.
+    pub verdict: &'a Verdict,
+    /// Request headers (for `Last-Event-ID`).
+    pub headers: &'a Headers,
+    /// Request body as sent (the params are compared for re-sends).
+    pub body: &'a [u8],
+    /// When the request started, in milliseconds on any fixed clock.
+    pub started_ms: Option<u64>,
+    /// How long the exchange took, in milliseconds.
+    pub duration_ms: Option<u64>,
+}
+
+/// A call still open for later exchanges, with what grouping compares.
+#[derive(Debug)]
+struct Open {
+    call: Call,
+    /// Hash of method and params without ids, progress tokens and `_meta`.
+    fingerprint: Option<u64>,
+    /// The final exchange's retry advice and its delay.
+    last_advice: Advice,
+    last_after_ms: Option<u64>,
+    last_end_ms: Option<u64>,
+    /// The stream can be resumed from this event id.
+    resume_from: Option<String>,
+    /// Server requests not answered yet.
+    waiting: Vec<Value>,
+    /// A task was created; the task id once a poll named it.
+    task: Option<Option<String>>,
+    /// The latest exchange got `input_required`.
+    wants_input: bool,
+}
+
+/// Groups exchanges into calls, fed in capture order.
+#[derive(Debug, Default)]
+pub struct Calls {
+    open: VecDeque<Open>,
+    next: u64,
+    client: Option<String>,
+}
+
+/// How an exchange relates to an open call.
+struct Join {
+    at: usize,
+    origin: Option<RetryOrigin>,
+    resent: bool,
+}
+
+impl Calls {
+    /// An empty grouping.
+    pub fn new() -> Self {
+        Calls::default()
+    }
+
+    /// Adds one judged exchange; calls that can no longer grow go to `emit`.
+    pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) {
+        let v = x.verdict;
+        let message = message_of(x.body, v.batch_position);
+        if let Some(client) = client_of(v.method.as_deref(), message.as_ref()) {
+            self.client = Some(client);
+        }
+        let kind = v.kind.unwrap_or(ExchangeKind::Request);
+        let join = self
+            .find(x, kind, message.as_ref())
+            .filter(|j| self.open[j.at].call.entries.len() < MAX_CALL_EXCHANGES);
+        let at = match &join {
+            Some(j) => j.at,
+            None => {
+                let open = self.start(v, message.as_ref());
+                self.open.push_back(open);
+                self.open.len() - 1
+            }
+        };
+        let open = &mut self.open[at];
+        if let Some(j) = &join {
+            audit(open, x, j);
+            if j.origin != Some(RetryOrigin::None) {
+                open.call.retry_origin = j.origin;
+            }
+        }
+        apply(open, x, kind, message.as_ref());
+        while self.open.len() > OPEN_CALLS {
+            if let Some(oldest) = self.open.pop_front() {
+                emit(close(oldest));
+            }
+        }
+    }
+
+    /// Emits every call still open.
+    pub fn finish(&mut self, emit: &mut dyn FnMut(Call)) {
+        while let Some(open) = self.open.pop_front() {
+            emit(close(open));
+        }
+    }
+
+    fn start(&mut self, v: &Verdict, message: Option<&Value>) -> Open {
+        let call = Call {
+            call: self.next,
+            entries: Vec::new(),
+            client: self.client.clone(),
+            protocol_version: None,
+            method: v.method.clone(),
+            tool: v.tool.clone(),
+            post_count: 0,
+            http_statuses: Vec::new(),
+            ids: Vec::new(),
+            error_code: None,
+            result_type: None,
+            outcome: v.outcome,
+            complete: v.complete,
+            retry_origin: Some(RetryOrigin::None),
+            double_execution_risk: false,
+            violations: Vec::new(),
+        };
+        self.next += 1;
+        Open {
+            call,
+            fingerprint: message.and_then(fingerprint),
+            last_advice: Advice::None,
+            last_after_ms: None,
+            last_end_ms: None,
+            resume_from: None,
+            waiting: Vec::new(),
+            task: None,
+            wants_input: false,
+        }
+    }
+
+    /// The open call this exchange belongs to, most recent first.
+    fn find(&self, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<&Value>) -> Option<Join> {
+        let v = x.verdict;
+        let join = |at, origin, resent| Some(Join { at, origin, resent });
+        let recent = self.open.iter().enumerate().rev();
+        match kind {
+            ExchangeKind::Response => {
+                let id = v.id.as_ref()?;
+                let at = recent.clone().find(|(_, o)| o.waiting.contains(id))?.0;
+                join(at, Some(RetryOrigin::None), false)
+            }
+            ExchangeKind::Resume if v.method.is_some() => {
+                let last = x.headers.get("last-event-id")?;
+                let at = recent
+                    .clone()
+                    .find(|(_, o)| o.resume_from.as_deref() == Some(last))?
+                    .0;
+                join(at, Some(RetryOrigin::Resume), false)
+            }
+            ExchangeKind::Request => {
+                let method = v.method.as_deref()?;
+                let params = msg.and_then(|m| m.get("params"));
+                if params.is_some_and(|p| {
+                    p.get("inputResponses").is_some() || p.get("requestState").is_some()
+                }) {
+                    let at = recent
+                        .clone()
+                        .find(|(_, o)| o.wants_input && o.call.method.as_deref() == Some(method));
+                    if let Some((at, _)) = at {
+                        return join(at, Some(RetryOrigin::Input), false);
+                    }
+                }
+                if matches!(method, "tasks/get" | "tasks/result" | "tasks/cancel") {
+                    let task_id = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
+                    let named = recent.clone().find(
+                        |(_, o)| matches!((&o.task, task_id), (Some(Some(t)), Some(id)) if t == id),
+                    );
+                    let unnamed = || recent.clone().find(|(_, o)| matches!(o.task, Some(None)));
+                    if let Some((at, _)) = named.or_else(unnamed) {
+                        return join(at, Some(RetryOrigin::Poll), false);
+                    }
+                }
+                let print = msg.and_then(fingerprint)?;
+                let (at, o) = recent.clone().find(|(_, o)| {
+                    o.fingerprint == Some(print) && o.call.method.as_deref() == Some(method)
+                })?;
+                let delay = match (o.last_end_ms, x.started_ms) {
+                    (Some(end), Some(start)) => Some(start.saturating_sub(end)),
+                    _ => None,
+                };
+                let quick = delay.map(|d| d <= AUTOMATIC_RETRY_MS);
+                if o.call.complete && !(method == "tools/call" && quick == Some(true)) {
+                    return None;
+                }
+                let origin = quick.map(|q| {
+                    if q {
+                        RetryOrigin::Automatic
+                    } else {
+                        RetryOrigin::Manual
+                    }
+                });
+                join(at, origin, true)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The retry audit for an exchange joining `open`, before it is applied.
+fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
+    let v = x.verdict;
+    let mut flag = |rule: Rule, detail: String| {
+        if !open.call.violations.iter().any(|w| w.rule == rule.id()) {
+            open.call
+                .violations
+                .push(Violation::new(rule, detail, None));
+        }
+    };
+    if join.resent {
+        if open.call.complete {
+            flag(
+                Rule::CallResentAfterComplete,
+                format!(
+                    "entry {} re-sends a request that already got {}",
+                    v.index, open.call.outcome
+                ),
+            );
+        } else if open.last_advice == Advice::DoNotRetry
+            && v.method.as_deref() == Some("tools/call")
+        {
+            open.call.double_execution_risk = true;
+            flag(
+                Rule::CallDoubleExecutionRisk,
+                format!(
+                    "entry {} re-sends tools/call {} after {}, which may have run it",
+                    v.index,
+                    v.tool.as_deref().unwrap_or("?"),
+                    open.call.outcome
+                ),
+            );
+        }
+    }
+    if (matches!(join.origin, Some(RetryOrigin::Input)) || join.resent)
+        && let Some(id) = &v.id
+        && open.call.ids.contains(id)
+    {
+        flag(
+            Rule::CallReusedId,
+            format!("entry {} reuses id {id} of an earlier attempt", v.index),
+        );
+    }
+    if (join.resent || join.origin == Some(RetryOrigin::Resume))
+        && let (Some(wait), Some(end), Some(start)) =
+            (open.last_after_ms, open.last_end_ms, x.started_ms)
+        && start.saturating_sub(end) < wait
+    {
+        flag(
+            Rule::CallRetryTooSoon,
+            format!(
+                "entry {} came {} ms after the previous attempt; the server asked for {wait} ms",
+                v.index,
+                start.saturating_sub(end)
+            ),
+        );
+    }
+}
+
+/// Adds the exchange's facts to its call.
+fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<&Value>) {
+    let v = x.verdict;
+    let call = &mut open.call;
+    call.entries.push(v.index);
+    if v.http_method.as_deref().is_none_or(|m| m == "POST") {
+        call.post_count += 1;
+    }
+    call.http_statuses.push(v.status);
+    if kind == ExchangeKind::Request
+        && let Some(id) = &v.id
+    {
+        call.ids.push(id.clone());
+    }
+    if call.method.is_none() {
+        call.method = v.method.clone();
+        call.tool = v.tool.clone();
+    }
+    for sr in &v.server_requests {
+        if open.waiting.len() == MAX_WAITING {
+            open.waiting.remove(0);
+        }
+        open.waiting.push(sr.id.clone());
+    }
+    if kind == ExchangeKind::Response {
+        if let Some(id) = &v.id {
+            open.waiting.retain(|w| w != id);
+        }
+        if call.entries.len() > 1 {
+            return; // the answer to a server request does not decide the call
+        }
+    }
+    call.protocol_version = Some(v.protocol_version);
+    call.error_code = v.error_code;
+    call.result_type = v.result_type.clone();
+    call.outcome = v.outcome;
+    call.complete = v.complete;
+    open.last_advice = v.retry.advice;
+    open.last_after_ms = v.retry.after_ms;
+    open.last_end_ms = x.started_ms.map(|s| s + x.duration_ms.unwrap_or(0));
+    open.resume_from = v.last_event_id.clone().filter(|_| v.resumable);
+    open.wants_input = v.outcome == Outcome::InputRequired;
+    if v.outcome == Outcome::Deferred && open.task.is_none() {
+        open.task = Some(None);
+    }
+    if let (Some(task), Some(id)) = (
+        open.task.as_mut(),
+        msg.and_then(|m| m.get("params"))
+            .and_then(|p| p.get("taskId"))
+            .and_then(Value::as_str),
+    ) && task.is_none()
+    {
+        *task = Some(id.to_owned());
+    }
+}
+
+fn close(mut open: Open) -> Call {
+    for id in &open.waiting {
+        open.call.violations.push(Violation::new(
+            Rule::CallServerRequestUnanswered,
+            format!("server request {id} was never answered"),
+            None,
+        ));
+    }
+    open.call
+}
+
+/// The request message of the body (for a batch row, the request at that position).
+fn message_of(body: &[u8], batch_position: Option<u32>) -> Option<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(body).ok()?;
+    match (value, batch_position) {
+        (Value::Array(items), Some(k)) => items
+            .into_iter()
+            .filter(|m| m.get("method").is_some() && m.get("id").is_some_and(|i| !i.is_null()))
+            .nth(k as usize),
+        (Value::Array(_), None) => None,
+        (value, _) => Some(value),
+    }
+}
+
+/// `name@version` from `initialize` clientInfo or `_meta` client info.
+fn client_of(method: Option<&str>, msg: Option<&Value>) -> Option<String> {
+    let params = msg?.get("params")?;
+    let info = if method == Some("initialize") {
+        params.get("clientInfo")
+    } else {
+        params
+            .get("_meta")
+            .and_then(|m| m.get("io.modelcontextprotocol/clientInfo"))
+    }?;
+    let name = info.get("name")?.as_str()?;
+    Some(match info.get("version").and_then(Value::as_str) {
+        Some(version) => format!("{name}@{version}"),
+        None => name.to_owned(),
+    })
+}
+
+/// Method and params, without `_meta`, MRTR members and (at any depth) `progressToken`.
+fn fingerprint(msg: &Value) -> Option<u64> {
+    let method = msg.get("method")?.as_str()?;
+    let mut params = msg.get("params").cloned().unwrap_or(Value::Null);
+    if let Value::Object(p) = &mut params {
+        for key in ["_meta", "inputResponses", "requestState", "progressToken"] {
+            p.remove(key);
+        }
+    }
+    let mut h = DefaultHasher::new();
+    method.hash(&mut h);
+    // serde_json keeps object members sorted (no preserve_order feature), so equal params give
+    // equal text.
+    params.to_string().hash(&mut h);
+    Some(h.finish())
+}
+
+/// Milliseconds since 1970 of an RFC 3339 time (`startedDateTime` of a HAR entry).
+pub fn rfc3339_ms(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        std::str::from_utf8(b.get(r)?).ok()?.parse().ok()
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, s) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let mut i = 19;
+    let mut millis = 0i64;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        let frac = &text[start..i];
+        let digits: String = frac.chars().chain("000".chars()).take(3).collect();
+        millis = digits.parse().ok()?;
+    }
+    let offset_min = match b.get(i) {
+        Some(b'Z' | b'z') => 0,
+        Some(&sign @ (b'+' | b'-')) => {
+            let (oh, om) = (num(i + 1..i + 3)?, num(i + 4..i + 6)?);
+            let m = oh * 60 + om;
+            if sign == b'+' { m } else { -m }
+        }
+        _ => return None,
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + s - offset_min * 60;
+    u64::try_from(secs * 1000 + millis).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_stops_growing_at_its_cap() {
+        use crate::{End, Headers, Request, ResponseHead, Session};
+        let mut session = Session::default();
+        let mut calls = Calls::new();
+        let mut out = Vec::new();
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#;
+        let headers = Headers::new();
+        for _ in 0..MAX_CALL_EXCHANGES + 1 {
+            let mut ex = session.begin(Request::new("POST", headers.clone(), body));
+            ex.on_head(ResponseHead {
+                status: 503,
+                headers: Headers::new(),
+            });
+            let v = session.finish(&mut ex, End::Eof);
+            let facts = ExchangeFacts {
+                verdict: &v,
+                headers: &headers,
+                body,
+                started_ms: None,
+                duration_ms: None,
+            };
+            calls.add(facts, &mut |c| out.push(c));
+        }
+        calls.finish(&mut |c| out.push(c));
+        let sizes: Vec<usize> = out.iter().map(|c| c.entries.len()).collect();
+        assert_eq!(sizes, vec![MAX_CALL_EXCHANGES, 1]);
+        assert_eq!(
+            out[0].retry_origin, None,
+            "re-sends without timestamps: origin unknown"
+        );
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(rfc3339_ms("1970-01-01T00:00:01.5Z"), Some(1500));
+        assert_eq!(
+            rfc3339_ms("2026-12-02T10:00:01.000Z"),
+            rfc3339_ms("2026-12-02T11:00:01+01:00")
+        );
+        assert_eq!(rfc3339_ms("2026-12-02"), None);
+    }
+
+    #[test]
+    fn fingerprint_ignores_ids_meta_and_progress_tokens() {
+        let a = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"a":1,"b":2},"_meta":{"progressToken":"x"}}});
+        let b = serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"b":2,"a":1},"name":"pay","_meta":{"progressToken":"y"}}});
+        let c = serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pay","arguments":{"a":2}}});
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+    }
+}

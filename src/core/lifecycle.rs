@@ -1,0 +1,247 @@
+//! Session-level facts: what kind of entry an exchange is (request, notification, response,
+//! listen, resume, terminate), the requests a server sent on its streams, and the lifecycle rules
+//! that need more than one exchange (a request after the client's own `DELETE`, a session id that
+//! changes, a request before `notifications/initialized`, a version header that disagrees with
+//! the negotiated version, an answer to a server request that was never sent).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::findings::Findings;
+use crate::request::{BodyKind, Request};
+use crate::rules::Rule;
+use crate::verdict::Verdict;
+use crate::version::ProtocolVersion;
+
+/// What one entry is, from the client's side. One table, so that verdicts, calls and the README
+/// use the same words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExchangeKind {
+    /// A POSTed JSON-RPC request (or a batch holding one).
+    Request,
+    /// A POSTed notification.
+    Notification,
+    /// A POSTed response: the client's answer to a server request.
+    Response,
+    /// A standalone `GET` stream for server messages.
+    Listen,
+    /// A `GET` with `Last-Event-ID`: resumes an earlier stream.
+    Resume,
+    /// A `DELETE` ending the session.
+    Terminate,
+}
+
+impl ExchangeKind {
+    /// Every kind, in table order.
+    pub const ALL: [ExchangeKind; 6] = [
+        ExchangeKind::Request,
+        ExchangeKind::Notification,
+        ExchangeKind::Response,
+        ExchangeKind::Listen,
+        ExchangeKind::Resume,
+        ExchangeKind::Terminate,
+    ];
+
+    /// The kind of `req`, from its HTTP method, headers and body.
+    pub fn of(req: &Request) -> ExchangeKind {
+        match req.http_method.as_str() {
+            "GET" if req.headers.get("last-event-id").is_some() => ExchangeKind::Resume,
+            "GET" => ExchangeKind::Listen,
+            "DELETE" => ExchangeKind::Terminate,
+            _ => match req.kind {
+                BodyKind::Notification => ExchangeKind::Notification,
+                BodyKind::Response => ExchangeKind::Response,
+                BodyKind::Batch if req.ids.is_empty() => ExchangeKind::Notification,
+                _ => ExchangeKind::Request,
+            },
+        }
+    }
+
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExchangeKind::Request => "request",
+            ExchangeKind::Notification => "notification",
+            ExchangeKind::Response => "response",
+            ExchangeKind::Listen => "listen",
+            ExchangeKind::Resume => "resume",
+            ExchangeKind::Terminate => "terminate",
+        }
+    }
+
+    /// One line: what the entry is.
+    pub fn summary(self) -> &'static str {
+        match self {
+            ExchangeKind::Request => "a POSTed JSON-RPC request (or one row of a batch)",
+            ExchangeKind::Notification => "a POSTed notification",
+            ExchangeKind::Response => "a POSTed response: the client's answer to a server request",
+            ExchangeKind::Listen => "a GET without Last-Event-ID: the standalone server stream",
+            ExchangeKind::Resume => "a GET with Last-Event-ID: resumes an earlier stream",
+            ExchangeKind::Terminate => "a DELETE of the session",
+        }
+    }
+
+    /// A `GET` or `DELETE`: no JSON-RPC body of its own.
+    pub fn is_session_entry(self) -> bool {
+        matches!(
+            self,
+            ExchangeKind::Listen | ExchangeKind::Resume | ExchangeKind::Terminate
+        )
+    }
+}
+
+/// A JSON-RPC request the server sent on a stream (elicitation, sampling, roots, ping).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerRequest {
+    /// Its method.
+    pub method: String,
+    /// Its id: the client's response POST must carry the same.
+    pub id: Value,
+}
+
+/// How many server requests are remembered while waiting for the client's answer.
+const PENDING: usize = 256;
+
+/// The lifecycle state of one session, fed in exchange order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lifecycle {
+    /// The session id the client has been sending.
+    session_id: Option<String>,
+    /// A session the client ended itself with `DELETE`, and that entry's index.
+    deleted: Option<(String, u64)>,
+    initialize_seen: bool,
+    initialized_notified: bool,
+    /// Server requests not answered yet: id, method, entry index.
+    pending: Vec<(Value, String, u64)>,
+    /// Any server request was seen, so an unmatched answer means a wrong id.
+    server_requests_seen: bool,
+}
+
+impl Lifecycle {
+    /// Checks `req` against what the session established, before the response.
+    pub(crate) fn check(
+        &self,
+        req: &Request,
+        kind: ExchangeKind,
+        version: ProtocolVersion,
+        negotiated: Option<ProtocolVersion>,
+        findings: &mut Findings,
+    ) {
+        let sid = req.session_id();
+        if let (Some(sid), Some((gone, at))) = (sid, &self.deleted)
+            && sid == gone
+        {
+            findings.add(
+                Rule::SessionRequestAfterDelete,
+                format!("session {sid} was ended by the client's own DELETE (entry {at})"),
+                None,
+            );
+        }
+        if let (Some(sid), Some(current)) = (sid, &self.session_id)
+            && sid != current
+            && self.deleted.as_ref().is_none_or(|(gone, _)| gone != sid)
+        {
+            findings.add(
+                Rule::SessionIdChanged,
+                format!("Mcp-Session-Id {sid} after {current}, with no initialize between"),
+                None,
+            );
+        }
+        let method = req.method.as_deref();
+        if version.has_sessions()
+            && self.initialize_seen
+            && !self.initialized_notified
+            && kind == ExchangeKind::Request
+            && !matches!(method, Some("initialize" | "ping"))
+        {
+            findings.add(
+                Rule::SessionBeforeInitialized,
+                format!(
+                    "{} sent before notifications/initialized",
+                    method.unwrap_or("a request")
+                ),
+                None,
+            );
+        }
+        let header = req
+            .headers
+            .get("mcp-protocol-version")
+            .and_then(ProtocolVersion::parse);
+        if let (Some(sent), Some(agreed)) = (header, negotiated)
+            && method != Some("initialize")
+            && agreed.has_sessions()
+            && sent != agreed
+        {
+            findings.add(
+                Rule::SessionVersionHeader,
+                format!("MCP-Protocol-Version {sent}, but initialize negotiated {agreed}"),
+                None,
+            );
+        }
+        if kind == ExchangeKind::Response
+            && self.server_requests_seen
+            && let Some(id) = &req.id
+            && !self.pending.iter().any(|(p, _, _)| p == id)
+        {
+            findings.add(
+                Rule::SessionResponseUnknownId,
+                format!("answer with id {id}, but no server request with that id is waiting"),
+                None,
+            );
+        }
+        if kind == ExchangeKind::Resume && version.is_stateless() {
+            findings.add(
+                Rule::SessionResumeNotSupported,
+                "GET with Last-Event-ID under 2026-07-28: streams are not resumable",
+                None,
+            );
+        }
+    }
+
+    /// The entry index of the client's own `DELETE` of the session `req` still uses.
+    pub(crate) fn deleted_at(&self, req: &Request) -> Option<u64> {
+        let (gone, at) = self.deleted.as_ref()?;
+        (req.session_id() == Some(gone.as_str())).then_some(*at)
+    }
+
+    /// Records what a finished exchange established.
+    pub(crate) fn record(&mut self, req: &Request, verdict: &Verdict) {
+        let kind = verdict.kind.unwrap_or_else(|| ExchangeKind::of(req));
+        match req.method.as_deref() {
+            Some("initialize") => {
+                self.initialize_seen = true;
+                self.initialized_notified = false;
+                self.session_id = None;
+            }
+            Some("notifications/initialized") => self.initialized_notified = true,
+            _ => {}
+        }
+        if let Some(sid) = req.session_id()
+            && self.session_id.is_none()
+            && self.deleted.as_ref().is_none_or(|(gone, _)| gone != sid)
+        {
+            self.session_id = Some(sid.to_owned());
+        }
+        if kind == ExchangeKind::Terminate
+            && verdict.status.is_some_and(|s| (200..300).contains(&s))
+            && let Some(sid) = req.session_id()
+        {
+            self.deleted = Some((sid.to_owned(), verdict.index));
+            self.session_id = None;
+        }
+        for sr in &verdict.server_requests {
+            self.server_requests_seen = true;
+            if self.pending.len() == PENDING {
+                self.pending.remove(0);
+            }
+            self.pending
+                .push((sr.id.clone(), sr.method.clone(), verdict.index));
+        }
+        if kind == ExchangeKind::Response
+            && let Some(id) = &req.id
+        {
+            self.pending.retain(|(p, _, _)| p != id);
+        }
+    }
+}

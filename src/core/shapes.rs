@@ -1,0 +1,609 @@
+//! Message shapes per revision: the required members of every request, result, error,
+//! notification and server request of each MCP revision, with their JSON types, checked from a
+//! compact table (`shapes/table.txt`, generated from the official JSON schemas by
+//! `.ci/conformance/gen-shapes.mjs`).
+//!
+//! Not a JSON Schema engine: the table keeps only what the analyzer reports (required members,
+//! JSON types, `const` and `enum` values, array items, references and unions) and the checker
+//! walks only the members the table names. Formats, numeric and length bounds and
+//! `additionalProperties` are left out (README: "Conformance").
+//!
+//! Table format, one fact per line: `revision R` starts a revision; `request METHOD DEF RESULT`,
+//! `notification METHOD DEF` and `error CODE DEF` say which definition a message is checked
+//! against; `type NAME` starts a definition, followed by `is SPEC` and member lines
+//! `! NAME SPEC` (required) or `? NAME SPEC` (optional), and `* SPEC` for the values of every
+//! other member (a map). A SPEC is `*` (anything), JSON type
+//! names joined by `|`, `@DEF`, `[SPEC]` (an array of), `=JSON` (a constant), `~[JSON,...]`
+//! (one of), or alternatives of these joined by `|`.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+use crate::rules::Rule;
+use crate::verdict::Violation;
+use crate::version::ProtocolVersion;
+
+const TABLE: &str = include_str!("shapes/table.txt");
+
+/// Nesting followed at most; deeper values are not checked.
+const MAX_DEPTH: usize = 24;
+/// Findings kept per message at most.
+const MAX_FINDINGS: usize = 8;
+
+/// JSON types as bits.
+const OBJECT: u8 = 1;
+const ARRAY: u8 = 2;
+const STRING: u8 = 4;
+const NUMBER: u8 = 8;
+const INTEGER: u8 = 16;
+const BOOLEAN: u8 = 32;
+const NULL: u8 = 64;
+
+#[derive(Debug)]
+enum Spec {
+    Any,
+    Types(u8),
+    Ref(&'static str),
+    Array(Box<Spec>),
+    Const(Value),
+    Enum(Vec<Value>),
+    Union(Vec<Spec>),
+}
+
+#[derive(Debug)]
+struct Def {
+    is: Spec,
+    members: Vec<(&'static str, bool, Spec)>,
+    /// A map's values: the shape of every member not named above.
+    rest: Option<Spec>,
+}
+
+#[derive(Debug, Default)]
+struct Revision {
+    requests: HashMap<&'static str, (&'static str, Option<&'static str>)>,
+    notifications: HashMap<&'static str, &'static str>,
+    errors: HashMap<i64, &'static str>,
+    defs: HashMap<&'static str, Def>,
+}
+
+impl Revision {
+    fn has(&self, name: &str) -> bool {
+        self.defs.contains_key(name)
+    }
+    /// The first of `names` this revision defines (the envelope types were renamed in 2025-11-25).
+    fn pick(&self, names: [&'static str; 2]) -> &'static str {
+        if self.has(names[0]) {
+            names[0]
+        } else {
+            names[1]
+        }
+    }
+}
+
+fn table() -> &'static HashMap<&'static str, Revision> {
+    static PARSED: OnceLock<HashMap<&'static str, Revision>> = OnceLock::new();
+    PARSED.get_or_init(|| parse(TABLE))
+}
+
+fn parse(text: &'static str) -> HashMap<&'static str, Revision> {
+    let mut revisions = HashMap::new();
+    let mut rev: Option<(&str, Revision)> = None;
+    let mut def: Option<(&str, Def)> = None;
+    let close = |rev: &mut Option<(&str, Revision)>, def: &mut Option<(&'static str, Def)>| {
+        if let (Some((_, r)), Some((name, d))) = (rev.as_mut(), def.take()) {
+            r.defs.insert(name, d);
+        }
+    };
+    for line in text.lines().filter(|l| !l.starts_with('#')) {
+        let mut words = line.trim_start().splitn(2, ' ');
+        let (head, rest) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+        let mut args = rest.split(' ');
+        match head {
+            "revision" => {
+                close(&mut rev, &mut def);
+                if let Some((name, r)) = rev.take() {
+                    revisions.insert(name, r);
+                }
+                rev = Some((rest, Revision::default()));
+            }
+            "request" | "notification" | "error" => {
+                let Some((_, r)) = rev.as_mut() else { continue };
+                let (key, name) = (args.next().unwrap_or(""), args.next().unwrap_or(""));
+                match head {
+                    "request" => {
+                        let result = args.next().filter(|r| *r != "-");
+                        r.requests.insert(key, (name, result));
+                    }
+                    "notification" => {
+                        r.notifications.insert(key, name);
+                    }
+                    _ => {
+                        if let Ok(code) = key.parse() {
+                            r.errors.insert(code, name);
+                        }
+                    }
+                }
+            }
+            "type" => {
+                close(&mut rev, &mut def);
+                def = Some((
+                    rest,
+                    Def {
+                        is: Spec::Any,
+                        members: Vec::new(),
+                        rest: None,
+                    },
+                ));
+            }
+            "is" => {
+                if let Some((_, d)) = def.as_mut() {
+                    d.is = spec(rest);
+                }
+            }
+            "*" => {
+                if let Some((_, d)) = def.as_mut() {
+                    d.rest = Some(spec(rest));
+                }
+            }
+            "!" | "?" => {
+                if let Some((_, d)) = def.as_mut() {
+                    let (name, s) = rest.split_once(' ').unwrap_or((rest, "*"));
+                    d.members.push((name, head == "!", spec(s)));
+                }
+            }
+            _ => {}
+        }
+    }
+    close(&mut rev, &mut def);
+    if let Some((name, r)) = rev {
+        revisions.insert(name, r);
+    }
+    revisions
+}
+
+fn spec(text: &'static str) -> Spec {
+    let alts = split_alternatives(text);
+    if alts.len() > 1 {
+        let mut types = 0;
+        let mut others = Vec::new();
+        for a in alts {
+            match spec(a) {
+                Spec::Types(t) => types |= t,
+                other => others.push(other),
+            }
+        }
+        if types != 0 {
+            others.push(Spec::Types(types));
+        }
+        return if others.len() == 1 {
+            others.pop().unwrap_or(Spec::Any)
+        } else {
+            Spec::Union(others)
+        };
+    }
+    if let Some(json) = text.strip_prefix('=') {
+        return serde_json::from_str(json).map_or(Spec::Any, Spec::Const);
+    }
+    if let Some(json) = text.strip_prefix('~') {
+        return serde_json::from_str(json).map_or(Spec::Any, Spec::Enum);
+    }
+    if let Some(name) = text.strip_prefix('@') {
+        return Spec::Ref(name);
+    }
+    if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        return Spec::Array(Box::new(spec(inner)));
+    }
+    match text {
+        "object" => Spec::Types(OBJECT),
+        "array" => Spec::Types(ARRAY),
+        "string" => Spec::Types(STRING),
+        "number" => Spec::Types(NUMBER | INTEGER),
+        "integer" => Spec::Types(INTEGER),
+        "boolean" => Spec::Types(BOOLEAN),
+        "null" => Spec::Types(NULL),
+        _ => Spec::Any,
+    }
+}
+
+/// Splits on `|` outside brackets and JSON strings.
+fn split_alternatives(text: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut in_string, mut escaped, mut start) =
+        (vec![], 0i32, false, false, 0);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            '|' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+fn type_bits(v: &Value) -> u8 {
+    match v {
+        Value::Object(_) => OBJECT,
+        Value::Array(_) => ARRAY,
+        Value::String(_) => STRING,
+        Value::Number(n) => {
+            let whole = n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
+            if whole { NUMBER | INTEGER } else { NUMBER }
+        }
+        Value::Bool(_) => BOOLEAN,
+        Value::Null => NULL,
+    }
+}
+
+fn type_names(bits: u8) -> String {
+    let names = [
+        (OBJECT, "object"),
+        (ARRAY, "array"),
+        (STRING, "string"),
+        (NUMBER, "number"),
+        (INTEGER, "integer"),
+        (BOOLEAN, "boolean"),
+        (NULL, "null"),
+    ];
+    let mut list: Vec<&str> = names
+        .iter()
+        .filter(|(b, _)| bits & b != 0)
+        .map(|(_, n)| *n)
+        .collect();
+    if list.contains(&"number") {
+        list.retain(|n| *n != "integer");
+    }
+    list.join(" or ")
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Object(_) => "an object",
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null => "null",
+    }
+}
+
+/// One problem found, before it becomes a [`Violation`].
+struct Finding {
+    rule: Rule,
+    detail: String,
+}
+
+struct Walker<'t> {
+    rev: &'t Revision,
+    found: Vec<Finding>,
+}
+
+impl Walker<'_> {
+    fn add(&mut self, rule: Rule, detail: String) {
+        if self.found.len() < MAX_FINDINGS {
+            self.found.push(Finding { rule, detail });
+        }
+    }
+
+    fn wrong_type(&mut self, path: &str, expected: &str, v: &Value) {
+        self.add(
+            Rule::ShapeWrongType,
+            format!("{path}: must be {expected}, is {}", kind_of(v)),
+        );
+    }
+
+    fn check(&mut self, spec: &Spec, v: &Value, path: &str, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        match spec {
+            Spec::Any => {}
+            Spec::Types(bits) => {
+                if type_bits(v) & bits == 0 {
+                    self.wrong_type(path, &type_names(*bits), v);
+                }
+            }
+            Spec::Ref(name) => self.check_def(name, v, path, depth + 1),
+            Spec::Array(items) => match v {
+                Value::Array(list) => {
+                    for (i, item) in list.iter().enumerate() {
+                        self.check(items, item, &format!("{path}[{i}]"), depth + 1);
+                        if self.found.len() >= MAX_FINDINGS {
+                            break;
+                        }
+                    }
+                }
+                _ => self.wrong_type(path, "array", v),
+            },
+            Spec::Const(c) => {
+                if !same(c, v) {
+                    if type_bits(c) & type_bits(v) == 0 {
+                        self.wrong_type(path, &type_names(type_bits(c)), v);
+                    } else {
+                        self.add(Rule::ShapeBadValue, format!("{path}: must be {c}, is {v}"));
+                    }
+                }
+            }
+            Spec::Enum(list) => {
+                if !list.iter().any(|c| same(c, v)) {
+                    let bits = list.iter().fold(0, |b, c| b | type_bits(c));
+                    if bits & type_bits(v) == 0 {
+                        self.wrong_type(path, &type_names(bits), v);
+                    } else {
+                        let allowed: Vec<String> = list.iter().map(Value::to_string).collect();
+                        self.add(
+                            Rule::ShapeBadValue,
+                            format!("{path}: must be one of {}, is {v}", allowed.join(", ")),
+                        );
+                    }
+                }
+            }
+            Spec::Union(alts) => {
+                // The alternative with the fewest findings stands for the union (a content
+                // block with `type: "text"` is judged as text content).
+                let mut best: Option<Vec<Finding>> = None;
+                for alt in alts {
+                    let mut w = Walker {
+                        rev: self.rev,
+                        found: Vec::new(),
+                    };
+                    w.check(alt, v, path, depth + 1);
+                    if w.found.is_empty() {
+                        return;
+                    }
+                    if best.as_ref().is_none_or(|b| w.found.len() < b.len()) {
+                        best = Some(w.found);
+                    }
+                }
+                for f in best.into_iter().flatten() {
+                    self.add(f.rule, f.detail);
+                }
+            }
+        }
+    }
+
+    fn check_def(&mut self, name: &str, v: &Value, path: &str, depth: usize) {
+        let Some(def) = self.rev.defs.get(name) else {
+            return;
+        };
+        self.check(&def.is, v, path, depth);
+        let Value::Object(map) = v else { return };
+        for (member, required, spec) in &def.members {
+            let at = if path.is_empty() {
+                (*member).to_owned()
+            } else {
+                format!("{path}.{member}")
+            };
+            match map.get(*member) {
+                Some(value) => self.check(spec, value, &at, depth + 1),
+                None if *required => self.add(
+                    Rule::ShapeMissingMember,
+                    format!("{at}: required by {name}, absent"),
+                ),
+                None => {}
+            }
+        }
+        if let Some(rest) = &def.rest {
+            for (key, value) in map {
+                if !def.members.iter().any(|(m, _, _)| m == key) {
+                    let at = if path.is_empty() {
+                        key.clone()
+                    } else {
+                        format!("{path}.{key}")
+                    };
+                    self.check(rest, value, &at, depth + 1);
+                }
+                if self.found.len() >= MAX_FINDINGS {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// JSON equality where 1 and 1.0 are the same number.
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        _ => a == b,
+    }
+}
+
+/// Checks one JSON-RPC message against `version`'s schema, in either direction: a request,
+/// notification or server request by its method; an error by its code; a result by the method
+/// of the request it answers (`request_method`). Returns the violations (rules
+/// `shape.missing_member`, `shape.wrong_type`, `shape.bad_value`; at most a few per message).
+pub fn check(
+    version: ProtocolVersion,
+    message: &Value,
+    request_method: Option<&str>,
+) -> Vec<Violation> {
+    problems(version, message, request_method)
+        .into_iter()
+        .map(|(rule, detail)| Violation::new(rule, detail, None))
+        .collect()
+}
+
+/// [`check`] for the analyzer: the rule and the detail of each problem.
+pub(crate) fn problems(
+    version: ProtocolVersion,
+    message: &Value,
+    request_method: Option<&str>,
+) -> Vec<(Rule, String)> {
+    let Some(rev) = table().get(version.as_str()) else {
+        return Vec::new();
+    };
+    let mut w = Walker {
+        rev,
+        found: Vec::new(),
+    };
+    if let Value::Array(items) = message {
+        for item in items {
+            for (rule, detail) in problems(version, item, request_method) {
+                w.add(rule, detail);
+            }
+        }
+    } else if let Some(method) = message.get("method").and_then(Value::as_str) {
+        let def = match (rev.requests.get(method), rev.notifications.get(method)) {
+            (Some((def, _)), _) => def,
+            (None, Some(def)) => def,
+            (None, None) if message.get("id").is_some() => &"JSONRPCRequest",
+            (None, None) => &"JSONRPCNotification",
+        };
+        w.check_def(def, message, "", 0);
+    } else if let Some(error) = message.get("error").filter(|e| !e.is_null()) {
+        let by_code = error
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(|c| rev.errors.get(&c).copied());
+        let def = by_code.unwrap_or_else(|| rev.pick(["JSONRPCErrorResponse", "JSONRPCError"]));
+        w.check_def(def, message, "", 0);
+    } else if let Some(result) = message.get("result") {
+        let result_type = result.get("resultType").and_then(Value::as_str);
+        let def = match result_type {
+            Some("input_required") if rev.has("InputRequiredResult") => Some("InputRequiredResult"),
+            Some("task") => None,
+            _ => request_method
+                .and_then(|m| rev.requests.get(m))
+                .and_then(|(_, r)| *r),
+        };
+        if let Some(def) = def {
+            w.check_def(def, result, "result", 0);
+        }
+        if w.found.is_empty() {
+            let envelope = rev.pick(["JSONRPCResultResponse", "JSONRPCResponse"]);
+            w.check_def(envelope, message, "", 0);
+        }
+    } else {
+        w.add(
+            Rule::ShapeMissingMember,
+            "neither method, result nor error: not a JSON-RPC message".into(),
+        );
+    }
+    w.found.into_iter().map(|f| (f.rule, f.detail)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const V25: ProtocolVersion = ProtocolVersion::V2025_11_25;
+    const V26: ProtocolVersion = ProtocolVersion::V2026_07_28;
+
+    fn rules(v: &[Violation]) -> Vec<&str> {
+        v.iter().map(|v| v.rule.as_str()).collect()
+    }
+
+    #[test]
+    fn the_table_covers_every_revision() {
+        for v in ProtocolVersion::ALL {
+            let rev = table().get(v.as_str()).expect("revision in the table");
+            assert!(rev.requests.contains_key("tools/call"), "{v}");
+            assert_eq!(rev.requests.contains_key("ping"), !v.is_stateless(), "{v}");
+            assert!(
+                rev.notifications.contains_key("notifications/progress"),
+                "{v}"
+            );
+            assert!(rev.defs.len() > 80, "{v}: {} definitions", rev.defs.len());
+        }
+        assert!(table()["2026-07-28"].errors.contains_key(&-32022));
+    }
+
+    #[test]
+    fn a_2026_list_without_cache_members_is_reported() {
+        let msg =
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "tools": []}});
+        let found = check(V26, &msg, Some("tools/list"));
+        assert_eq!(
+            rules(&found),
+            ["shape.missing_member", "shape.missing_member"]
+        );
+        assert!(
+            found[0].detail.contains("result.cacheScope"),
+            "{}",
+            found[0].detail
+        );
+        // The same result is fine under 2025-11-25, where those members do not exist.
+        let msg = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}});
+        assert!(check(V25, &msg, Some("tools/list")).is_empty());
+    }
+
+    #[test]
+    fn wrong_types_and_values_deep_inside() {
+        let msg = json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+            {"name": "a", "inputSchema": {"type": "object"}},
+            {"name": 7, "inputSchema": {"type": "array"}}]}});
+        let found = check(V25, &msg, Some("tools/list"));
+        assert_eq!(rules(&found), ["shape.bad_value", "shape.wrong_type"]);
+        assert!(found[0].detail.contains("result.tools[1].inputSchema.type"));
+        assert!(
+            found[1]
+                .detail
+                .starts_with("result.tools[1].name: must be string, is a number")
+        );
+    }
+
+    #[test]
+    fn requests_notifications_and_server_requests() {
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}});
+        assert!(check(V25, &call, None).is_empty());
+        // 2026-07-28 requests carry _meta with the protocol version and capabilities.
+        let found = check(V26, &call, None);
+        assert_eq!(rules(&found), ["shape.missing_member"]);
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                              "params": {"progressToken": 1, "progress": "half"}});
+        assert_eq!(rules(&check(V25, &progress, None)), ["shape.wrong_type"]);
+        let sampling = json!({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage",
+                              "params": {"messages": []}});
+        assert_eq!(
+            rules(&check(V25, &sampling, None)),
+            ["shape.missing_member"]
+        );
+    }
+
+    #[test]
+    fn content_blocks_are_judged_by_their_kind() {
+        let ok = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [
+            {"type": "text", "text": "hi"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}]}});
+        assert!(check(V25, &ok, Some("tools/call")).is_empty());
+        let bad = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text"}]}});
+        let found = check(V25, &bad, Some("tools/call"));
+        assert_eq!(rules(&found), ["shape.missing_member"]);
+        assert!(
+            found[0].detail.contains("content[0].text"),
+            "{}",
+            found[0].detail
+        );
+    }
+
+    #[test]
+    fn errors_by_code() {
+        let ok = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}});
+        assert!(check(V25, &ok, None).is_empty());
+        let bare = json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32022, "message": "no"}});
+        assert!(
+            check(V25, &bare, None).is_empty(),
+            "-32022 has no shape before 2026"
+        );
+        let found = check(V26, &bare, None);
+        assert_eq!(rules(&found), ["shape.missing_member"]);
+        assert!(found[0].detail.contains("error.data"));
+    }
+}

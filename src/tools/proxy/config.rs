@@ -1,0 +1,114 @@
+//! What the proxy is told: where to forward, where to listen, and the limits it holds peers to.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::limits::Limits;
+
+/// The proxy's settings. `Config::new` gives the documented defaults.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The upstream MCP endpoint; the proxy serves the same path.
+    pub upstream: String,
+    /// Where to listen (loopback unless told otherwise).
+    pub listen: SocketAddr,
+    /// Limits for the analysis of each exchange (never for forwarding).
+    pub limits: Limits,
+    /// Largest request head (request line and headers), in bytes. Default 64 KiB.
+    pub max_head_bytes: usize,
+    /// Largest request body, in bytes. Default 4 MiB.
+    pub max_request_bytes: u64,
+    /// Most client connections at once. Default 4096.
+    pub max_connections: usize,
+    /// Time a client has to send a request head, and to send its body. Default 30 s.
+    pub head_timeout: Duration,
+    /// Time the upstream has to send its response head. Default 600 s (a slow tool on JSON).
+    pub upstream_head_timeout: Duration,
+    /// Longest silence inside a response body before the proxy gives up on the upstream
+    /// (`None`: wait as long as both peers keep the connection). Default 600 s.
+    pub idle_timeout: Option<Duration>,
+    /// Largest response body kept per exchange for `--record`. Default 16 MiB.
+    pub record_max_body_bytes: usize,
+    /// Redact secrets (Authorization, Cookie, Set-Cookie, session ids) in every output.
+    pub redact: bool,
+    /// Origins allowed besides loopback ones (exact `scheme://host[:port]`).
+    pub allow_origins: Vec<String>,
+}
+
+impl Config {
+    /// Defaults for `upstream`, listening on `listen`.
+    pub fn new(upstream: impl Into<String>, listen: SocketAddr) -> Config {
+        Config {
+            upstream: upstream.into(),
+            listen,
+            limits: Limits::default(),
+            max_head_bytes: 64 << 10,
+            max_request_bytes: 4 << 20,
+            max_connections: 4096,
+            head_timeout: Duration::from_secs(30),
+            upstream_head_timeout: Duration::from_secs(600),
+            idle_timeout: Some(Duration::from_secs(600)),
+            record_max_body_bytes: 16 << 20,
+            redact: true,
+            allow_origins: Vec::new(),
+        }
+    }
+}
+
+/// Why the proxy could not start.
+#[derive(Debug)]
+pub enum ProxyError {
+    /// The upstream URL is not an absolute http(s) URL.
+    BadUpstream(String),
+    /// `https://` upstream in a build without the `tls` feature.
+    NoTls,
+    /// The listen address could not be bound.
+    Bind(SocketAddr, std::io::Error),
+    /// The HTTP client could not be built.
+    Client(String),
+}
+
+impl fmt::Display for ProxyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProxyError::BadUpstream(why) => write!(f, "--upstream: {why}"),
+            ProxyError::NoTls => f.write_str(
+                "--upstream is https:// but this build has no TLS: rebuild with --features tls",
+            ),
+            ProxyError::Bind(addr, e) => write!(f, "cannot listen on {addr}: {e}"),
+            ProxyError::Client(e) => write!(f, "cannot build the upstream client: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ProxyError {}
+
+/// `url` with any user name or password replaced by `<redacted>`, for messages and logs.
+pub fn display_url(url: &reqwest::Url) -> String {
+    if url.username().is_empty() && url.password().is_none() {
+        return url.to_string();
+    }
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    let text = shown.to_string();
+    match text.split_once("://") {
+        Some((scheme, rest)) => format!("{scheme}://<redacted>@{rest}"),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_credentials_are_hidden() {
+        let url = reqwest::Url::parse("http://me:s3cret@127.0.0.1:9/mcp").unwrap();
+        let shown = display_url(&url);
+        assert_eq!(shown, "http://<redacted>@127.0.0.1:9/mcp");
+        let plain = reqwest::Url::parse("http://127.0.0.1:9/mcp").unwrap();
+        assert_eq!(display_url(&plain), "http://127.0.0.1:9/mcp");
+    }
+}

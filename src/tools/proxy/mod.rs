@@ -1,0 +1,128 @@
+//! `mcp-verdict proxy`: a transparent Streamable-HTTP proxy that judges every exchange as it
+//! streams, for clients in any language.
+//!
+//! The proxy serves the upstream endpoint's own path on a local address, forwards POST, GET and
+//! DELETE byte for byte (hop-by-hop headers aside), and hands the same bytes to the sans-IO core
+//! through one [`Session`](crate::Session), so its verdicts equal `replay` of its recording.
+//! Forwarding never waits on the analysis and never changes because of it (fail open).
+//!
+//! Modules, one job each: `config` (settings, errors), `guard` (what is refused before
+//! forwarding), `headers` (hop-by-hop, redaction), `upstream` (the client), `server` (the
+//! client side), `tap` (the analysis of one exchange), `tee` (the forwarding body),
+//! `shared` (state of one proxy), [`sinks`] and [`metrics`] (outputs).
+//!
+//! Memory per stream is bounded: hyper's buffers on both connections, one chunk in flight, and
+//! the analysis buffers bounded by [`Limits`](crate::Limits) (see the README for the figure).
+
+mod config;
+mod guard;
+mod headers;
+pub mod metrics;
+mod server;
+mod shared;
+pub mod sinks;
+mod tap;
+mod tee;
+mod upstream;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+pub use config::{Config, ProxyError, display_url};
+pub use headers::{REDACTED, SECRET};
+pub use metrics::Metrics;
+pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
+
+use shared::Shared;
+
+/// A running proxy. Dropping it stops accepting (connections in flight end with their tasks).
+pub struct Proxy {
+    addr: SocketAddr,
+    path: String,
+    recorder: Option<Arc<Recorder>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Sets up a proxy: outputs first, then [`ProxyBuilder::start`].
+pub struct ProxyBuilder {
+    config: Config,
+    sinks: Vec<Arc<dyn Sink>>,
+    record: bool,
+}
+
+impl ProxyBuilder {
+    /// Adds an output for finished exchanges.
+    pub fn sink(mut self, sink: Arc<dyn Sink>) -> Self {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// Keeps every exchange for a HAR recording ([`Proxy::recorder`]).
+    pub fn record(mut self) -> Self {
+        self.record = true;
+        self
+    }
+
+    /// Binds the listen address and serves in the background on the current tokio runtime.
+    ///
+    /// # Errors
+    /// A bad upstream URL, `https://` without TLS, or an address that cannot be bound.
+    pub async fn start(self) -> Result<Proxy, ProxyError> {
+        let (url, http) = upstream::client(&self.config.upstream)?;
+        let listen = self.config.listen;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|e| ProxyError::Bind(listen, e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| ProxyError::Bind(listen, e))?;
+        let recorder = self.record.then(|| Arc::new(Recorder::default()));
+        let path = url.path().to_owned();
+        let shared = Arc::new(Shared::new(
+            self.config,
+            url,
+            http,
+            self.sinks,
+            recorder.clone(),
+        ));
+        let task = tokio::spawn(server::accept_loop(listener, shared));
+        Ok(Proxy {
+            addr,
+            path,
+            recorder,
+            task,
+        })
+    }
+}
+
+impl Proxy {
+    /// A proxy with `config`.
+    pub fn builder(config: Config) -> ProxyBuilder {
+        ProxyBuilder {
+            config,
+            sinks: Vec::new(),
+            record: false,
+        }
+    }
+
+    /// The bound address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint clients use: the proxy's address with the upstream's path.
+    pub fn url(&self) -> String {
+        format!("http://{}{}", self.addr, self.path)
+    }
+
+    /// The recording, when [`ProxyBuilder::record`] was asked for.
+    pub fn recorder(&self) -> Option<&Recorder> {
+        self.recorder.as_deref()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -1,0 +1,200 @@
+//! The client side: accepts connections (up to the cap), parses requests with hyper (strict
+//! HTTP/1.1, head size and head time limited), refuses what must not be forwarded, and forwards
+//! the rest through [`forward`].
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Either, Full, Limited};
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+use super::guard::{self, Refusal};
+use super::headers;
+use super::shared::Shared;
+use super::tap::Tap;
+use super::tee::{ClientIo, TeeBody};
+use crate::verdict::End;
+
+/// What the client receives: a forwarded body, or the proxy's own short refusal.
+pub type ClientBody = Either<TeeBody, Full<Bytes>>;
+
+/// The upstream failed before a response head: the client's connection is reset.
+#[derive(Debug)]
+struct NoResponse;
+
+impl std::fmt::Display for NoResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no response from the upstream")
+    }
+}
+
+impl std::error::Error for NoResponse {}
+
+/// Accepts connections on `listener` until the task is dropped.
+pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
+    let slots = Arc::new(Semaphore::new(shared.config.max_connections));
+    let loopback = listener.local_addr().is_ok_and(|a| a.ip().is_loopback());
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of file descriptors and the like: wait instead of spinning.
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        match slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let shared = shared.clone();
+                tokio::spawn(async move {
+                    serve_connection(stream, shared, loopback).await;
+                    drop(permit);
+                });
+            }
+            Err(_) => {
+                tokio::spawn(refuse_busy(stream));
+            }
+        }
+    }
+}
+
+/// Over the connection cap: a 503 with the reason, then close.
+async fn refuse_busy(mut stream: TcpStream) {
+    let reason = Refusal::Busy.reason();
+    let text = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reason}",
+        reason.len()
+    );
+    let write = stream.write_all(text.as_bytes());
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), write).await;
+}
+
+async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, loopback: bool) {
+    let (io, reset) = ClientIo::new(stream);
+    let service = {
+        let shared = shared.clone();
+        service_fn(move |req| handle(req, shared.clone(), reset.clone(), loopback))
+    };
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(shared.config.head_timeout)
+        .max_buf_size(shared.config.max_head_bytes.max(8192));
+    let _ = builder.serve_connection(TokioIo::new(io), service).await;
+}
+
+fn refusal(r: &Refusal) -> Response<ClientBody> {
+    let mut resp = Response::new(Either::Right(Full::new(Bytes::from(r.reason() + "\n"))));
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(r.status()).unwrap_or(hyper::StatusCode::BAD_REQUEST);
+    resp.headers_mut().insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("text/plain"),
+    );
+    if matches!(r, Refusal::Method) {
+        resp.headers_mut().insert(
+            "allow",
+            hyper::header::HeaderValue::from_static("POST, GET, DELETE"),
+        );
+    }
+    resp
+}
+
+fn check(req: &Request<Incoming>, shared: &Shared, loopback: bool) -> Result<(), Refusal> {
+    let want = shared.upstream.path();
+    if req.uri().path() != want {
+        return Err(Refusal::WrongPath(want.to_owned()));
+    }
+    if !matches!(req.method().as_str(), "POST" | "GET" | "DELETE") {
+        return Err(Refusal::Method);
+    }
+    let text = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let host = text("host").or_else(|| req.uri().authority().map(|a| a.as_str()));
+    guard::check_names(host, text("origin"), loopback, &shared.config.allow_origins)
+}
+
+async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Refusal> {
+    let max = shared.config.max_request_bytes;
+    let limited = Limited::new(body, usize::try_from(max).unwrap_or(usize::MAX));
+    match tokio::time::timeout(shared.config.head_timeout, limited.collect()).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e))
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            Err(Refusal::BodyTooLarge(max))
+        }
+        _ => Err(Refusal::BodyUnreadable),
+    }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    reset: Arc<AtomicBool>,
+    loopback: bool,
+) -> Result<Response<ClientBody>, NoResponse> {
+    if let Err(r) = check(&req, &shared, loopback) {
+        return Ok(refusal(&r));
+    }
+    let (parts, body) = req.into_parts();
+    let body = match read_body(body, &shared).await {
+        Ok(b) => b,
+        Err(r) => return Ok(refusal(&r)),
+    };
+    let mut url = shared.upstream.clone();
+    if let Some(q) = parts.uri.query() {
+        url.set_query(Some(q));
+    }
+    let seen = headers::for_analysis(&parts.headers);
+    let mut tap = Tap::begin(
+        shared.clone(),
+        parts.method.as_str(),
+        url.as_str(),
+        seen,
+        &body,
+    );
+    let sent = shared
+        .http
+        .request(parts.method.clone(), url)
+        .headers(headers::upstream_request(&parts.headers))
+        .body(body)
+        .send();
+    let resp = match tokio::time::timeout(shared.config.upstream_head_timeout, sent).await {
+        Ok(Ok(resp)) => resp,
+        Ok(Err(_)) => {
+            tap.finish(End::Reset);
+            reset.store(true, Ordering::Relaxed);
+            return Err(NoResponse);
+        }
+        Err(_) => {
+            tap.finish(End::Timeout);
+            reset.store(true, Ordering::Relaxed);
+            return Err(NoResponse);
+        }
+    };
+    tap.on_head(
+        resp.status().as_u16(),
+        headers::for_analysis(resp.headers()),
+    );
+    let mut out = Response::builder().status(resp.status());
+    if let Some(h) = out.headers_mut() {
+        *h = headers::client_response(resp.headers());
+    }
+    let length = resp
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok());
+    let upstream = Box::pin(resp.bytes_stream());
+    let body = TeeBody::new(upstream, tap, reset, shared.config.idle_timeout, length);
+    Ok(out
+        .body(Either::Left(body))
+        .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))
+}

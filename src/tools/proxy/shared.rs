@@ -1,0 +1,66 @@
+//! What every connection of one proxy shares: the settings, the upstream client, the one
+//! [`Session`] (as `replay` uses one per capture, so a recording replays to the same verdicts),
+//! the exchange counter and the sinks.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::config::Config;
+use super::sinks::{ExchangeRecord, Recorder, Sink};
+use crate::session::Session;
+
+/// State shared by the proxy's connections.
+pub struct Shared {
+    /// The settings.
+    pub config: Config,
+    /// The upstream endpoint.
+    pub upstream: reqwest::Url,
+    /// The upstream client (no redirects, no proxies from the environment).
+    pub http: reqwest::Client,
+    /// The recording, when `--record` is on.
+    pub recorder: Option<Arc<Recorder>>,
+    session: Mutex<Session>,
+    next: AtomicU64,
+    sinks: Vec<Arc<dyn Sink>>,
+}
+
+impl Shared {
+    /// State for `config`, forwarding with `http` to `upstream`.
+    pub fn new(
+        config: Config,
+        upstream: reqwest::Url,
+        http: reqwest::Client,
+        sinks: Vec<Arc<dyn Sink>>,
+        recorder: Option<Arc<Recorder>>,
+    ) -> Shared {
+        Shared {
+            session: Mutex::new(Session::new(config.limits)),
+            config,
+            upstream,
+            http,
+            recorder,
+            next: AtomicU64::new(0),
+            sinks,
+        }
+    }
+
+    /// The next exchange number.
+    pub fn next_index(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The session, locked (held only to begin or finish an exchange).
+    pub fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hands a finished exchange to every sink.
+    pub fn emit(&self, record: &ExchangeRecord<'_>) {
+        if let Some(r) = &self.recorder {
+            r.exchange(record);
+        }
+        for sink in &self.sinks {
+            sink.exchange(record);
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Where finished exchanges go: a JSONL log, a human line, a HAR recording, metrics, and any
+//! [`Sink`] a caller adds (the hook for logical-call records built from exchanges).
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use serde::Serialize;
+
+use crate::adapters::Timings;
+use crate::har::{self, Entry};
+use crate::request::Request;
+use crate::verdict::Verdict;
+
+/// One finished exchange as the proxy saw it.
+#[derive(Debug, Clone, Copy)]
+pub struct ExchangeRecord<'a> {
+    /// Position among everything the proxy forwarded (and in its recording).
+    pub index: u64,
+    /// The request as judged (`None` when the exchange was not judged).
+    pub request: Option<&'a Request>,
+    /// The verdict (`None` for non-MCP traffic, or when the analysis failed).
+    pub verdict: Option<&'a Verdict>,
+    /// Why there is no verdict.
+    pub note: Option<&'a str>,
+    /// HTTP method and path, for lines about unjudged traffic.
+    pub http_method: &'a str,
+    /// When things happened, from the moment the request was forwarded.
+    pub timings: Timings,
+    /// The exchange as recorded (secrets redacted), when recording.
+    pub entry: Option<&'a Entry>,
+}
+
+/// Receives every finished exchange, in the order they finish. Implementations must not block
+/// for long: they run on the forwarding task (after the bytes were forwarded).
+pub trait Sink: Send + Sync {
+    /// An exchange finished.
+    fn exchange(&self, record: &ExchangeRecord<'_>);
+}
+
+#[derive(Serialize)]
+struct Line<'a> {
+    file: &'a str,
+    #[serde(flatten)]
+    verdict: &'a Verdict,
+}
+
+/// One verdict per line, the JSON of `replay --format jsonl` (with `file` set to the recording's
+/// path, so that the log of a run equals the replay of its recording).
+pub struct JsonLog {
+    out: Mutex<Box<dyn Write + Send>>,
+    file: String,
+}
+
+impl JsonLog {
+    /// Writes to `out`; `file` fills the `file` field.
+    pub fn new(out: Box<dyn Write + Send>, file: impl Into<String>) -> JsonLog {
+        JsonLog {
+            out: Mutex::new(out),
+            file: file.into(),
+        }
+    }
+}
+
+impl Sink for JsonLog {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        let Some(verdict) = record.verdict else {
+            return;
+        };
+        let line = Line {
+            file: &self.file,
+            verdict,
+        };
+        let Ok(mut text) = serde_json::to_string(&line) else {
+            return;
+        };
+        text.push('\n');
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        // A log that cannot be written must not stop forwarding.
+        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    }
+}
+
+/// A short line per exchange on standard error: index, method, tool, outcome, time.
+pub struct HumanLines;
+
+impl Sink for HumanLines {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        let ms = |d: Option<std::time::Duration>| {
+            d.map_or_else(
+                || "-".to_string(),
+                |d| format!("{:.1} ms", d.as_secs_f64() * 1e3),
+            )
+        };
+        let line = match record.verdict {
+            Some(v) => format!(
+                "#{:<4} {:<26} {:<20} {:<22} {:<5} {}",
+                record.index,
+                v.method.as_deref().unwrap_or("-"),
+                v.tool.as_deref().unwrap_or(""),
+                v.outcome.as_str(),
+                if v.complete { "done" } else { "open" },
+                ms(record.timings.terminal.or(record.timings.end)),
+            ),
+            None => format!(
+                "#{:<4} {:<26} {}",
+                record.index,
+                record.http_method,
+                record.note.unwrap_or("")
+            ),
+        };
+        eprintln!("{line}");
+    }
+}
+
+/// Keeps every exchange for a HAR recording, written by [`Recorder::write`].
+#[derive(Default)]
+pub struct Recorder {
+    entries: Mutex<Vec<Entry>>,
+}
+
+impl Recorder {
+    /// Writes the recording so far as HAR 1.2, entries in forwarding order.
+    pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut entries = self
+            .entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        entries.sort_by_key(|e| e.index);
+        har::write(&entries, out)
+    }
+
+    /// How many exchanges are recorded.
+    pub fn len(&self) -> usize {
+        self.entries.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether nothing is recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Sink for Recorder {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        if let Some(entry) = record.entry {
+            self.entries
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(entry.clone());
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! The analysis side of one forwarded exchange: the bytes the proxy forwards are handed to the
+//! sans-IO [`Exchange`] (through the proxy's one [`Session`]) and, when recording, kept for the
+//! HAR. Fail open: the analysis runs after a chunk is taken and before it is passed on, cannot
+//! block, and a panic inside it ends the analysis of that exchange (reported), never the
+//! forwarding.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::shared::Shared;
+use super::sinks::ExchangeRecord;
+use crate::adapters::Timings;
+use crate::exchange::{Exchange, Message, Observer, ResponseHead};
+use crate::har::Entry;
+use crate::replay::not_mcp;
+use crate::request::{Headers, Request};
+use crate::sse::SseEvent;
+use crate::verdict::End;
+
+/// Times the first event and the final answer.
+struct Clock<'a> {
+    started: Instant,
+    timings: &'a mut Timings,
+}
+
+impl Observer for Clock<'_> {
+    fn on_event(&mut self, event: &SseEvent<'_>) {
+        if self.timings.first_event.is_none() && !event.data.is_empty() {
+            self.timings.first_event = Some(self.started.elapsed());
+        }
+    }
+    fn on_message(&mut self, message: &Message<'_>) {
+        if message.terminal && self.timings.terminal.is_none() {
+            self.timings.terminal = Some(self.started.elapsed());
+        }
+    }
+}
+
+/// The record of what was forwarded, kept only when recording.
+struct Recording {
+    entry: Entry,
+    cap: usize,
+}
+
+/// One exchange under observation.
+pub struct Tap {
+    shared: Arc<Shared>,
+    index: u64,
+    http_method: String,
+    exchange: Option<Exchange>,
+    /// Why there is no exchange (not MCP, or the analysis failed).
+    note: Option<String>,
+    recording: Option<Recording>,
+    started: Instant,
+    timings: Timings,
+    finished: bool,
+}
+
+/// An entry with only its position, method and URL (bodies and response come later).
+fn bare_entry(index: u64, method: &str, url: &str) -> Entry {
+    Entry {
+        index,
+        method: method.to_owned(),
+        url: url.to_owned(),
+        request_headers: Headers::new(),
+        request_body: Vec::new(),
+        response: None,
+        response_body: Vec::new(),
+        end: End::Eof,
+        started: None,
+        time_ms: None,
+        timings: None,
+    }
+}
+
+impl Tap {
+    /// Starts observing a request about to be forwarded.
+    pub fn begin(
+        shared: Arc<Shared>,
+        method: &str,
+        url: &str,
+        headers: Headers,
+        body: &Bytes,
+    ) -> Tap {
+        let index = shared.next_index();
+        let recording = shared.recorder.is_some().then(|| Recording {
+            entry: Entry {
+                request_headers: super::headers::redacted(&headers, shared.config.redact),
+                request_body: body.to_vec(),
+                ..bare_entry(index, method, url)
+            },
+            cap: shared.config.record_max_body_bytes,
+        });
+        let mut tap = Tap {
+            shared,
+            index,
+            http_method: method.to_owned(),
+            exchange: None,
+            note: None,
+            recording,
+            started: Instant::now(),
+            timings: Timings::default(),
+            finished: false,
+        };
+        let shared = tap.shared.clone();
+        let begun = catch_unwind(AssertUnwindSafe(|| {
+            let mut req = Request::new(method, headers.clone(), body);
+            let mut session = shared.session();
+            if method == "GET"
+                && let Some(last) = headers.get("last-event-id")
+                && let Some(resumed) = session.resumption(last, headers.clone())
+            {
+                req = resumed;
+            }
+            match not_mcp(&bare_entry(index, method, url), &req) {
+                Some(reason) => Err(reason),
+                None => Ok(session.begin_at(index, req)),
+            }
+        }));
+        match begun {
+            Ok(Ok(exchange)) => tap.exchange = Some(exchange),
+            Ok(Err(reason)) => tap.note = Some(format!("not judged: {reason}")),
+            Err(_) => {
+                tap.note = Some("analysis failed (internal error); forwarded unchanged".into())
+            }
+        }
+        tap
+    }
+
+    /// The response head arrived.
+    pub fn on_head(&mut self, status: u16, headers: Headers) {
+        self.timings.head = Some(self.started.elapsed());
+        let head = ResponseHead { status, headers };
+        if let Some(rec) = &mut self.recording {
+            let mut shown = head.clone();
+            shown.headers = super::headers::redacted(&head.headers, self.shared.config.redact);
+            rec.entry.response = Some(shown);
+        }
+        self.analyse(|ex, _| ex.on_head(head));
+    }
+
+    /// A chunk of the response body, as forwarded.
+    pub fn on_chunk(&mut self, chunk: &[u8]) {
+        if let Some(rec) = &mut self.recording {
+            let room = rec.cap.saturating_sub(rec.entry.response_body.len());
+            rec.entry
+                .response_body
+                .extend_from_slice(&chunk[..chunk.len().min(room)]);
+        }
+        self.analyse(|ex, clock| ex.feed_with(chunk, clock));
+    }
+
+    /// The final answer is known: a client may stop reading now without cancelling anything.
+    pub fn settled(&self) -> bool {
+        self.exchange.as_ref().is_some_and(Exchange::is_settled)
+    }
+
+    /// Runs one step of the analysis; a panic ends the analysis of this exchange only.
+    fn analyse(&mut self, step: impl FnOnce(&mut Exchange, &mut Clock<'_>)) {
+        let Some(ex) = self.exchange.as_mut() else {
+            return;
+        };
+        let mut clock = Clock {
+            started: self.started,
+            timings: &mut self.timings,
+        };
+        if catch_unwind(AssertUnwindSafe(|| step(ex, &mut clock))).is_err() {
+            self.exchange = None;
+            self.note = Some("analysis failed (internal error); forwarded unchanged".into());
+        }
+    }
+
+    /// The exchange ended: judge it and hand it to the sinks. Later calls do nothing.
+    pub fn finish(&mut self, end: End) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        self.timings.end = Some(self.started.elapsed());
+        let mut verdict = None;
+        if let Some(ex) = self.exchange.as_mut() {
+            let shared = &self.shared;
+            let mut clock = Clock {
+                started: self.started,
+                timings: &mut self.timings,
+            };
+            match catch_unwind(AssertUnwindSafe(|| {
+                shared.session().finish_with(ex, end, &mut clock)
+            })) {
+                Ok(v) => verdict = Some(v),
+                Err(_) => {
+                    self.note = Some("analysis failed (internal error); forwarded unchanged".into())
+                }
+            }
+        }
+        if let Some(rec) = &mut self.recording {
+            rec.entry.end = end;
+            rec.entry.time_ms = self.timings.end.map(|d| d.as_secs_f64() * 1e3);
+        }
+        let record = ExchangeRecord {
+            index: self.index,
+            request: self.exchange.as_ref().map(Exchange::request),
+            verdict: verdict.as_ref(),
+            note: self.note.as_deref(),
+            http_method: &self.http_method,
+            timings: self.timings,
+            entry: self.recording.as_ref().map(|r| &r.entry),
+        };
+        self.shared.emit(&record);
+    }
+}
+
+impl Drop for Tap {
+    /// Dropped unfinished: the client went away. After the final answer that is a reader that
+    /// stopped (the stream is still open); before it, a cancel.
+    fn drop(&mut self) {
+        if !self.finished {
+            let end = if self.settled() {
+                End::Open
+            } else {
+                End::Cancelled
+            };
+            self.finish(end);
+        }
+    }
+}

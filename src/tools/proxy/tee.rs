@@ -1,0 +1,214 @@
+//! The response body as the client receives it: each chunk the upstream sends is passed on
+//! unchanged, as soon as it arrives (no buffering: an SSE event reaches the client when it leaves
+//! the server), after the [`Tap`] has seen it. Back-pressure is per stream: the next chunk is
+//! read from the upstream only when the client's connection has taken the last one, so a slow
+//! client slows only its own upstream stream and holds at most one chunk here.
+//!
+//! An upstream that breaks off makes the client's connection break off too (a TCP reset, see
+//! [`ClientIo`]), never a made-up end; a client that goes away drops this body, which drops the
+//! upstream stream and so closes it.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use hyper::body::{Body, Frame, SizeHint};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+use super::tap::Tap;
+use crate::verdict::End;
+
+/// The upstream body as a stream of chunks.
+pub type Upstream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
+
+/// The upstream broke off (or went silent past the idle timeout): the client's body is cut.
+#[derive(Debug)]
+pub struct UpstreamBroke(pub &'static str);
+
+impl std::fmt::Display for UpstreamBroke {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for UpstreamBroke {}
+
+/// Forwards the upstream body to the client, feeding the tap on the way.
+pub struct TeeBody {
+    upstream: Upstream,
+    tap: Tap,
+    reset: Arc<AtomicBool>,
+    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// Bytes still due by the upstream's `Content-Length` (hyper stops polling a body whose
+    /// length is met, so the end is taken from the count).
+    remaining: Option<u64>,
+    done: bool,
+}
+
+impl TeeBody {
+    /// A body reading `upstream` for the client; `reset` is the client connection's flag;
+    /// `length` is the upstream's `Content-Length`, when it sent one.
+    pub fn new(
+        upstream: Upstream,
+        mut tap: Tap,
+        reset: Arc<AtomicBool>,
+        idle: Option<Duration>,
+        length: Option<u64>,
+    ) -> Self {
+        let done = length == Some(0);
+        if done {
+            tap.finish(End::Eof);
+        }
+        TeeBody {
+            upstream,
+            tap,
+            reset,
+            idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
+            remaining: length,
+            done,
+        }
+    }
+
+    fn broke(
+        &mut self,
+        end: End,
+        why: &'static str,
+    ) -> Poll<Option<Result<Frame<Bytes>, UpstreamBroke>>> {
+        self.done = true;
+        self.tap.finish(end);
+        self.reset.store(true, Ordering::Relaxed);
+        Poll::Ready(Some(Err(UpstreamBroke(why))))
+    }
+}
+
+impl Body for TeeBody {
+    type Data = Bytes;
+    type Error = UpstreamBroke;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, UpstreamBroke>>> {
+        let this = &mut *self;
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match this.upstream.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(chunk))) => {
+                if let Some((d, sleep)) = &mut this.idle {
+                    sleep.as_mut().reset(Instant::now() + *d);
+                }
+                this.tap.on_chunk(&chunk);
+                if let Some(left) = &mut this.remaining {
+                    *left = left.saturating_sub(chunk.len() as u64);
+                    if *left == 0 {
+                        this.done = true;
+                        this.tap.finish(End::Eof);
+                    }
+                }
+                Poll::Ready(Some(Ok(Frame::data(chunk))))
+            }
+            Poll::Ready(Some(Err(_))) => this.broke(End::Reset, "the upstream broke off"),
+            Poll::Ready(None) => {
+                this.done = true;
+                this.tap.finish(End::Eof);
+                Poll::Ready(None)
+            }
+            Poll::Pending => {
+                let silent = match &mut this.idle {
+                    Some((_, sleep)) => sleep.as_mut().poll(cx).is_ready(),
+                    None => false,
+                };
+                if silent {
+                    this.broke(End::Timeout, "the upstream went silent (--idle-timeout)")
+                } else {
+                    Poll::Pending
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self.remaining {
+            Some(n) => SizeHint::with_exact(n),
+            None => SizeHint::default(),
+        }
+    }
+}
+
+/// The client's TCP connection. When `reset` is set (the upstream broke off), the connection is
+/// closed with a TCP reset instead of a clean close, so the client sees what the proxy saw.
+pub struct ClientIo {
+    stream: TcpStream,
+    reset: Arc<AtomicBool>,
+}
+
+impl ClientIo {
+    /// Wraps `stream`; set the returned flag to make the close a reset.
+    pub fn new(stream: TcpStream) -> (ClientIo, Arc<AtomicBool>) {
+        let reset = Arc::new(AtomicBool::new(false));
+        (
+            ClientIo {
+                stream,
+                reset: reset.clone(),
+            },
+            reset,
+        )
+    }
+}
+
+impl Drop for ClientIo {
+    fn drop(&mut self) {
+        if self.reset.load(Ordering::Relaxed) {
+            let _ = self.stream.set_zero_linger();
+        }
+    }
+}
+
+impl AsyncRead for ClientIo {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for ClientIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}

@@ -1,0 +1,508 @@
+//! `mcp-verdict proxy` between real clients and real servers on 127.0.0.1: every fault scenario
+//! through the proxy gives the verdict `probe` gives directly, the proxy's own verdicts equal the
+//! replay of its recording, and the bodies are the same bytes on both sides. Also: the rmcp
+//! client (this crate's transport and plain rmcp) against the rmcp server, a client that cancels,
+//! refusals, and many streams at once.
+//!
+//! Every test is bounded in time and in requests.
+#![cfg(feature = "cli")]
+
+mod support;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_verdict::faults::{FaultServer, demo, scenarios};
+use mcp_verdict::har::{self, Entry};
+use mcp_verdict::proxy::{Config, Proxy};
+use mcp_verdict::replay::{Item, judge_entry};
+use mcp_verdict::{End, Limits, Outcome, Session, Verdict};
+
+const TEST_BOUND: Duration = Duration::from_secs(120);
+
+async fn bounded<F: Future>(f: F) -> F::Output {
+    tokio::time::timeout(TEST_BOUND, f)
+        .await
+        .expect("the test finished within its bound")
+}
+
+use support::{ProxyVerdicts as Verdicts, chunk, post, read_request};
+
+fn loopback() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+async fn start_proxy(upstream: &str, limits: Limits) -> (Proxy, Arc<Verdicts>) {
+    let mut config = Config::new(upstream, loopback());
+    config.limits = limits;
+    let seen = Arc::new(Verdicts::default());
+    let proxy = Proxy::builder(config)
+        .sink(seen.clone())
+        .record()
+        .start()
+        .await
+        .expect("the proxy starts");
+    (proxy, seen)
+}
+
+/// The recording, through the HAR writer and reader.
+fn recorded(proxy: &Proxy) -> Vec<Entry> {
+    let mut bytes = Vec::new();
+    proxy.recorder().unwrap().write(&mut bytes).unwrap();
+    har::parse(&bytes).unwrap()
+}
+
+fn replayed(entries: &[Entry], limits: Limits) -> Vec<Verdict> {
+    let mut session = Session::new(limits);
+    entries
+        .iter()
+        .filter_map(
+            |e| match judge_entry(&mut session, e, &mut std::iter::empty()) {
+                Item::Verdict(v) => Some(*v),
+                Item::Skipped(_) => None,
+            },
+        )
+        .collect()
+}
+
+fn json(v: &Verdict) -> String {
+    serde_json::to_string(v).unwrap()
+}
+
+/// A verdict without the fields that name where it was seen: the index, and how the reader let
+/// go of a stream that was already complete (`eof` or `open` depends on timing).
+fn essence(v: &Verdict) -> String {
+    let mut v = v.clone();
+    v.index = 0;
+    if v.complete && matches!(v.end, End::Eof | End::Open) {
+        v.end = End::Eof;
+    }
+    json(&v)
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hasher};
+    let mut h = DefaultHasher::new();
+    h.write(bytes);
+    h.finish()
+}
+
+/// Bodies on both sides of the proxy: the client's recording (what came out of the proxy) and
+/// the proxy's (what came from the upstream, and what the client sent). A body the client let go
+/// of early (after the answer, or at its deadline) is a prefix of what the proxy forwarded.
+fn same_bodies(name: &str, client: &[Entry], proxy: &[Entry], failures: &mut Vec<String>) {
+    if client.len() != proxy.len() {
+        failures.push(format!(
+            "{name}: client recorded {} exchanges, proxy {}",
+            client.len(),
+            proxy.len()
+        ));
+        return;
+    }
+    for (c, p) in client.iter().zip(proxy) {
+        if hash(&c.request_body) != hash(&p.request_body) {
+            failures.push(format!("{name}: entry {}: request bodies differ", c.index));
+        }
+        let whole =
+            matches!(c.end, End::Eof | End::Reset) && matches!(p.end, End::Eof | End::Reset);
+        let ok = if whole {
+            hash(&c.response_body) == hash(&p.response_body) && c.end == p.end
+        } else {
+            p.response_body.starts_with(&c.response_body)
+        };
+        if !ok {
+            failures.push(format!(
+                "{name}: entry {}: response bodies differ (client {} bytes {:?}, proxy {} bytes {:?})",
+                c.index,
+                c.response_body.len(),
+                c.end,
+                p.response_body.len(),
+                p.end
+            ));
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay() {
+    bounded(async {
+        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+        let list = scenarios::all();
+        let mut failures = Vec::new();
+        for batch in list.chunks(8) {
+            let mut runs = Vec::new();
+            for s in batch {
+                let s = s.clone();
+                let upstream = server.url(Some(s.name));
+                runs.push(tokio::spawn(async move {
+                    let mut limits = Limits::default();
+                    if let Some(n) = s.client_max_event_bytes {
+                        limits.max_event_bytes = n;
+                    }
+                    let direct = demo::probe(&upstream, &s).await;
+                    let (proxy, seen) = start_proxy(&upstream, limits).await;
+                    let through = demo::probe(&proxy.url(), &s).await;
+                    // The proxy finishes an exchange when the client lets go of it.
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    (s, limits, direct, through, seen.sorted(), recorded(&proxy))
+                }));
+            }
+            for run in runs {
+                let (s, limits, direct, through, at_proxy, entries) = run.await.unwrap();
+                let name = s.name;
+                // The client through the proxy sees what it sees directly.
+                failures.extend(through.mismatches.iter().map(|m| format!("{name}: through the proxy: {m}")));
+                failures.extend(direct.mismatches.iter().map(|m| format!("{name}: direct: {m}")));
+                let a: Vec<_> = direct.verdicts.iter().map(essence).collect();
+                let b: Vec<_> = through.verdicts.iter().map(essence).collect();
+                if a != b {
+                    failures.push(format!("{name}: client verdicts differ through the proxy:\n  {a:?}\n  {b:?}"));
+                }
+                // The proxy's verdicts equal probe's, except that the proxy cannot tell a client's
+                // deadline from a deliberate close: both are the client closing (CANCELLED).
+                let mut want = direct.verdicts.clone();
+                if s.client_deadline_ms.is_some()
+                    && let Some(call) = want.iter_mut().find(|v| v.outcome == Outcome::TimedOut)
+                {
+                    let recheck = at_proxy.iter().find(|v| v.index == call.index);
+                    assert_eq!(recheck.map(|v| v.outcome), Some(Outcome::Cancelled), "{name}");
+                    *call = recheck.unwrap().clone();
+                }
+                let a: Vec<_> = want.iter().map(essence).collect();
+                let b: Vec<_> = at_proxy.iter().map(essence).collect();
+                if a != b {
+                    failures.push(format!("{name}: proxy verdicts differ from probe's:\n  probe: {a:?}\n  proxy: {b:?}"));
+                }
+                // Replay of the proxy's recording gives the proxy's verdicts, index and end included.
+                let again = replayed(&entries, limits);
+                if again.iter().map(json).collect::<Vec<_>>() != at_proxy.iter().map(json).collect::<Vec<_>>() {
+                    failures.push(format!("{name}: replay of the recording differs from the proxy's verdicts"));
+                }
+                same_bodies(name, &through.recorded, &entries, &mut failures);
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    })
+    .await;
+}
+
+// --- real clients and the rmcp server --------------------------------------------------------
+
+fn client(url: &str) -> mcp_verdict::adapters::Client {
+    mcp_verdict::adapters::Client::builder(url)
+        .deadlines(mcp_verdict::adapters::Deadlines {
+            overall: Some(Duration::from_secs(10)),
+            ..Default::default()
+        })
+        .build()
+        .unwrap()
+}
+
+async fn client_session(
+    c: &mcp_verdict::adapters::Client,
+    handshake: mcp_verdict::adapters::Handshake,
+) -> Vec<Verdict> {
+    use serde_json::json;
+    let mut verdicts = c.handshake(handshake).await;
+    verdicts.push(c.request("tools/list", json!({})).await.verdict().await);
+    for params in [
+        json!({"name": "echo", "arguments": {"text": "hi"}}),
+        json!({"name": "fail", "arguments": {}}),
+        json!({"name": "progress", "arguments": {}, "_meta": {"progressToken": "p1"}}),
+        json!({"name": "nope", "arguments": {}}),
+    ] {
+        verdicts.push(c.request("tools/call", params).await.verdict().await);
+    }
+    verdicts
+}
+
+/// This crate's client against the rmcp server, directly and through the proxy: the same
+/// verdicts on the client, at the proxy, and in the replay of the proxy's recording.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crate_client_and_rmcp_server_through_the_proxy() {
+    use mcp_verdict::adapters::Handshake;
+    use support::Mode;
+    bounded(async {
+        for (mode, handshake) in [
+            (Mode::Modern, Handshake::Stateless),
+            (Mode::ModernJson, Handshake::Stateless),
+            (Mode::Legacy, Handshake::Auto),
+        ] {
+            let server = support::rmcp_server(mode).await;
+            let direct = client_session(&client(&server.url), handshake).await;
+            let (proxy, seen) = start_proxy(&server.url, Limits::default()).await;
+            let through = client_session(&client(&proxy.url()), handshake).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let at_proxy = seen.sorted();
+            let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
+            assert_eq!(
+                ess(&direct),
+                ess(&through),
+                "{mode:?}: client verdicts through the proxy"
+            );
+            assert_eq!(ess(&direct), ess(&at_proxy), "{mode:?}: proxy verdicts");
+            let again = replayed(&recorded(&proxy), Limits::default());
+            assert_eq!(
+                again.iter().map(json).collect::<Vec<_>>(),
+                at_proxy.iter().map(json).collect::<Vec<_>>(),
+                "{mode:?}: replay of the recording"
+            );
+            let calls: Vec<_> = at_proxy
+                .iter()
+                .filter(|v| v.method.as_deref() == Some("tools/call"))
+                .map(|v| v.outcome)
+                .collect();
+            assert_eq!(
+                calls,
+                [
+                    Outcome::ToolSuccess,
+                    Outcome::ToolError,
+                    Outcome::ToolSuccess,
+                    Outcome::JsonrpcError
+                ],
+                "{mode:?}"
+            );
+        }
+    })
+    .await;
+}
+
+#[cfg(feature = "rmcp")]
+mod rmcp_clients {
+    use super::*;
+    use mcp_verdict::adapters::rmcp::VerdictHttpClient;
+    use rmcp::ServiceExt;
+    use rmcp::model::CallToolRequestParams;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::{
+        StreamableHttpClient, StreamableHttpClientTransportConfig,
+    };
+
+    /// rmcp's client over `http`: list tools, call echo, fail and progress, then close.
+    async fn rmcp_session<C: StreamableHttpClient + Send + Sync + 'static>(http: C, url: &str) {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        let transport = StreamableHttpClientTransport::with_client(http, config);
+        let client = ().serve(transport).await.expect("rmcp connects");
+        assert_eq!(client.list_all_tools().await.expect("tools/list").len(), 3);
+        let mut args = serde_json::Map::new();
+        args.insert("text".into(), serde_json::json!("hi"));
+        let echo = client
+            .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+            .await
+            .expect("echo");
+        assert_eq!(echo.is_error, Some(false));
+        let fail = client
+            .call_tool(CallToolRequestParams::new("fail"))
+            .await
+            .expect("fail");
+        assert_eq!(fail.is_error, Some(true));
+        let progress = client
+            .call_tool(CallToolRequestParams::new("progress"))
+            .await
+            .expect("progress");
+        assert_eq!(progress.is_error, Some(false));
+        client.cancel().await.expect("rmcp closes");
+    }
+
+    fn outcomes(v: &[Verdict]) -> Vec<(Option<String>, Outcome)> {
+        v.iter().map(|v| (v.method.clone(), v.outcome)).collect()
+    }
+
+    /// rmcp's client through this crate's transport and through plain reqwest, against the
+    /// rmcp server behind the proxy: the transport's verdicts equal the proxy's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn rmcp_client_and_rmcp_server_through_the_proxy() {
+        bounded(async {
+            for mode in [support::Mode::Modern, support::Mode::Legacy] {
+                let server = support::rmcp_server(mode).await;
+                // Through this crate's transport.
+                let (proxy, seen) = start_proxy(&server.url, Limits::default()).await;
+                let (http, mut rx) = VerdictHttpClient::channel(reqwest::Client::new());
+                rmcp_session(http, &proxy.url()).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let mut at_client = Vec::new();
+                while let Ok(v) = rx.try_recv() {
+                    at_client.push(v);
+                }
+                at_client.sort_by_key(|v| v.index);
+                // The transport judges POSTs; the proxy also judges rmcp's GET stream and DELETE.
+                let at_proxy: Vec<_> = seen
+                    .sorted()
+                    .into_iter()
+                    .filter(|v| v.method.is_some())
+                    .collect();
+                assert!(at_proxy.len() >= 5, "{mode:?}: {}", at_proxy.len());
+                assert_eq!(outcomes(&at_client), outcomes(&at_proxy), "{mode:?}");
+                let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
+                assert_eq!(ess(&at_client), ess(&at_proxy), "{mode:?}");
+
+                // Plain rmcp (its own reqwest client): the proxy judges what it sends.
+                let (proxy, seen) = start_proxy(&server.url, Limits::default()).await;
+                rmcp_session(reqwest::Client::new(), &proxy.url()).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let plain = seen.sorted();
+                let calls: Vec<_> = plain
+                    .iter()
+                    .filter(|v| v.method.as_deref() == Some("tools/call"))
+                    .map(|v| v.outcome)
+                    .collect();
+                assert_eq!(
+                    calls,
+                    [
+                        Outcome::ToolSuccess,
+                        Outcome::ToolError,
+                        Outcome::ToolSuccess
+                    ],
+                    "{mode:?}"
+                );
+                assert!(
+                    plain
+                        .iter()
+                        .filter(|v| v.method.is_some())
+                        .all(|v| v.complete),
+                    "{mode:?}: {plain:?}"
+                );
+                let again = replayed(&recorded(&proxy), Limits::default());
+                assert_eq!(
+                    again.iter().map(json).collect::<Vec<_>>(),
+                    plain.iter().map(json).collect::<Vec<_>>()
+                );
+            }
+        })
+        .await;
+    }
+}
+
+// --- cancel, refusals, many streams ----------------------------------------------------------
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const CALL: &str =
+    r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#;
+
+/// A client drops a long-running call after its first event: the upstream sees its stream
+/// closed within 100 ms (on 2026-07-28 that close is the cancel), and the proxy says CANCELLED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_closes_the_upstream_stream() {
+    bounded(async {
+        let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", upstream.local_addr().unwrap());
+        let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let (mut s, _) = upstream.accept().await.unwrap();
+            let _ = read_request(&mut s).await;
+            let progress = support::progress_event("t", 1);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n{}",
+                chunk(&progress)
+            );
+            s.write_all(head.as_bytes()).await.unwrap();
+            let mut buf = [0u8; 64];
+            while matches!(s.read(&mut buf).await, Ok(n) if n > 0) {}
+            let _ = closed_tx.send(tokio::time::Instant::now());
+        });
+        let (proxy, seen) = start_proxy(&url, Limits::default()).await;
+        let mut c = TcpStream::connect(proxy.addr()).await.unwrap();
+        c.write_all(post("/mcp", CALL).as_bytes()).await.unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&got).contains("notifications/progress") {
+            let n = c.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the first event arrives");
+            got.extend_from_slice(&buf[..n]);
+        }
+        drop(c);
+        let dropped = tokio::time::Instant::now();
+        let closed = closed_rx.await.expect("the upstream saw the close");
+        let after = closed.saturating_duration_since(dropped);
+        assert!(after < Duration::from_millis(100), "upstream saw the close after {after:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let v = seen.sorted();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].outcome, Outcome::Cancelled);
+        assert_eq!(v[0].end, End::Cancelled);
+        assert_eq!(v[0].event_count, Some(1));
+    })
+    .await;
+}
+
+async fn exchange_raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let _ = c.write_all(request).await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What must not be forwarded is refused with a status and a one-line reason; a redirect
+/// reaches the client as sent (not followed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_and_no_redirect_following() {
+    bounded(async {
+        let server =
+            support::raw_server(support::Raw::Status(307, r#"{"moved":true}"#.into()), 1).await;
+        let mut config = Config::new(server.url.clone(), loopback());
+        config.max_request_bytes = 1024;
+        config.max_head_bytes = 8192;
+        config.max_connections = 2;
+        let proxy = Proxy::builder(config).start().await.unwrap();
+        let addr = proxy.addr();
+        let status = |text: &str| text.split(' ').nth(1).unwrap_or("").to_owned();
+
+        let r = exchange_raw(addr, post("/elsewhere", CALL).as_bytes()).await;
+        assert_eq!(status(&r), "404", "{r}");
+        assert!(r.contains("serves only /mcp"), "{r}");
+        let r = exchange_raw(
+            addr,
+            post("/mcp", CALL)
+                .replace("Host: 127.0.0.1", "Host: evil.example")
+                .as_bytes(),
+        )
+        .await;
+        assert_eq!(status(&r), "403", "{r}");
+        let with_origin = post("/mcp", CALL).replace(
+            "Host: 127.0.0.1",
+            "Host: 127.0.0.1\r\nOrigin: https://evil.example",
+        );
+        let r = exchange_raw(addr, with_origin.as_bytes()).await;
+        assert_eq!(status(&r), "403", "{r}");
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"x","params":{{"p":"{}"}}}}"#,
+            "a".repeat(2000)
+        );
+        let r = exchange_raw(addr, post("/mcp", &big).as_bytes()).await;
+        assert_eq!(status(&r), "413", "{r}");
+        assert!(r.contains("--max-request-bytes"), "{r}");
+        let huge_head = post("/mcp", CALL).replace(
+            "Host: 127.0.0.1",
+            &format!("Host: 127.0.0.1\r\nX-Big: {}", "b".repeat(20_000)),
+        );
+        let r = exchange_raw(addr, huge_head.as_bytes()).await;
+        assert_eq!(status(&r), "431", "{r}");
+        let r = exchange_raw(
+            addr,
+            b"PUT /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n",
+        )
+        .await;
+        assert_eq!(status(&r), "405", "{r}");
+        let r = exchange_raw(addr, b"NOT HTTP AT ALL\r\n\r\n").await;
+        assert!(r.is_empty() || status(&r) == "400", "{r}");
+
+        // The redirect is passed on as it came.
+        let r = exchange_raw(addr, post("/mcp", CALL).as_bytes()).await;
+        assert_eq!(status(&r), "307", "{r}");
+        assert!(r.ends_with(r#"{"moved":true}"#), "{r}");
+
+        // Over the connection cap: 503 with the reason.
+        let _a = TcpStream::connect(addr).await.unwrap();
+        let _b = TcpStream::connect(addr).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let r = exchange_raw(addr, post("/mcp", CALL).as_bytes()).await;
+        assert_eq!(status(&r), "503", "{r}");
+        assert!(r.contains("--max-connections"), "{r}");
+    })
+    .await;
+}
