@@ -86,5 +86,7 @@ fn allocations_per_exchange_stay_bounded() {
     );
 }
 
-const JSON_MAX: u64 = 12;
-const SSE_MAX: u64 = 14;
+// 12 / 14 on perf before it absorbed main 36e2642 (calls, cli, ...); 50 / 52 after: the core's
+// new per-exchange bookkeeping, not the reader. Lower these when a saving lands.
+const JSON_MAX: u64 = 50;
+const SSE_MAX: u64 = 52;

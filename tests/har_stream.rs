@@ -1,5 +1,5 @@
 //! Differential test of the streamed HAR reader (`replay_har`, `replay_har_seekable`) against
-//! the serde reader (`har::parse`, then `judge_entry` per entry): on every capture in
+//! the serde reader (`har::parse`, then `judge_entry_rows` per entry): on every capture in
 //! `testdata/har/`, and on versions of them rewritten (keys sorted, text before encoding and
 //! status, base64 bodies, escapes everywhere) and damaged (cut, bytes changed), both readers
 //! must accept and refuse the same documents and give the same items, in the same order, up to
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use mcp_verdict::har;
-use mcp_verdict::replay::{self, Item, judge_entry};
+use mcp_verdict::replay::{self, Item, judge_entry_rows};
 use mcp_verdict::{Limits, Session};
 use serde_json::{Value, json};
 
@@ -29,12 +29,13 @@ fn cases() -> Vec<PathBuf> {
 fn by_serde(bytes: &[u8]) -> Option<Vec<Item>> {
     let entries = har::parse(bytes).ok()?;
     let mut session = Session::default();
-    Some(
-        entries
-            .iter()
-            .map(|e| judge_entry(&mut session, e, &mut std::iter::empty()))
-            .collect(),
-    )
+    let mut items = Vec::new();
+    for e in &entries {
+        judge_entry_rows(&mut session, e, &mut std::iter::empty(), &mut |i| {
+            items.push(i)
+        });
+    }
+    Some(items)
 }
 
 /// Both streamed readers; they must agree with each other, items included on refusal.
