@@ -247,6 +247,55 @@ fn run_framer_json(chunks: &[&[u8]]) -> u64 {
     sink.0
 }
 
+// --- the floor analyzer -------------------------------------------------------------------
+
+/// The least a judging reader of this stream must do: the fields that classify a message.
+#[derive(serde::Deserialize)]
+struct Classify<'a> {
+    #[serde(borrow)]
+    method: Option<&'a str>,
+    id: Option<IgnoredAny>,
+    result: Option<IgnoredAny>,
+    error: Option<IgnoredAny>,
+}
+
+/// The floor analyzer: LF lines found with memchr (a line split across chunks is copied),
+/// each `data:` line validated with simdutf8 and read by serde into [`Classify`]; nothing
+/// else (no CR or BOM handling, no event assembly, no ids, no progress checks, no verdict).
+/// Gives the number of messages, asserting the last one is a response.
+fn run_floor(chunks: &[&[u8]]) -> u64 {
+    let mut carry: Vec<u8> = Vec::new();
+    let mut messages = 0;
+    let mut terminal = false;
+    let mut line = |l: &[u8]| {
+        let Some(data) = l.strip_prefix(b"data:") else {
+            return;
+        };
+        let data = data.strip_prefix(b" ").unwrap_or(data);
+        let text = simdutf8::basic::from_utf8(data).expect("UTF-8");
+        let m: Classify<'_> = serde_json::from_str(text).expect("JSON");
+        messages += 1;
+        terminal =
+            m.method.is_none() && m.id.is_some() && (m.result.is_some() || m.error.is_some());
+    };
+    for chunk in chunks {
+        let mut rest: &[u8] = chunk;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            if carry.is_empty() {
+                line(&rest[..i]);
+            } else {
+                carry.extend_from_slice(&rest[..i]);
+                line(&carry);
+                carry.clear();
+            }
+            rest = &rest[i + 1..];
+        }
+        carry.extend_from_slice(rest);
+    }
+    assert!(terminal);
+    messages
+}
+
 // --- the comparison crates ----------------------------------------------------------------
 
 fn byte_stream(
@@ -413,7 +462,7 @@ fn interleaved() {
         .collect();
     let expected = corpus.events.len() as u64;
     type Variant<'a> = (&'static str, Box<dyn Fn() + 'a>);
-    let variants: [Variant<'_>; 5] = [
+    let variants: [Variant<'_>; 8] = [
         (
             "core per_event",
             Box::new(|| assert_eq!(run_core(black_box(&slices[0])), Outcome::ToolSuccess)),
@@ -434,10 +483,23 @@ fn interleaved() {
             "eventsource-stream 16KiB",
             Box::new(|| assert_eq!(run_eventsource_stream(black_box(&bytes[1])), expected)),
         ),
+        (
+            "floor per_event",
+            Box::new(|| assert_eq!(run_floor(black_box(&slices[0])), expected)),
+        ),
+        (
+            "floor 16KiB",
+            Box::new(|| assert_eq!(run_floor(black_box(&slices[1])), expected)),
+        ),
+        (
+            "floor whole",
+            Box::new(|| assert_eq!(run_floor(black_box(&slices[2])), expected)),
+        ),
     ];
     let mib = corpus.body.len() as f64 * ITERS as f64 / MIB as f64;
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
     let mut ratios: [Vec<f64>; 3] = Default::default();
+    let mut floor_ratios: [Vec<f64>; 3] = Default::default();
     for round in 0..ROUNDS {
         let mut rate = vec![0.0; variants.len()];
         for k in 0..variants.len() {
@@ -452,6 +514,10 @@ fn interleaved() {
         for (c, r) in ratios.iter_mut().enumerate() {
             r.push(rate[c] / es_best);
         }
+        // The core against the floor analyzer in the same feed.
+        for (c, r) in floor_ratios.iter_mut().enumerate() {
+            r.push(rate[c] / rate[5 + c]);
+        }
         for (i, r) in rate.into_iter().enumerate() {
             rates[i].push(r);
         }
@@ -465,8 +531,9 @@ fn interleaved() {
         print!("  {name:<30} {:>8.0} MiB/s", median(&mut rates[i]));
         if i < 3 {
             print!(
-                "   {:.2}x eventsource-stream's best feed",
-                median(&mut ratios[i])
+                "   {:.2}x eventsource-stream's best feed, {:.2}x the floor analyzer",
+                median(&mut ratios[i]),
+                median(&mut floor_ratios[i])
             );
         }
         println!();

@@ -1,6 +1,7 @@
-//! The HAR reader on arbitrary bytes: never panics; whatever parses is replayed, and replaying
-//! from a reader (`replay_har`, entry by entry) gives what parsing first and judging each entry
-//! gives, whole and in small chunks.
+//! The HAR readers on arbitrary bytes: never panic; the streamed reader (`replay_har`, bodies
+//! decoded piece by piece into the core) accepts exactly what the serde reader (`har::parse`)
+//! accepts and gives the verdicts that parsing first and judging each entry gives, whole and in
+//! small chunks.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -1,7 +1,10 @@
 //! HAR 1.2 reader: browser devtools, mitmproxy and proxy exports.
 //!
-//! Entries are read one at a time from any `io::Read` (serde's sequence visitor), so a capture of
-//! any size is replayed with memory bounded by its largest entry, never the whole file.
+//! Two readers with the same verdicts. [`read_entries`] / [`parse`] read one whole entry at a
+//! time with serde (the reference, and what tests and `probe --record` round trips use).
+//! [`stream_entries`] / [`stream_entries_seekable`], which `replay` uses, also decode each
+//! response body piece by piece into an [`EntrySink`], so memory does not grow with a body's
+//! size (`har/stream.rs` says how member order is handled).
 //!
 //! Accepted: `request.postData.text`, `response.content.text` plain or base64
 //! (`encoding: "base64"`), an entry-level `_error` (the transfer failed: with status 0 there was
@@ -14,6 +17,12 @@ use std::io::Read;
 use base64::Engine;
 use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+mod base64_stream;
+mod scan;
+mod stream;
+
+pub use stream::{EntryHead, EntrySink, EntryTail};
 
 use crate::exchange::ResponseHead;
 use crate::request::Headers;
@@ -106,13 +115,13 @@ impl std::error::Error for HarError {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawHeader {
     name: String,
     value: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawPostData {
     #[serde(default)]
     text: Option<String>,
@@ -120,7 +129,7 @@ struct RawPostData {
     encoding: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(rename_all = "camelCase")]
 struct RawRequest {
     method: String,
@@ -181,6 +190,28 @@ fn headers(raw: Vec<RawHeader>) -> Headers {
     raw.into_iter().map(|h| (h.name, h.value)).collect()
 }
 
+/// How the body ended: `_mcp_end`, else a reset when the transfer `failed` (`_error`), else
+/// NOT_CAPTURED when a response's `content.text` is absent (a body the capture did not keep,
+/// not an empty one).
+fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, String> {
+    Ok(match mcp_end {
+        Some("open") => End::Open,
+        Some("reset") => End::Reset,
+        Some("timeout") => End::Timeout,
+        Some("cancelled") => End::Cancelled,
+        Some("not_captured") => End::NotCaptured,
+        Some("eof") => End::Eof,
+        Some(other) => {
+            return Err(format!(
+                "_mcp_end {other:?} is not eof, reset, open, timeout, cancelled or not_captured"
+            ));
+        }
+        None if failed => End::Reset,
+        None if !captured => End::NotCaptured,
+        None => End::Eof,
+    })
+}
+
 impl RawEntry {
     fn decode(self, index: u64) -> Result<Entry, String> {
         let request_body = match self.request.post_data {
@@ -212,22 +243,7 @@ impl RawEntry {
             }
             _ => (None, Vec::new()),
         };
-        let end = match self.mcp_end.as_deref() {
-            Some("open") => End::Open,
-            Some("reset") => End::Reset,
-            Some("timeout") => End::Timeout,
-            Some("cancelled") => End::Cancelled,
-            Some("not_captured") => End::NotCaptured,
-            Some("eof") => End::Eof,
-            Some(other) => {
-                return Err(format!(
-                    "_mcp_end {other:?} is not eof, reset, open, timeout, cancelled or not_captured"
-                ));
-            }
-            None if failed => End::Reset,
-            None if !captured => End::NotCaptured,
-            None => End::Eof,
-        };
+        let end = end_of(self.mcp_end.as_deref(), failed, captured)?;
         Ok(Entry {
             index,
             method: self.request.method,
@@ -272,6 +288,49 @@ pub fn read_entries<R: Read>(reader: R, each: &mut dyn FnMut(Entry)) -> Result<(
         return Err(HarError::NoEntries);
     }
     Ok(())
+}
+
+/// How much the streamed reader may hold whole under `limits`: an out-of-order body read from a
+/// pipe (up to the body limit, base64-encoded), a request, an `_error`.
+pub fn hold_cap(limits: &crate::Limits) -> usize {
+    let body = usize::try_from(limits.max_body_bytes).unwrap_or(usize::MAX);
+    body.saturating_add(body / 3).saturating_add(64 << 10)
+}
+
+/// Reads every entry of a HAR document from a forward-only `reader` (a pipe), streaming each
+/// `response.content.text` into `sink` piece by piece (see the `stream` module for how member
+/// order is handled). Verdict-for-verdict the same as [`read_entries`].
+///
+/// # Errors
+/// As [`read_entries`]; also when an out-of-order body is over `hold_cap` bytes.
+pub fn stream_entries<R: Read>(
+    reader: R,
+    hold_cap: usize,
+    sink: &mut dyn EntrySink,
+) -> Result<(), HarError> {
+    stream::read(scan::Forward(reader), hold_cap, sink).map_err(usable)
+}
+
+/// Like [`stream_entries`] on a seekable input (a file): an out-of-order body is skipped and
+/// read again from its offset at the end of its entry instead of being held.
+///
+/// # Errors
+/// As [`stream_entries`].
+pub fn stream_entries_seekable<R: Read + std::io::Seek>(
+    reader: R,
+    hold_cap: usize,
+    sink: &mut dyn EntrySink,
+) -> Result<(), HarError> {
+    let input = scan::Seekable::new(reader).map_err(|e| HarError(format!("cannot read: {e}")))?;
+    stream::read(input, hold_cap, sink).map_err(usable)
+}
+
+fn usable(reason: String) -> HarError {
+    if reason.starts_with("no log.entries") || reason.starts_with("trailing data") {
+        HarError(reason)
+    } else {
+        HarError(format!("not a usable HAR file: {reason}"))
+    }
 }
 
 /// `reader` without a leading UTF-8 byte order mark: some Windows tools write one, and JSON

@@ -1,14 +1,14 @@
 //! Replays captured exchanges through the core, in order, with one [`Session`] per capture so
 //! that each exchange is judged with what the earlier ones established.
 
-use std::io::Read;
+use std::io::{Read, Seek};
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
-use crate::exchange::Observer;
-use crate::har::{self, Entry, HarError};
+use crate::exchange::{Exchange, Observer};
+use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
 use crate::limits::Limits;
 use crate::redact;
 use crate::request::{BodyKind, Request};
@@ -35,15 +35,18 @@ pub enum Item {
 
 /// Why an entry is not an MCP exchange, or `None` if it is one.
 pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
+    not_mcp_at(&entry.url, req)
+}
+
+fn not_mcp_at(url: &str, req: &Request) -> Option<String> {
     let has_mcp_header = req.headers.get("mcp-protocol-version").is_some()
         || req.headers.get("mcp-session-id").is_some();
     match (req.http_method.as_str(), req.kind) {
         ("POST", BodyKind::Unreadable) if has_mcp_header => None,
         ("POST", BodyKind::None) if has_mcp_header => None,
-        ("POST", BodyKind::Unreadable | BodyKind::None) => Some(format!(
-            "POST {} without a JSON-RPC body",
-            redact::url(&entry.url)
-        )),
+        ("POST", BodyKind::Unreadable | BodyKind::None) => {
+            Some(format!("POST {} without a JSON-RPC body", redact::url(url)))
+        }
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         ("GET" | "DELETE", _) if has_mcp_header => None,
@@ -56,11 +59,170 @@ pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
         {
             None
         }
-        (m, _) if has_mcp_header => {
-            Some(format!("{m} {}: not an MCP entry", redact::url(&entry.url)))
-        }
-        (m, _) => Some(format!("{m} {}: not MCP", redact::url(&entry.url))),
+        (m, _) if has_mcp_header => Some(format!("{m} {}: not an MCP entry", redact::url(url))),
+        (m, _) => Some(format!("{m} {}: not MCP", redact::url(url))),
     }
+}
+
+/// Judges entries as a reader gives them, piece by piece, with one [`Session`].
+struct Judge<'a> {
+    session: &'a mut Session,
+    current: Option<Current>,
+    chunks: &'a mut dyn Iterator<Item = usize>,
+    observer: &'a mut dyn Observer,
+    each: &'a mut dyn FnMut(Item),
+}
+
+enum Current {
+    Skipped(Skipped),
+    Judging(Box<Exchange>),
+    /// A 2025-03-26 batch: its requests are judged one after the other, each over the whole
+    /// response body, so the body is held until the entry ends.
+    Batch(Box<Batch>),
+}
+
+struct Batch {
+    head: EntryHead,
+    members: Vec<Request>,
+    body: Vec<u8>,
+}
+
+impl Judge<'_> {
+    /// Starts judging `req` (the entry's request, or one request of its batch).
+    fn start(&mut self, head: &EntryHead, mut req: Request) -> Current {
+        // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's
+        // answer.
+        if req.http_method == "GET"
+            && let Some(last) = head.request_headers.get("last-event-id")
+            && let Some(resumed) = self.session.resumption(last, head.request_headers.clone())
+        {
+            req = resumed;
+        }
+        if let Some(reason) = not_mcp_at(&head.url, &req) {
+            return Current::Skipped(Skipped {
+                index: head.index,
+                reason,
+            });
+        }
+        let readable = matches!(
+            req.kind,
+            BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
+        );
+        let mut exchange = self.session.begin_at(head.index, req);
+        if readable && let Ok(message) = serde_json::from_slice::<Value>(&head.request_body) {
+            exchange.check_request_shape(&message);
+        }
+        if let Some(response) = &head.response {
+            exchange.on_head(response.clone());
+        }
+        Current::Judging(Box::new(exchange))
+    }
+
+    fn feed(&mut self, exchange: &mut Exchange, mut piece: &[u8]) {
+        while !piece.is_empty() {
+            let n = self
+                .chunks
+                .next()
+                .unwrap_or(piece.len())
+                .clamp(1, piece.len());
+            exchange.feed_with(&piece[..n], self.observer);
+            piece = &piece[n..];
+        }
+    }
+
+    fn end(&mut self, current: Current, end: crate::End) -> Item {
+        match current {
+            Current::Judging(mut exchange) => Item::Verdict(Box::new(self.session.finish_with(
+                &mut exchange,
+                end,
+                self.observer,
+            ))),
+            Current::Skipped(skipped) => Item::Skipped(skipped),
+            Current::Batch(_) => unreachable!("a batch ends member by member"),
+        }
+    }
+}
+
+impl EntrySink for Judge<'_> {
+    fn begin(&mut self, head: EntryHead) {
+        let req = Request::new(
+            &head.method,
+            head.request_headers.clone(),
+            &head.request_body,
+        );
+        if req.kind == BodyKind::Batch && req.ids.len() > 1 {
+            let members = batch_requests(&req, &head.request_body);
+            self.current = Some(Current::Batch(Box::new(Batch {
+                head,
+                members,
+                body: Vec::new(),
+            })));
+            return;
+        }
+        self.current = Some(self.start(&head, req));
+    }
+
+    fn body(&mut self, piece: &[u8]) {
+        match self.current.take() {
+            Some(Current::Judging(mut exchange)) => {
+                self.feed(&mut exchange, piece);
+                self.current = Some(Current::Judging(exchange));
+            }
+            Some(Current::Batch(mut batch)) => {
+                batch.body.extend_from_slice(piece);
+                self.current = Some(Current::Batch(batch));
+            }
+            other => self.current = other,
+        }
+    }
+
+    fn finish(&mut self, tail: EntryTail) {
+        match self.current.take() {
+            Some(Current::Batch(batch)) => {
+                let Batch {
+                    head,
+                    members,
+                    body,
+                } = *batch;
+                for (position, member) in members.into_iter().enumerate() {
+                    let mut current = self.start(&head, member);
+                    if let Current::Judging(exchange) = &mut current
+                        && head.response.is_some()
+                    {
+                        self.feed(exchange, &body);
+                    }
+                    let mut item = self.end(current, tail.end);
+                    if let Item::Verdict(v) = &mut item {
+                        v.batch_position = u32::try_from(position).ok();
+                    }
+                    (self.each)(item);
+                }
+            }
+            Some(current) => {
+                let item = self.end(current, tail.end);
+                (self.each)(item);
+            }
+            None => {}
+        }
+    }
+}
+
+/// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
+/// taken for foreign ones) and its own method, id and params.
+fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(body) else {
+        return vec![batch.clone()];
+    };
+    items
+        .iter()
+        .map(|item| Request::from_value(&batch.http_method, batch.headers.clone(), item))
+        .filter(|r| r.kind == BodyKind::Request)
+        .map(|r| Request {
+            kind: BodyKind::Batch,
+            ids: batch.ids.clone(),
+            ..r
+        })
+        .collect()
 }
 
 /// Judges one entry, feeding its body in chunks whose sizes come from `chunks` (cycled by the
@@ -105,7 +267,8 @@ pub fn judge_entry_rows(
     judge_entry_rows_with(session, entry, chunks, &mut (), each);
 }
 
-/// Like [`judge_entry_rows`], reporting events and messages to `observer`.
+/// Like [`judge_entry_rows`], reporting events and messages to `observer`. Runs through the
+/// same sink as streaming replay.
 pub fn judge_entry_rows_with(
     session: &mut Session,
     entry: &Entry,
@@ -113,86 +276,31 @@ pub fn judge_entry_rows_with(
     observer: &mut dyn Observer,
     each: &mut dyn FnMut(Item),
 ) {
-    let req = Request::new(
-        &entry.method,
-        entry.request_headers.clone(),
-        &entry.request_body,
-    );
-    if req.kind == BodyKind::Batch && req.ids.len() > 1 {
-        let members = batch_requests(&req, &entry.request_body);
-        for (position, member) in members.into_iter().enumerate() {
-            let mut item = judge_request(session, entry, member, chunks, observer);
-            if let Item::Verdict(v) = &mut item {
-                v.batch_position = u32::try_from(position).ok();
-            }
-            each(item);
-        }
-        return;
-    }
-    each(judge_request(session, entry, req, chunks, observer));
-}
-
-/// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
-/// taken for foreign ones) and its own method, id and params.
-fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(body) else {
-        return vec![batch.clone()];
-    };
-    items
-        .iter()
-        .map(|item| Request::from_value(&batch.http_method, batch.headers.clone(), item))
-        .filter(|r| r.kind == BodyKind::Request)
-        .map(|r| Request {
-            kind: BodyKind::Batch,
-            ids: batch.ids.clone(),
-            ..r
-        })
-        .collect()
-}
-
-fn judge_request(
-    session: &mut Session,
-    entry: &Entry,
-    req: Request,
-    chunks: &mut dyn Iterator<Item = usize>,
-    observer: &mut dyn Observer,
-) -> Item {
-    let mut req = req;
-    // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's answer.
-    if req.http_method == "GET"
-        && let Some(last) = entry.request_headers.get("last-event-id")
-        && let Some(resumed) = session.resumption(last, entry.request_headers.clone())
-    {
-        req = resumed;
-    }
-    if let Some(reason) = not_mcp(entry, &req) {
-        return Item::Skipped(Skipped {
-            index: entry.index,
-            reason,
-        });
-    }
-    let readable = matches!(
-        req.kind,
-        BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
-    );
-    let mut exchange = session.begin_at(entry.index, req);
-    if readable && let Ok(message) = serde_json::from_slice::<Value>(&entry.request_body) {
-        exchange.check_request_shape(&message);
-    }
-    if let Some(head) = &entry.response {
-        exchange.on_head(head.clone());
-        let mut rest = &entry.response_body[..];
-        while !rest.is_empty() {
-            let n = chunks.next().unwrap_or(rest.len()).clamp(1, rest.len());
-            exchange.feed_with(&rest[..n], observer);
-            rest = &rest[n..];
-        }
-    }
-    Item::Verdict(Box::new(session.finish_with(
-        &mut exchange,
-        entry.end,
+    let mut judge = Judge {
+        session,
+        current: None,
+        chunks,
         observer,
-    )))
+        each,
+    };
+    judge.begin(EntryHead {
+        index: entry.index,
+        method: entry.method.clone(),
+        url: entry.url.clone(),
+        request_headers: entry.request_headers.clone(),
+        request_body: entry.request_body.clone(),
+        response: entry.response.clone(),
+    });
+    if entry.response.is_some() {
+        judge.body(&entry.response_body);
+    }
+    judge.finish(EntryTail {
+        end: entry.end,
+        body_captured: entry.end != crate::End::NotCaptured,
+        started: entry.started.clone(),
+        time_ms: entry.time_ms,
+        timings: entry.timings,
+    });
 }
 
 /// What a replay leaves behind besides its items: what a limit made it forget.
@@ -202,7 +310,29 @@ pub struct ReplayStats {
     pub tools_forgotten: u64,
 }
 
-/// Replays a HAR document from `reader`, calling `each` for every entry in order.
+/// Runs `read` with a fresh session's judge of the entries it gives.
+fn judged(
+    limits: Limits,
+    each: &mut dyn FnMut(Item),
+    read: impl FnOnce(usize, &mut Judge<'_>) -> Result<(), HarError>,
+) -> Result<ReplayStats, HarError> {
+    let mut session = Session::new(limits);
+    let mut judge = Judge {
+        session: &mut session,
+        current: None,
+        chunks: &mut std::iter::empty(),
+        observer: &mut (),
+        each,
+    };
+    read(har::hold_cap(&limits), &mut judge)?;
+    Ok(ReplayStats {
+        tools_forgotten: session.tools_forgotten(),
+    })
+}
+
+/// Replays a HAR document from a forward-only `reader` (a pipe), calling `each` for every
+/// entry in order. Bodies are streamed into the core, never held whole (see
+/// [`har::stream_entries`]).
 ///
 /// # Errors
 /// When the capture is unusable; entries before the problem have been delivered.
@@ -211,12 +341,23 @@ pub fn replay_har<R: Read>(
     limits: Limits,
     each: &mut dyn FnMut(Item),
 ) -> Result<ReplayStats, HarError> {
-    let mut session = Session::new(limits);
-    har::read_entries(reader, &mut |entry| {
-        judge_entry_rows(&mut session, &entry, &mut std::iter::empty(), each);
-    })?;
-    Ok(ReplayStats {
-        tools_forgotten: session.tools_forgotten(),
+    judged(limits, each, |hold_cap, judge| {
+        har::stream_entries(reader, hold_cap, judge)
+    })
+}
+
+/// [`replay_har`] on a seekable input (a file): a body that comes before the response head in
+/// its entry is read again from its offset instead of being held.
+///
+/// # Errors
+/// When the capture is unusable; entries before the problem have been delivered.
+pub fn replay_har_seekable<R: Read + Seek>(
+    reader: R,
+    limits: Limits,
+    each: &mut dyn FnMut(Item),
+) -> Result<ReplayStats, HarError> {
+    judged(limits, each, |hold_cap, judge| {
+        har::stream_entries_seekable(reader, hold_cap, judge)
     })
 }
 

@@ -9,6 +9,7 @@ mod faults;
 mod output;
 mod probe;
 mod proxy;
+mod replay_files;
 mod report;
 mod soak;
 mod tool_args;
@@ -344,7 +345,11 @@ struct ProbeArgs {
 #[derive(clap::Args)]
 struct ReplayArgs {
     /// HAR files (browser devtools, mitmproxy, proxy exports). `-` or none reads standard input.
+    /// A directory stands for the `.har` files in it.
     files: Vec<PathBuf>,
+    /// Files judged at once (default: one per core). Output stays in input order.
+    #[arg(long, short = 'j')]
+    jobs: Option<usize>,
     /// Print logical calls (retries, resumptions, MRTR rounds and answers grouped) instead of
     /// one verdict per exchange.
     #[arg(long)]
@@ -563,10 +568,10 @@ fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
 }
 
 /// Files at least this large get a progress line on a terminal.
-const PROGRESS_MIN_BYTES: u64 = 16 << 20;
+pub(crate) const PROGRESS_MIN_BYTES: u64 = 16 << 20;
 
 /// A reader that draws "name: 42% (420 MiB of 1000 MiB)" on stderr as it goes.
-struct Progress<R> {
+pub(crate) struct Progress<R> {
     inner: R,
     name: String,
     total: u64,
@@ -575,7 +580,7 @@ struct Progress<R> {
 }
 
 impl<R> Progress<R> {
-    fn new(inner: R, total: u64, name: &str) -> Self {
+    pub(crate) fn new(inner: R, total: u64, name: &str) -> Self {
         Progress {
             inner,
             name: name.to_owned(),
@@ -583,6 +588,16 @@ impl<R> Progress<R> {
             done: 0,
             last: std::time::Instant::now(),
         }
+    }
+}
+
+/// Seeking (the HAR reader reads a body again when it came before the response head) moves
+/// the progress with it.
+impl<R: io::Seek> io::Seek for Progress<R> {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        let at = self.inner.seek(pos)?;
+        self.done = at;
+        Ok(at)
     }
 }
 
@@ -641,12 +656,65 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         }
         files.push(PathBuf::from("-"));
     }
+    let mut unusable = false;
+    let mut paths = Vec::new();
+    for input in replay_files::expand(&files) {
+        match input {
+            Ok(path) => paths.push(path),
+            Err(reason) => {
+                eprintln!("mcp-verdict: {reason}");
+                unusable = true;
+            }
+        }
+    }
+    let files = paths;
     if args.calls {
-        return calls_out::run(&files, &args.out, args.limits.limits());
+        let code = calls_out::run(&files, &args.out, args.limits.limits());
+        return if unusable { ExitCode::from(2) } else { code };
     }
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
-    let mut unusable = false;
+    if !args.out.wants_run() {
+        // Plain output: files judged in parallel, bodies streamed, printed in input order.
+        let jobs = args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let mut begun = None;
+        replay_files::judge_files(&files, limits, jobs, &mut |i, event| {
+            let name = files[i].display().to_string();
+            if let replay_files::Event::Unopened(e) = &event {
+                eprintln!("mcp-verdict: {name}: {e}");
+                unusable = true;
+                return;
+            }
+            if begun != Some(i) {
+                begun = Some(i);
+                printer.begin_file(&name);
+            }
+            match event {
+                replay_files::Event::Item(item) => printer.item(&name, &item),
+                replay_files::Event::End(result) => {
+                    let error = result.as_ref().err().map(String::as_str);
+                    if let Some(e) = error {
+                        eprintln!("mcp-verdict: {name}: {e}");
+                        unusable = true;
+                    }
+                    if let Ok(stats) = &result
+                        && stats.tools_forgotten > 0
+                    {
+                        eprintln!(
+                            "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+                            stats.tools_forgotten, limits.max_tools
+                        );
+                    }
+                    printer.end_file(&name, error);
+                }
+                replay_files::Event::Unopened(_) => {}
+            }
+        });
+        printer.finish();
+        return exit_code(&printer, unusable);
+    }
     // Reports need every exchange with its timeline; plain output streams and keeps nothing.
     let mut run = args.out.wants_run().then(|| Run {
         command: "replay",

@@ -1,0 +1,178 @@
+//! One 64 MiB SSE body, end to end: `replay` of a HAR holding it against eventsource-stream
+//! framing the same body from memory, in interleaved rounds.
+//!
+//! ```sh
+//! cargo build --release --bin mcp-verdict && cargo run --release --example big_sse -- 64 7
+//! ```
+//!
+//! Writes `/tmp/big_sse.har` (one `tools/call` whose reply is progress notifications then the
+//! result, in HAR member order), then each round runs `target/release/mcp-verdict replay
+//! /tmp/big_sse.har --format jsonl` (timed with its peak RSS from `/usr/bin/time`-style
+//! `getrusage`) and eventsource-stream 0.2.3 on the same body in memory, one chunk per event
+//! (its best feed), parsing nothing. Prints the median ratio.
+
+use std::io::Write;
+use std::process::Command;
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::json;
+
+fn body(mib: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(mib << 20);
+    let total = (mib << 20) / 180;
+    let mut n = 0u64;
+    while body.len() < (mib << 20) {
+        n += 1;
+        let event = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{
+            "progressToken":1,"progress":n,"total":total,"message":format!("Indexed {n} of {total} files")}});
+        body.extend_from_slice(b"data: ");
+        body.extend_from_slice(event.to_string().as_bytes());
+        body.extend_from_slice(b"\n\n");
+    }
+    let last = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}],"isError":false}});
+    body.extend_from_slice(format!("data: {last}\n\n").as_bytes());
+    body
+}
+
+fn write_har(path: &str, body: &[u8]) -> std::io::Result<()> {
+    let request = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+        "params":{"name":"index","arguments":{},"_meta":{"progressToken":1}}});
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    // HAR member order (request, then status, headers, content with the text last).
+    write!(
+        f,
+        r#"{{"log":{{"version":"1.2","creator":{{"name":"big_sse","version":"1"}},"entries":[{{"startedDateTime":"2026-12-03T00:00:00Z","time":1,"request":{{"method":"POST","url":"http://127.0.0.1/mcp","httpVersion":"HTTP/1.1","headers":[{{"name":"Content-Type","value":"application/json"}},{{"name":"Accept","value":"application/json, text/event-stream"}},{{"name":"MCP-Protocol-Version","value":"2026-07-28"}}],"postData":{{"mimeType":"application/json","text":{}}}}},"response":{{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[{{"name":"Content-Type","value":"text/event-stream"}}],"content":{{"size":{},"mimeType":"text/event-stream","text":"#,
+        serde_json::to_string(&request.to_string())?,
+        body.len()
+    )?;
+    serde_json::to_writer(&mut f, std::str::from_utf8(body).unwrap())?;
+    writeln!(f, r#"}}}}}}]}}}}"#)?;
+    f.flush()
+}
+
+/// eventsource-stream on the body, one chunk per event; the number of events.
+fn eventsource(chunks: &[bytes::Bytes]) -> usize {
+    use eventsource_stream::Eventsource;
+    let stream = futures::stream::iter(chunks.iter().cloned().map(Ok::<_, std::io::Error>));
+    futures::executor::block_on(async {
+        let mut events = stream.eventsource();
+        let mut n = 0;
+        while let Some(e) = events.next().await {
+            let e = e.expect("well-formed");
+            n += usize::from(!e.data.is_empty());
+        }
+        n
+    })
+}
+
+/// The reader before streaming: serde_json reads each entry whole (the body decoded into one
+/// string), then the entry is judged. Run as a child process, for its peak RSS.
+fn serde_replay(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use mcp_verdict::replay::{Item, judge_entry};
+    let mut session = mcp_verdict::Session::default();
+    let mut ok = false;
+    mcp_verdict::har::read_entries(std::fs::File::open(path)?, &mut |entry| {
+        if let Item::Verdict(v) = judge_entry(&mut session, &entry, &mut std::iter::empty()) {
+            ok = v.complete;
+        }
+    })?;
+    assert!(ok);
+    Ok(())
+}
+
+/// Runs `cmd` under `/usr/bin/time`: seconds and peak RSS in kB.
+fn timed(cmd: &mut Command) -> Result<(f64, u64), Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    let out = cmd.output()?;
+    let secs = t.elapsed().as_secs_f64();
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{out:?}"
+    );
+    let rss_kb = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    Ok((secs, rss_kb))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    if std::env::args().nth(1).as_deref() == Some("serde") {
+        return serde_replay(&std::env::args().nth(2).unwrap_or_default());
+    }
+    let mib: usize = args.next().map_or(Ok(64), |a| a.parse())?;
+    let rounds: usize = args.next().map_or(Ok(7), |a| a.parse())?;
+    let body = body(mib);
+    let path = "/tmp/big_sse.har";
+    write_har(path, &body)?;
+    let chunks: Vec<bytes::Bytes> = body
+        .split_inclusive(|&b| b == b'\n')
+        .collect::<Vec<_>>()
+        .chunks(2)
+        .map(|c| bytes::Bytes::from(c.concat()))
+        .collect();
+    let exe = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/mcp-verdict");
+    let size = body.len() as f64 / (1u64 << 20) as f64;
+    println!("body {size:.1} MiB, HAR {path}");
+    let mut ratios = Vec::new();
+    let mut before_ratios = Vec::new();
+    for round in 0..rounds {
+        let me = std::env::current_exe()?;
+        let replay = || {
+            timed(
+                Command::new("/usr/bin/time")
+                    .args(["-f", "%M", exe, "replay", path, "--format", "jsonl"]),
+            )
+        };
+        let before = || {
+            timed(
+                Command::new("/usr/bin/time")
+                    .arg("-f")
+                    .arg("%M")
+                    .arg(&me)
+                    .args(["serde", path]),
+            )
+        };
+        let es = || {
+            let t = Instant::now();
+            let n = eventsource(&chunks);
+            assert!(n > 1000);
+            t.elapsed().as_secs_f64()
+        };
+        // Rotated order.
+        let (mut r, mut b, mut e) = ((0.0, 0), (0.0, 0), 0.0);
+        for step in 0..3 {
+            match (step + round) % 3 {
+                0 => r = replay()?,
+                1 => b = before()?,
+                _ => e = es(),
+            }
+        }
+        let ratio = e / r.0;
+        ratios.push(ratio);
+        before_ratios.push(e / b.0);
+        println!(
+            "round {round}: replay {:.0} MiB/s (peak RSS {:.1} MB) | serde reader {:.0} MiB/s (peak RSS {:.1} MB) | eventsource-stream {:.0} MiB/s | replay ÷ eventsource-stream {ratio:.2}, serde reader ÷ eventsource-stream {:.2}",
+            size / r.0,
+            r.1 as f64 / 1000.0,
+            size / b.0,
+            b.1 as f64 / 1000.0,
+            size / e,
+            e / b.0
+        );
+    }
+    before_ratios.sort_by(f64::total_cmp);
+    println!(
+        "median serde reader ÷ eventsource-stream: {:.2}",
+        before_ratios[before_ratios.len() / 2]
+    );
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "median replay ÷ eventsource-stream: {:.2}",
+        ratios[ratios.len() / 2]
+    );
+    Ok(())
+}

@@ -1,0 +1,642 @@
+//! Block reader and JSON tokenizer under the streamed HAR reader.
+//!
+//! Reads the input in large blocks (not byte by byte through `io::Read`), walks JSON structure
+//! with serde_json's exact grammar (the skipped-value rules of its `IgnoredAny`, the string
+//! rules of its `String`), and hands small values to serde_json itself as captured byte ranges,
+//! so that everything but the big strings keeps serde's semantics to the letter.
+
+use std::io::{self, Read, Seek, SeekFrom};
+
+use memchr::memchr2;
+
+/// Why the input cannot be used: a one-line reason.
+pub(crate) type Fail = String;
+
+/// Block size of the reader.
+const BLOCK: usize = 1 << 17;
+/// Decoded string bytes gathered before they are handed on in one piece.
+const OUT_BLOCK: usize = 1 << 16;
+/// Unescaped runs at least this long are handed on where they lie, without a copy.
+const DIRECT_RUN: usize = 1 << 13;
+
+/// An input the reader can go back in, when it can.
+pub(crate) trait Input: Read {
+    /// Moves to absolute offset `pos`; `None` when the input cannot seek (a pipe).
+    fn seek_to(&mut self, pos: u64) -> Option<io::Result<()>>;
+}
+
+/// A pipe or any other forward-only reader.
+pub(crate) struct Forward<R>(pub R);
+
+impl<R: Read> Read for Forward<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Read> Input for Forward<R> {
+    fn seek_to(&mut self, _: u64) -> Option<io::Result<()>> {
+        None
+    }
+}
+
+/// A file (or anything seekable), read from its current position.
+pub(crate) struct Seekable<R> {
+    inner: R,
+    /// Where the reader started, so offsets are relative to it.
+    origin: u64,
+}
+
+impl<R: Read + Seek> Seekable<R> {
+    pub(crate) fn new(mut inner: R) -> io::Result<Self> {
+        let origin = inner.stream_position()?;
+        Ok(Seekable { inner, origin })
+    }
+}
+
+impl<R: Read> Read for Seekable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl<R: Read + Seek> Input for Seekable<R> {
+    fn seek_to(&mut self, pos: u64) -> Option<io::Result<()>> {
+        Some(
+            self.inner
+                .seek(SeekFrom::Start(self.origin + pos))
+                .map(|_| ()),
+        )
+    }
+}
+
+/// The block reader: a window on the input, with an optional capture of what passes through.
+pub(crate) struct Src<I> {
+    input: I,
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
+    /// Input offset of `buf[0]`.
+    base: u64,
+    /// Bytes captured so far, and where the capture resumes in `buf`.
+    capture: Option<(Vec<u8>, usize)>,
+    /// Largest capture.
+    capture_cap: usize,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\t' | b'\r')
+}
+
+fn has_control(run: &[u8]) -> bool {
+    run.chunks(64)
+        .any(|c| c.iter().fold(0u8, |m, &b| m | u8::from(b < 0x20)) != 0)
+}
+
+fn hex(b: u8) -> Option<u16> {
+    match b {
+        b'0'..=b'9' => Some(u16::from(b - b'0')),
+        b'a'..=b'f' => Some(u16::from(b - b'a' + 10)),
+        b'A'..=b'F' => Some(u16::from(b - b'A' + 10)),
+        _ => None,
+    }
+}
+
+impl<I: Input> Src<I> {
+    pub(crate) fn new(input: I, capture_cap: usize) -> Self {
+        Src {
+            input,
+            buf: vec![0; BLOCK].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+            base: 0,
+            capture: None,
+            capture_cap,
+        }
+    }
+
+    /// Input offset of the next byte.
+    pub(crate) fn offset(&self) -> u64 {
+        self.base + self.pos as u64
+    }
+
+    pub(crate) fn can_seek(&mut self) -> bool {
+        // Seeking to where the reader already is tells whether it can, without moving it.
+        let here = self.base + self.end as u64;
+        matches!(self.input.seek_to(here), Some(Ok(())))
+    }
+
+    pub(crate) fn fail<T>(&self, what: &str) -> Result<T, Fail> {
+        Err(format!("{what} at byte {}", self.offset()))
+    }
+
+    /// Reads the next block when the window is used up. `false` at the end of the input.
+    fn fill(&mut self) -> Result<bool, Fail> {
+        if self.pos < self.end {
+            return Ok(true);
+        }
+        if let Some((vec, start)) = &mut self.capture {
+            vec.extend_from_slice(&self.buf[*start..self.end]);
+            *start = 0;
+            if vec.len() > self.capture_cap {
+                return Err(format!(
+                    "a value over {} bytes where the reader must hold it whole, at byte {}",
+                    self.capture_cap,
+                    self.offset()
+                ));
+            }
+        }
+        self.base += self.end as u64;
+        self.pos = 0;
+        self.end = 0;
+        loop {
+            match self.input.read(&mut self.buf) {
+                Ok(n) => {
+                    self.end = n;
+                    return Ok(n > 0);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("read error: {e}")),
+            }
+        }
+    }
+
+    /// Moves to input offset `to`, within the window when it is there.
+    pub(crate) fn seek(&mut self, to: u64) -> Result<(), Fail> {
+        if to >= self.base && to <= self.base + self.end as u64 {
+            self.pos = (to - self.base) as usize;
+            return Ok(());
+        }
+        match self.input.seek_to(to) {
+            Some(Ok(())) => {
+                self.base = to;
+                self.pos = 0;
+                self.end = 0;
+                Ok(())
+            }
+            Some(Err(e)) => Err(format!("seek error: {e}")),
+            None => Err("the input cannot seek".into()),
+        }
+    }
+
+    /// Skips a leading UTF-8 byte order mark, as the serde reader does.
+    pub(crate) fn skip_bom(&mut self) -> Result<(), Fail> {
+        for (i, &b) in b"\xEF\xBB\xBF".iter().enumerate() {
+            if self.peek()? != Some(b) {
+                // Not a BOM: nothing consumed yet unless the first bytes matched, which a JSON
+                // document cannot start with anyway.
+                if i > 0 {
+                    return self.fail("expected value");
+                }
+                return Ok(());
+            }
+            self.pos += 1;
+        }
+        Ok(())
+    }
+
+    /// The next byte, without consuming it. `None` at the end of the input.
+    pub(crate) fn peek(&mut self) -> Result<Option<u8>, Fail> {
+        if self.pos == self.end && !self.fill()? {
+            return Ok(None);
+        }
+        Ok(Some(self.buf[self.pos]))
+    }
+
+    pub(crate) fn bump(&mut self) {
+        self.pos += 1;
+    }
+
+    fn next_or_eof(&mut self, what: &str) -> Result<u8, Fail> {
+        match self.peek()? {
+            Some(b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => self.fail(what),
+        }
+    }
+
+    /// The next byte after whitespace, not consumed.
+    pub(crate) fn peek_ws(&mut self) -> Result<Option<u8>, Fail> {
+        loop {
+            match self.peek()? {
+                Some(b) if is_ws(b) => self.pos += 1,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// Consumes `b` after whitespace, or fails with `what`.
+    pub(crate) fn expect(&mut self, b: u8, what: &str) -> Result<(), Fail> {
+        if self.peek_ws()? == Some(b) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.fail(what)
+        }
+    }
+
+    /// Starts capturing at the next byte.
+    pub(crate) fn start_capture(&mut self) {
+        self.capture = Some((Vec::new(), self.pos));
+    }
+
+    /// Ends the capture: the bytes since [`start_capture`](Self::start_capture).
+    pub(crate) fn end_capture(&mut self) -> Result<Vec<u8>, Fail> {
+        let (mut vec, start) = self.capture.take().unwrap_or_default();
+        vec.extend_from_slice(&self.buf[start..self.pos]);
+        if vec.len() > self.capture_cap {
+            return self.fail(&format!(
+                "a value over {} bytes where the reader must hold it whole",
+                self.capture_cap
+            ));
+        }
+        Ok(vec)
+    }
+
+    /// Captures the next value whole (after whitespace), checked by the skip rules. Also gives
+    /// its nesting depth.
+    pub(crate) fn capture_value(&mut self) -> Result<(Vec<u8>, usize), Fail> {
+        self.peek_ws()?;
+        self.start_capture();
+        let depth = self.skip_value();
+        let bytes = self.end_capture();
+        let depth = depth?;
+        Ok((bytes?, depth))
+    }
+
+    /// Reads an object key (the opening quote is next, after whitespace) as serde_json's
+    /// `String` would, and the colon after it.
+    pub(crate) fn key(&mut self) -> Result<String, Fail> {
+        if self.peek_ws()? != Some(b'"') {
+            return self.fail("expected a key");
+        }
+        self.start_capture();
+        self.pos += 1;
+        let skipped = self.skip_str();
+        let raw = self.end_capture()?;
+        skipped?;
+        let inner = &raw[1..raw.len() - 1];
+        let key = if inner.contains(&b'\\') {
+            serde_json::from_slice::<String>(&raw).map_err(|e| format!("key: {e}"))?
+        } else {
+            String::from_utf8(inner.to_vec())
+                .map_err(|_| format!("invalid UTF-8 in a key at byte {}", self.offset()))?
+        };
+        self.expect(b':', "expected `:`")?;
+        Ok(key)
+    }
+
+    /// After a member or element: `true` for a comma (more follow), `false` for `close`.
+    pub(crate) fn comma_or(&mut self, close: u8) -> Result<bool, Fail> {
+        match self.peek_ws()? {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => self.fail(if close == b'}' {
+                "expected `,` or `}`"
+            } else {
+                "expected `,` or `]`"
+            }),
+        }
+    }
+
+    /// After an opening bracket: `true` when the container is empty (and consumes the close).
+    pub(crate) fn empty(&mut self, close: u8) -> Result<bool, Fail> {
+        if self.peek_ws()? == Some(close) {
+            self.pos += 1;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Skips a string whose opening quote is consumed: escapes checked, control characters
+    /// refused, UTF-8 not checked (serde_json's `ignore_str`).
+    pub(crate) fn skip_str(&mut self) -> Result<(), Fail> {
+        loop {
+            if self.pos == self.end && !self.fill()? {
+                return self.fail("EOF while parsing a string");
+            }
+            let avail = &self.buf[self.pos..self.end];
+            match memchr2(b'"', b'\\', avail) {
+                Some(i) => {
+                    if has_control(&avail[..i]) {
+                        return self.fail("control character while parsing a string");
+                    }
+                    let quote = avail[i] == b'"';
+                    self.pos += i + 1;
+                    if quote {
+                        return Ok(());
+                    }
+                    self.skip_escape()?;
+                }
+                None => {
+                    if has_control(avail) {
+                        return self.fail("control character while parsing a string");
+                    }
+                    self.pos = self.end;
+                }
+            }
+        }
+    }
+
+    fn hex4(&mut self) -> Result<u16, Fail> {
+        let mut n = 0u16;
+        for _ in 0..4 {
+            let b = self.next_or_eof("EOF while parsing a string")?;
+            n = (n << 4) | hex(b).map_or_else(|| self.fail("invalid escape"), Ok)?;
+        }
+        Ok(n)
+    }
+
+    fn skip_escape(&mut self) -> Result<(), Fail> {
+        match self.next_or_eof("EOF while parsing a string")? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Ok(()),
+            b'u' => self.hex4().map(|_| ()),
+            _ => self.fail("invalid escape"),
+        }
+    }
+
+    fn skip_ident(&mut self, rest: &[u8]) -> Result<(), Fail> {
+        for &want in rest {
+            match self.peek()? {
+                Some(b) if b == want => self.pos += 1,
+                Some(_) => return self.fail("expected ident"),
+                None => return self.fail("EOF while parsing a value"),
+            }
+        }
+        Ok(())
+    }
+
+    fn digits(&mut self) -> Result<usize, Fail> {
+        let mut n = 0;
+        while let Some(b'0'..=b'9') = self.peek()? {
+            self.pos += 1;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// serde_json's `ignore_integer`, `ignore_decimal`, `ignore_exponent`.
+    fn skip_number(&mut self) -> Result<(), Fail> {
+        if self.peek()? == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek()? {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.peek()? {
+                    return self.fail("invalid number");
+                }
+            }
+            Some(b'1'..=b'9') => {
+                self.digits()?;
+            }
+            _ => return self.fail("invalid number"),
+        }
+        if self.peek()? == Some(b'.') {
+            self.pos += 1;
+            if self.digits()? == 0 {
+                return self.fail("invalid number");
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek()? {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek()? {
+                self.pos += 1;
+            }
+            if self.digits()? == 0 {
+                return self.fail("invalid number");
+            }
+        }
+        Ok(())
+    }
+
+    /// Skips one value after whitespace, with serde_json's `ignore_value` rules (no depth
+    /// limit: it is iterative). Gives the value's nesting depth.
+    pub(crate) fn skip_value(&mut self) -> Result<usize, Fail> {
+        let mut stack: Vec<u8> = Vec::new();
+        let mut deepest = 0;
+        loop {
+            // A value.
+            let Some(b) = self.peek_ws()? else {
+                return self.fail("EOF while parsing a value");
+            };
+            match b {
+                b'n' | b't' | b'f' => {
+                    self.pos += 1;
+                    let rest: &[u8] = match b {
+                        b'n' => b"ull",
+                        b't' => b"rue",
+                        _ => b"alse",
+                    };
+                    self.skip_ident(rest)?;
+                }
+                b'-' | b'0'..=b'9' => self.skip_number()?,
+                b'"' => {
+                    self.pos += 1;
+                    self.skip_str()?;
+                }
+                b'[' | b'{' => {
+                    self.pos += 1;
+                    stack.push(b);
+                    deepest = deepest.max(stack.len());
+                    let close = if b == b'[' { b']' } else { b'}' };
+                    if !self.empty(close)? {
+                        if b == b'{' {
+                            self.object_key()?;
+                        }
+                        continue;
+                    }
+                    stack.pop();
+                }
+                _ => return self.fail("expected value"),
+            }
+            // After a value: close containers or go on to the next member.
+            loop {
+                let Some(&frame) = stack.last() else {
+                    return Ok(deepest);
+                };
+                let close = if frame == b'[' { b']' } else { b'}' };
+                if self.comma_or(close)? {
+                    if frame == b'{' {
+                        self.object_key()?;
+                    }
+                    break;
+                }
+                stack.pop();
+            }
+        }
+    }
+
+    /// A key inside a skipped object: not decoded, not checked for UTF-8.
+    fn object_key(&mut self) -> Result<(), Fail> {
+        match self.peek_ws()? {
+            Some(b'"') => {
+                self.pos += 1;
+                self.skip_str()?;
+                self.expect(b':', "expected `:`")
+            }
+            None => self.fail("EOF while parsing an object"),
+            _ => self.fail("key must be a string"),
+        }
+    }
+
+    /// Decodes a string whose opening quote is next (after whitespace) as serde_json's `String`
+    /// would (escapes, surrogate pairs, UTF-8), handing the text on in pieces: long unescaped
+    /// runs where they lie, the rest gathered in blocks.
+    pub(crate) fn decode_str(
+        &mut self,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
+    ) -> Result<(), Fail> {
+        if self.peek_ws()? != Some(b'"') {
+            return self.fail("expected a string");
+        }
+        self.pos += 1;
+        let mut utf8 = Utf8::default();
+        let mut block: Vec<u8> = Vec::with_capacity(OUT_BLOCK);
+        loop {
+            if self.pos == self.end && !self.fill()? {
+                return self.fail("EOF while parsing a string");
+            }
+            let avail = &self.buf[self.pos..self.end];
+            let (run, stop) = match memchr2(b'"', b'\\', avail) {
+                Some(i) => (&avail[..i], Some(avail[i])),
+                None => (avail, None),
+            };
+            let ran = run.len();
+            if has_control(run) {
+                return self.fail("control character while parsing a string");
+            }
+            if run.len() >= DIRECT_RUN {
+                if !block.is_empty() {
+                    utf8.push(&block, out)?;
+                    block.clear();
+                }
+                utf8.push(run, out)?;
+            } else {
+                block.extend_from_slice(run);
+                if block.len() >= OUT_BLOCK {
+                    utf8.push(&block, out)?;
+                    block.clear();
+                }
+            }
+            self.pos += ran;
+            match stop {
+                None => {}
+                Some(b'"') => {
+                    self.pos += 1;
+                    if !block.is_empty() {
+                        utf8.push(&block, out)?;
+                    }
+                    if utf8.n > 0 {
+                        return self.fail("invalid unicode code point");
+                    }
+                    return Ok(());
+                }
+                Some(_) => {
+                    // Escapes give whole characters, so checking the raw runs and the escapes
+                    // as one sequence is checking each raw run alone.
+                    self.pos += 1;
+                    self.escape(&mut block)?;
+                }
+            }
+        }
+    }
+
+    /// serde_json's `parse_escape` with validation (lone surrogates refused).
+    fn escape(&mut self, block: &mut Vec<u8>) -> Result<(), Fail> {
+        let c = match self.next_or_eof("EOF while parsing a string")? {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 8,
+            b'f' => 12,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let n = self.hex4()?;
+                let ch = match n {
+                    0xDC00..=0xDFFF => return self.fail("lone leading surrogate in hex escape"),
+                    0xD800..=0xDBFF => {
+                        if self.next_or_eof("EOF while parsing a string")? != b'\\'
+                            || self.next_or_eof("EOF while parsing a string")? != b'u'
+                        {
+                            return self.fail("unexpected end of hex escape");
+                        }
+                        let n2 = self.hex4()?;
+                        if !(0xDC00..=0xDFFF).contains(&n2) {
+                            return self.fail("lone leading surrogate in hex escape");
+                        }
+                        0x1_0000 + ((u32::from(n - 0xD800) << 10) | u32::from(n2 - 0xDC00))
+                    }
+                    _ => u32::from(n),
+                };
+                let ch = char::from_u32(ch).unwrap_or(char::REPLACEMENT_CHARACTER);
+                let mut tmp = [0u8; 4];
+                block.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                return Ok(());
+            }
+            _ => return self.fail("invalid escape"),
+        };
+        block.push(c);
+        Ok(())
+    }
+}
+
+/// UTF-8 validation across pieces: a character split between two pieces is carried over.
+#[derive(Default)]
+struct Utf8 {
+    carry: [u8; 4],
+    n: usize,
+}
+
+impl Utf8 {
+    fn push(
+        &mut self,
+        mut bytes: &[u8],
+        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
+    ) -> Result<(), Fail> {
+        let invalid = || Err::<(), Fail>("invalid unicode code point in a string".into());
+        while self.n > 0 && !bytes.is_empty() {
+            self.carry[self.n] = bytes[0];
+            self.n += 1;
+            bytes = &bytes[1..];
+            match std::str::from_utf8(&self.carry[..self.n]) {
+                Ok(_) => {
+                    out(&self.carry[..self.n])?;
+                    self.n = 0;
+                }
+                Err(e) if e.error_len().is_some() => return invalid(),
+                Err(_) if self.n == 4 => return invalid(),
+                Err(_) => {}
+            }
+        }
+        match std::str::from_utf8(bytes) {
+            Ok(_) => {
+                if !bytes.is_empty() {
+                    out(bytes)?;
+                }
+                Ok(())
+            }
+            Err(e) if e.error_len().is_some() => invalid(),
+            Err(e) => {
+                let good = e.valid_up_to();
+                if good > 0 {
+                    out(&bytes[..good])?;
+                }
+                let tail = &bytes[good..];
+                self.carry[..tail.len()].copy_from_slice(tail);
+                self.n = tail.len();
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Allocations per judged exchange, counted by a counting global allocator, on the exchanges
+//! of the `core_cost` example (a small JSON reply and the same reply as one SSE event). The
+//! bounds are the counts measured when they were set: a change that allocates more per
+//! exchange fails here, and lowering them is how a saving is recorded.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcp_verdict::{End, Headers, Outcome, Request, ResponseHead, Session};
+
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const REQUEST: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+const REPLY: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hello from the bench"}],"isError":false}}"#;
+
+/// Allocations of the judging alone (request parsed, head, body, verdict), per exchange, with
+/// the headers built outside the count (a live adapter has them already).
+fn per_exchange(content_type: &str, body: &[u8]) -> u64 {
+    let mut session = Session::default();
+    let rounds = 200;
+    let mut total = 0;
+    for round in 0..rounds + 1 {
+        let request_headers = Headers::from_iter([
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]);
+        let response_headers = Headers::from_iter([
+            ("content-type", content_type),
+            ("content-length", "120"),
+            ("date", "Thu, 03 Dec 2026 06:40:00 GMT"),
+        ]);
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let mut ex = session.begin(Request::new("POST", request_headers, REQUEST));
+        ex.on_head(ResponseHead {
+            status: 200,
+            headers: response_headers,
+        });
+        ex.feed(body);
+        let v = session.finish(&mut ex, End::Eof);
+        drop(ex);
+        assert_eq!(v.outcome, Outcome::ToolSuccess);
+        drop(v);
+        // The first round warms the session's maps.
+        if round > 0 {
+            total += ALLOCATIONS.load(Ordering::Relaxed) - before;
+        }
+    }
+    total / rounds
+}
+
+#[test]
+fn allocations_per_exchange_stay_bounded() {
+    let json = per_exchange("application/json", REPLY);
+    let sse = per_exchange(
+        "text/event-stream",
+        &[b"event: message\ndata: ".as_slice(), REPLY, b"\n\n"].concat(),
+    );
+    eprintln!("allocations per exchange: json {json}, sse {sse}");
+    assert!(
+        json <= JSON_MAX,
+        "json: {json} allocations per exchange (bound {JSON_MAX})"
+    );
+    assert!(
+        sse <= SSE_MAX,
+        "sse: {sse} allocations per exchange (bound {SSE_MAX})"
+    );
+}
+
+// 12 / 14 on perf before it absorbed main 36e2642 (calls, cli, ...); 50 / 52 after: the core's
+// new per-exchange bookkeeping, not the reader. Lower these when a saving lands.
+const JSON_MAX: u64 = 50;
+const SSE_MAX: u64 = 52;
