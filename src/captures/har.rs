@@ -92,6 +92,9 @@ pub enum HarError {
     NoEntries,
     /// The first bytes (where a byte-order mark may stand) could not be read.
     Read(std::io::Error),
+    /// The streaming reader's refusal, worded by it (the same cases as above, found while
+    /// decoding `content.text` piece by piece, where no serde_json error exists).
+    Streamed(String),
 }
 
 impl fmt::Display for HarError {
@@ -101,6 +104,7 @@ impl fmt::Display for HarError {
             HarError::TrailingData(e) => write!(f, "trailing data after the HAR document: {e}"),
             HarError::NoEntries => f.write_str("no log.entries array: not a HAR file"),
             HarError::Read(e) => write!(f, "cannot read: {e}"),
+            HarError::Streamed(reason) => f.write_str(reason),
         }
     }
 }
@@ -109,7 +113,7 @@ impl std::error::Error for HarError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             HarError::Unusable(e) | HarError::TrailingData(e) => Some(e),
-            HarError::NoEntries => None,
+            HarError::NoEntries | HarError::Streamed(_) => None,
             HarError::Read(e) => Some(e),
         }
     }
@@ -321,15 +325,15 @@ pub fn stream_entries_seekable<R: Read + std::io::Seek>(
     hold_cap: usize,
     sink: &mut dyn EntrySink,
 ) -> Result<(), HarError> {
-    let input = scan::Seekable::new(reader).map_err(|e| HarError(format!("cannot read: {e}")))?;
+    let input = scan::Seekable::new(reader).map_err(HarError::Read)?;
     stream::read(input, hold_cap, sink).map_err(usable)
 }
 
 fn usable(reason: String) -> HarError {
     if reason.starts_with("no log.entries") || reason.starts_with("trailing data") {
-        HarError(reason)
+        HarError::Streamed(reason)
     } else {
-        HarError(format!("not a usable HAR file: {reason}"))
+        HarError::Streamed(format!("not a usable HAR file: {reason}"))
     }
 }
 

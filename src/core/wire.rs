@@ -35,6 +35,7 @@ pub(crate) fn media_type(value: &str) -> &str {
 }
 
 /// Whether `value` (a `Content-Type`) names `expected`, case-insensitively, parameters ignored.
+#[cfg_attr(not(feature = "rmcp"), allow(dead_code))]
 pub(crate) fn media_type_is(value: &str, expected: &str) -> bool {
     media_type(value).eq_ignore_ascii_case(expected)
 }
