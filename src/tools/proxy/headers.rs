@@ -82,6 +82,17 @@ pub fn for_analysis(map: &HeaderMap) -> Headers {
     out
 }
 
+/// A session id's stand-in in recordings: `<redacted-XXXXXXXX>`, from a hash of the id, so
+/// that two sessions stay two sessions when the recording is replayed (a single `<redacted>`
+/// would make a new session look like the one the client deleted) while the id itself is not
+/// written.
+fn session_token(id: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    format!("<redacted-{:08x}>", h.finish() as u32)
+}
+
 /// `headers` with secret values replaced, when `redact` is on.
 pub fn redacted(headers: &Headers, redact: bool) -> Headers {
     if !redact {
@@ -89,7 +100,9 @@ pub fn redacted(headers: &Headers, redact: bool) -> Headers {
     }
     let mut out = Headers::new();
     for (name, value) in headers.iter() {
-        if is_secret(name) {
+        if name.eq_ignore_ascii_case("mcp-session-id") {
+            out.push(name, session_token(value));
+        } else if is_secret(name) {
             out.push(name, REDACTED);
         } else {
             out.push(name, value);
@@ -140,7 +153,11 @@ mod tests {
         ]);
         let r = redacted(&h, true);
         assert_eq!(r.get("authorization"), Some(REDACTED));
-        assert_eq!(r.get("mcp-session-id"), Some(REDACTED));
+        // A session id becomes a stand-in that hides it but keeps sessions apart.
+        let sid = r.get("mcp-session-id").unwrap();
+        assert!(sid.starts_with("<redacted-") && !sid.contains('s'), "{sid}");
+        let other = redacted(&Headers::from_iter([("Mcp-Session-Id", "t")]), true);
+        assert_ne!(other.get("mcp-session-id"), Some(sid));
         assert_eq!(r.get("set-cookie"), Some(REDACTED));
         assert_eq!(r.get("accept"), Some("*/*"));
         assert_eq!(redacted(&h, false).get("authorization"), Some("Bearer t"));
