@@ -277,16 +277,11 @@ for v in live:
     what = v['method'] or f"({v.get('http_method') or '?'} {v.get('kind') or ''})"
     print(f"  {v['index']:>2} {what:<26} {str(v['tool'] or ''):<31} {v['outcome']:<22}"
           f" status={v['status']} events={v['event_count']}")
-# A listen GET is judged live when the client closes it, and from the recording when the capture
-# ends; both are LISTENING, but the end of such an open-ended stream may differ (a known gap of
-# issue 16). Every POST and DELETE must be judged the same.
-def posts(rows):
-    return [v for v in rows if v.get("kind") != "listen"]
 for a, b in zip(live, again):
     if a != b:
         diff = {k: (a.get(k), b.get(k)) for k in a if a.get(k) != b.get(k)}
         print(f"  live vs replayed at {a['index']}: {diff}")
-if posts(live) != posts(again) or [v["outcome"] for v in live] != [v["outcome"] for v in again]:
+if live != again:
     print("  MISMATCH: replay of the proxy's recording differs from its live verdicts")
     failures += 1
 calls = [(v["tool"], v["outcome"], v["event_count"]) for v in live if v["method"] == "tools/call"]
