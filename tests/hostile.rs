@@ -654,32 +654,24 @@ fn huge_durations_are_refused_instead_of_panicking() {
         "json",
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let r = run(&[
-        "soak",
-        &target,
-        "--tool",
-        "echo",
-        "--requests",
-        "20",
-        "--concurrency",
-        "2",
-        "--timeout",
-        "18000000000000000000s",
-    ]);
+    let soak_with_timeout = |timeout: &str| {
+        run(&[
+            "soak",
+            &target,
+            "--tool",
+            "echo",
+            "--requests",
+            "20",
+            "--concurrency",
+            "2",
+            "--timeout",
+            timeout,
+        ])
+    };
+    let r = soak_with_timeout("18000000000000000000s");
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    let r = run(&[
-        "soak",
-        &target,
-        "--tool",
-        "echo",
-        "--requests",
-        "20",
-        "--concurrency",
-        "2",
-        "--timeout",
-        "8760h",
-    ]);
+    let r = soak_with_timeout("8760h");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("20 calls"), "{}", r.stdout);
     let r = run(&["soak", &target, "--tool", "echo", "--rate", "1e-19"]);
