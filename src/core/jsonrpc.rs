@@ -331,6 +331,13 @@ pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
     }
 }
 
+/// The common payload, one message object the fast scan reads, built where the caller keeps
+/// it; `None` sends the caller to [`parse_payload`] (which also words any error).
+#[inline(always)]
+pub(crate) fn scan_single(text: &str) -> Option<Envelope<'_>> {
+    scan::object(text)
+}
+
 #[inline]
 fn parse_object(text: &str) -> Result<Envelope<'_>, Malformed> {
     if let Some(env) = scan::object(text) {

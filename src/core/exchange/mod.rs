@@ -630,10 +630,13 @@ impl Exchange {
         terminal: &mut Terminal,
         observer: &mut dyn Observer,
     ) -> Outcome {
-        let text = match std::str::from_utf8(buf) {
+        // The fast validator first; std's only to word the error.
+        let text = match simdutf8::basic::from_utf8(buf) {
             Ok(t) => t,
-            Err(e) => {
-                return self.malformed(end, format!("body is not UTF-8: {e}"));
+            Err(_) => {
+                let e = std::str::from_utf8(buf).err();
+                let detail = e.map(|e| e.to_string()).unwrap_or_default();
+                return self.malformed(end, format!("body is not UTF-8: {detail}"));
             }
         };
         let payload = match jsonrpc::parse_payload(text) {

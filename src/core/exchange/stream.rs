@@ -199,10 +199,14 @@ impl SseSink for StreamSink<'_> {
             return;
         }
         // The fast validator first; the replacing decoder only for invalid bytes (WHATWG).
-        let text: Cow<'_, str> = match std::str::from_utf8(ev.data) {
+        let text: Cow<'_, str> = match simdutf8::basic::from_utf8(ev.data) {
             Ok(valid) => Cow::Borrowed(valid),
             Err(_) => String::from_utf8_lossy(ev.data),
         };
+        if let Some(env) = jsonrpc::scan_single(&text) {
+            self.message(&env, ev.index, at);
+            return;
+        }
         match jsonrpc::parse_payload(&text) {
             Err(m) => self.not_json(m.to_string(), at),
             Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
