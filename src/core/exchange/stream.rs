@@ -33,61 +33,61 @@ impl Exchange {
         end: End,
         facts: &mut StreamFacts,
     ) -> Outcome {
-        let version = self.setup.version;
         let last_id = stream
             .framer
             .last_event_id()
             .map(|b| String::from_utf8_lossy(b).into_owned());
-        if version.has_resumption() {
-            facts.resumable = last_id.is_some();
-            facts.last_event_id = last_id.clone();
+        let had_id = last_id.is_some();
+        if self.setup.version.has_resumption() {
+            facts.resumable = had_id;
+            facts.last_event_id = last_id;
             facts.retry_ms = stream.track.retry_ms;
         }
-        if self.limit_hit.is_none()
-            && let Some(p) = stream.framer.pending()
-        {
-            let looked_final = looks_like_response(&p.data, &stream.track.expected);
-            self.findings.add(
-                Rule::SseUnterminatedEvent,
-                format!("{} bytes after the last complete event", p.bytes),
-                Some(Location {
-                    offset: p.offset,
-                    event: None,
-                }),
-            );
-            facts.unterminated = Some(Unterminated {
-                bytes: p.bytes,
-                looked_final,
-            });
+        if self.limit_hit.is_none() {
+            facts.unterminated = self.unterminated(stream);
         }
-        if stream
-            .track
-            .terminal
-            .as_ref()
-            .is_some_and(|t| t.outcome.is_some())
-        {
-            return stream
-                .track
-                .terminal
-                .as_ref()
-                .and_then(|t| t.outcome)
-                .unwrap_or(Outcome::Success);
+        if let Some(outcome) = stream.track.terminal.as_ref().and_then(|t| t.outcome) {
+            return outcome;
         }
         if self.limit_hit.is_some() {
             return Outcome::LimitExceeded;
         }
         match end {
-            End::Open => return Outcome::StreamOpen,
-            End::NotCaptured => return Outcome::NotCaptured,
-            End::Timeout => return Outcome::TimedOut,
-            End::Cancelled => return Outcome::Cancelled,
-            End::Eof | End::Reset => {}
+            End::Open => Outcome::StreamOpen,
+            End::NotCaptured => Outcome::NotCaptured,
+            End::Timeout => Outcome::TimedOut,
+            End::Cancelled => Outcome::Cancelled,
+            End::Eof | End::Reset => self.ended_without_response(stream, end, had_id),
         }
+    }
+
+    /// An event left without its blank line at the end: reported, with whether it looked like
+    /// our answer.
+    fn unterminated(&mut self, stream: &Stream) -> Option<Unterminated> {
+        let p = stream.framer.pending()?;
+        let looked_final = looks_like_response(&p.data, &stream.track.expected);
+        self.findings.add(
+            Rule::SseUnterminatedEvent,
+            format!("{} bytes after the last complete event", p.bytes),
+            Some(Location {
+                offset: p.offset,
+                event: None,
+            }),
+        );
+        Some(Unterminated {
+            bytes: p.bytes,
+            looked_final,
+        })
+    }
+
+    /// The stream ended (EOF or reset) without our response: on 2025-11-25 a close after an
+    /// event id is the server's polling choice; otherwise the outcome says what the events were.
+    fn ended_without_response(&mut self, stream: &Stream, end: End, had_id: bool) -> Outcome {
         let at = Some(Location {
             offset: stream.framer.offset(),
             event: None,
         });
-        let polling = version == ProtocolVersion::V2025_11_25 && last_id.is_some();
+        let polling = self.setup.version == ProtocolVersion::V2025_11_25 && had_id;
         if polling {
             // Only a deliberate close (clean EOF) is the server's polling choice; a reset is not.
             if stream.track.retry_ms.is_none() && end == End::Eof {
@@ -108,12 +108,12 @@ impl Exchange {
             );
         }
         if stream.track.parse_failed {
-            return Outcome::MalformedJson;
+            Outcome::MalformedJson
+        } else if stream.track.foreign_seen {
+            Outcome::InvalidEnvelope
+        } else {
+            Outcome::StreamAborted
         }
-        if stream.track.foreign_seen {
-            return Outcome::InvalidEnvelope;
-        }
-        Outcome::StreamAborted
     }
 }
 
