@@ -343,33 +343,43 @@ impl StreamSink<'_> {
         }
     }
 
+    /// The token's text differs from the request's: the same value spelled differently (`1.0`
+    /// for `1`), or a mismatch.
+    fn token_mismatch(&mut self, token: Option<jsonrpc::Raw<'_>>, at: Option<Location>) {
+        let expected = self.req.progress_token();
+        let same = match (token, expected) {
+            (None, None) => true,
+            (Some(raw), Some(want)) => {
+                serde_json::from_str::<Value>(raw.get()).ok().as_ref() == Some(want)
+            }
+            _ => false,
+        };
+        if !same {
+            self.findings.add(
+                Rule::ProgressTokenMismatch,
+                format!(
+                    "progressToken {} but the request's is {}",
+                    token.map_or("absent", |t| t.get()),
+                    expected.map(Value::to_string).unwrap_or("absent".into())
+                ),
+                at,
+            );
+        }
+    }
+
     fn notification(&mut self, env: &Envelope<'_>, at: Option<Location>) {
         match env.method {
             Some("notifications/progress") => {
                 let Some(p) = env.params.filter(|p| p.readable) else {
                     return;
                 };
-                // Compare the token's text first (no allocation); parse it only when the text
-                // differs, since equal values can be spelled differently.
-                let expected = self.req.progress_token();
-                let same = match (p.progress_token, expected) {
-                    (None, None) => true,
-                    (Some(raw), Some(want)) => {
-                        self.stream.token_text.as_deref() == Some(raw.get())
-                            || serde_json::from_str::<Value>(raw.get()).ok().as_ref() == Some(want)
-                    }
-                    _ => false,
-                };
-                if !same {
-                    self.findings.add(
-                        Rule::ProgressTokenMismatch,
-                        format!(
-                            "progressToken {} but the request's is {}",
-                            p.progress_token.map_or("absent", |t| t.get()),
-                            expected.map(Value::to_string).unwrap_or("absent".into())
-                        ),
-                        at,
-                    );
+                // Compare the token's text first (no allocation, no lookup in the request);
+                // parse it only when the text differs, since equal values can be spelled
+                // differently.
+                let same_text =
+                    p.progress_token.map(|t| t.get()) == self.stream.token_text.as_deref();
+                if !same_text {
+                    self.token_mismatch(p.progress_token, at);
                 }
                 if let Some(value) = p.progress {
                     if self.stream.last_progress.is_some_and(|last| value <= last) {
