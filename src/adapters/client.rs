@@ -775,7 +775,7 @@ fn is_legacy_signal(v: &Verdict) -> bool {
     }
 }
 
-fn rfc3339(t: SystemTime) -> String {
+pub(super) fn rfc3339(t: SystemTime) -> String {
     let secs = t
         .duration_since(SystemTime::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -38,7 +38,10 @@
 //! `DELETE` has no verdict.
 
 mod errors;
+mod record;
 mod tee;
+
+pub use record::Recording;
 
 use errors::*;
 use tee::*;
@@ -122,6 +125,7 @@ pub struct VerdictHttpClient {
     session: SharedSession,
     sink: VerdictSink,
     deadlines: Deadlines,
+    recording: Option<Recording>,
 }
 
 impl std::fmt::Debug for VerdictHttpClient {
@@ -159,6 +163,7 @@ impl VerdictHttpClient {
                 max_total: None,
                 grace: Duration::from_millis(100),
             },
+            recording: None,
         }
     }
 
@@ -181,13 +186,35 @@ impl VerdictHttpClient {
         self
     }
 
+    /// Records every judged exchange into `recording` (a capture of the traffic with its
+    /// verdicts, and its logical calls: [`Recording::calls`]). Call it after
+    /// [`with_limits`](Self::with_limits), which starts a fresh session.
+    pub fn with_recording(mut self, recording: &Recording) -> Self {
+        let sink = self.sink.clone();
+        let r = recording.clone();
+        self.sink = Arc::new(move |v: &Verdict| {
+            r.judged(v);
+            sink(v);
+        });
+        self.recording = Some(recording.clone());
+        self
+    }
+
     /// The session shared by the exchanges of this client (negotiated version, tool annotations).
     pub fn session(&self) -> SharedSession {
         self.session.clone()
     }
 
-    fn begin(&self, req: Request) -> Begun {
-        let exchange = lock(&self.session).begin(req);
+    /// Begins judging `sent` (its body is `body`) by the rules for `req`.
+    fn begin(&self, req: Request, sent: &reqwest::Request, body: &[u8]) -> Begun {
+        let (exchange, cap) = {
+            let mut session = lock(&self.session);
+            let cap = session.limits().max_body_bytes.saturating_add(1);
+            (session.begin(req), cap)
+        };
+        if let Some(r) = &self.recording {
+            r.begin(exchange.index(), sent, body, cap);
+        }
         Begun {
             exchange: Some(exchange),
             session: self.session.clone(),
@@ -226,10 +253,15 @@ impl VerdictHttpClient {
         started: Instant,
         tap: Option<TapFn>,
     ) -> JudgedBody<BodyStream> {
-        exchange.on_head(ResponseHead {
+        let head = ResponseHead {
             status: response.status().as_u16(),
             headers: headers_of(response.headers()),
-        });
+        };
+        let tap = match &self.recording {
+            Some(r) => Some(recording_tap(r.clone(), &exchange, &head, tap)),
+            None => tap,
+        };
+        exchange.on_head(head);
         let stream: BodyStream = Box::pin(response.bytes_stream());
         let mut judged = JudgedBody::new(exchange, stream, self.deadlines, started)
             .with_session(self.session.clone())
@@ -318,7 +350,8 @@ impl VerdictHttpClient {
         let session_was_attached = session_id.is_some();
         let (request, body) =
             self.post_request(&uri, &message, session_id, auth_header, custom_headers)?;
-        let mut begun = self.begin(Request::new("POST", headers_of(request.headers()), &body));
+        let judged_as = Request::new("POST", headers_of(request.headers()), &body);
+        let mut begun = self.begin(judged_as, &request, &body);
         let (response, started) = self.send(&mut begun, request).await?;
         let exchange = begun.take();
         let reply = PostReply::of(&response, &message, session_was_attached);
@@ -528,7 +561,7 @@ impl VerdictHttpClient {
             let response = check_get_response(response)?;
             return Ok(plain_sse(response, max_event_bytes));
         };
-        let mut begun = self.begin(resumed);
+        let mut begun = self.begin(resumed, &request, &[]);
         let (response, started) = self.send(&mut begun, request).await?;
         let exchange = begun.take();
         if let Some(error) = get_error(&response) {
@@ -541,6 +574,25 @@ impl VerdictHttpClient {
         }
         Ok(self.sse(exchange, response, started, max_event_bytes))
     }
+}
+
+/// Records the head and body of exchange `exchange`, then hands the body on to `then`.
+fn recording_tap(
+    recording: Recording,
+    exchange: &Exchange,
+    head: &ResponseHead,
+    mut then: Option<TapFn>,
+) -> TapFn {
+    let index = exchange.index();
+    recording.head(index, head);
+    Box::new(move |tap| {
+        if let Tap::Chunk(bytes) = &tap {
+            recording.chunk(index, bytes);
+        }
+        if let Some(then) = then.as_mut() {
+            then(tap);
+        }
+    })
 }
 
 /// A POST's response whose body has not been read yet.
