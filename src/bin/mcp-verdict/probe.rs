@@ -97,12 +97,9 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::faults::runtime() {
         Ok(rt) => rt,
-        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+        Err(code) => return code,
     };
     #[cfg(feature = "otel")]
     let otlp = match args

@@ -135,12 +135,9 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::faults::runtime() {
         Ok(rt) => rt,
-        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+        Err(code) => return code,
     };
     #[cfg(feature = "otel")]
     let otlp = match args
@@ -167,30 +164,14 @@ pub fn run(args: SoakArgs) -> ExitCode {
         listen,
         args.html.is_some().then(|| samples.clone()),
     ));
-    let report = match result {
-        Ok(Ok(r)) => r,
-        Ok(Err(SoakError::Interrupted)) => {
-            eprintln!("mcp-verdict: {}", SoakError::Interrupted);
-            return exit::Run {
-                interrupted: true,
-                ..exit::Run::default()
-            }
-            .code();
-        }
-        Ok(Err(e)) => return fail(e),
-        Err(e) => return fail(e),
+    let report = match finished(result) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
     let samples = closed_samples(&samples, &report);
     let mut out = std::io::stdout().lock();
     print_report(&args, &report, &mut out);
-    let mut unusable = false;
-    if let Some((path, file)) = report_out {
-        let json = serde_json::to_string_pretty(&report).unwrap_or_default();
-        unusable |= write_file(&path, file, &json);
-    }
-    if let Some((path, file)) = metrics_file {
-        unusable |= write_file(&path, file, &report.prometheus());
-    }
+    let mut unusable = write_outputs(report_out, metrics_file, &report);
     let broken = broken_thresholds(&args, &report);
     for b in &broken {
         eprintln!("mcp-verdict: threshold broken: {b}");
@@ -217,6 +198,24 @@ pub fn run(args: SoakArgs) -> ExitCode {
         broken_pipe: false,
     }
     .code()
+}
+
+/// The report of a run that finished, or the exit code of one that did not: 130 when
+/// interrupted before the load, 2 when it could not run.
+fn finished(result: Result<Result<Report, SoakError>, String>) -> Result<Report, ExitCode> {
+    match result {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(SoakError::Interrupted)) => {
+            eprintln!("mcp-verdict: {}", SoakError::Interrupted);
+            Err(exit::Run {
+                interrupted: true,
+                ..exit::Run::default()
+            }
+            .code())
+        }
+        Ok(Err(e)) => Err(fail(e)),
+        Err(e) => Err(fail(e)),
+    }
 }
 
 /// The run itself, with Ctrl-C handling, the metrics endpoint, the progress bar on a terminal
@@ -270,6 +269,24 @@ fn closed_samples(samples: &Mutex<Vec<Sample>>, report: &Report) -> Vec<Sample> 
         incomplete: report.incomplete,
     });
     samples
+}
+
+/// `-o` (the JSON report) and `--metrics-file` (Prometheus text); true when one could not be
+/// written.
+fn write_outputs(
+    report_out: Option<(PathBuf, File)>,
+    metrics_file: Option<(PathBuf, File)>,
+    report: &Report,
+) -> bool {
+    let mut unusable = false;
+    if let Some((path, file)) = report_out {
+        let json = serde_json::to_string_pretty(report).unwrap_or_default();
+        unusable |= write_file(&path, file, &json);
+    }
+    if let Some((path, file)) = metrics_file {
+        unusable |= write_file(&path, file, &report.prometheus());
+    }
+    unusable
 }
 
 /// The report on stdout, in the chosen format.
