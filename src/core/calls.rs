@@ -45,35 +45,30 @@ pub const MAX_CALL_EXCHANGES: usize = 4096;
 /// Server requests a call remembers while waiting for the client's answers.
 const MAX_WAITING: usize = 256;
 
-/// How a call's latest exchange came about. A guess from traffic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RetryOrigin {
-    /// One exchange, or only answers and streams joined it.
-    None,
-    /// Re-sent with the same arguments within [`AUTOMATIC_RETRY_MS`].
-    Automatic,
-    /// Re-sent with the same arguments later than that.
-    Manual,
-    /// A `GET` with `Last-Event-ID` resumed its stream.
-    Resume,
-    /// An MRTR round (new id, `inputResponses`/`requestState`).
-    Input,
-    /// Task polling (`tasks/get`, `tasks/result`).
-    Poll,
-}
-
-impl RetryOrigin {
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RetryOrigin::None => "none",
-            RetryOrigin::Automatic => "automatic",
-            RetryOrigin::Manual => "manual",
-            RetryOrigin::Resume => "resume",
-            RetryOrigin::Input => "input",
-            RetryOrigin::Poll => "poll",
-        }
+wire_names! {
+    /// How a call's latest exchange came about. A guess from traffic.
+    pub enum RetryOrigin {
+        /// One exchange, or only answers and streams joined it.
+        None => ("none", "one exchange, or only answers and streams joined it"),
+        /// Re-sent with the same arguments within [`AUTOMATIC_RETRY_MS`].
+        Automatic => (
+            "automatic",
+            "re-sent with the same arguments within 10 s (a client's retry loop)"
+        ),
+        /// Re-sent with the same arguments later than that.
+        Manual => (
+            "manual",
+            "re-sent with the same arguments later than 10 s (a person or an agent decided again)"
+        ),
+        /// A `GET` with `Last-Event-ID` resumed its stream.
+        Resume => ("resume", "a GET with Last-Event-ID resumed its stream"),
+        /// An MRTR round (new id, `inputResponses`/`requestState`).
+        Input => (
+            "input",
+            "an MRTR round: a new id with inputResponses and requestState"
+        ),
+        /// Task polling (`tasks/get`, `tasks/result`).
+        Poll => ("poll", "task polling (tasks/get, tasks/result)"),
     }
 }
 
@@ -565,6 +560,18 @@ mod tests {
             out[0].retry_origin, None,
             "re-sends without timestamps: origin unknown"
         );
+    }
+
+    #[test]
+    fn retry_origin_summaries_state_the_threshold() {
+        let window = format!("{} s", AUTOMATIC_RETRY_MS / 1000);
+        assert!(RetryOrigin::Automatic.summary().contains(&window));
+        assert!(RetryOrigin::Manual.summary().contains(&window));
+        for r in RetryOrigin::ALL {
+            let json = serde_json::to_string(r).unwrap();
+            assert_eq!(json, format!("\"{r}\""));
+            assert_eq!(serde_json::from_str::<RetryOrigin>(&json).unwrap(), *r);
+        }
     }
 
     #[test]
