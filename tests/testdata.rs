@@ -112,12 +112,7 @@ fn every_stated_call_grouping_matches() {
         }
     }
     assert!(stated >= 8, "only {stated} cases state their calls");
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_mismatch(&failures);
 }
 
 #[test]
@@ -141,6 +136,15 @@ fn calls_do_not_depend_on_chunking() {
         });
         assert_eq!(whole, odd, "{}: calls differ in odd chunks", har.display());
     }
+}
+
+fn assert_no_mismatch(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Records a mismatch when `got` rows were produced where the case expects `wanted`.
@@ -253,12 +257,7 @@ fn every_case_matches_its_expectation() {
             ));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_mismatch(&failures);
 }
 
 #[test]
