@@ -1203,12 +1203,17 @@ def tool_structured_array_2026(c):
     c.x(weather_call(), jresp(final(text="[12, 13]", structuredContent=[12, 13])), **SSE_OK)
 
 
+def task_created(c, poll_ms):
+    """tools/call render_video (id 1) turned into task task-7f3a: DEFERRED, advice none."""
+    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": poll_ms}
+    c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
+        outcome="DEFERRED", advice="none", result_type="task")
+
+
 @case("resultType 'task' (Tasks extension): the call was turned into a task -> DEFERRED, "
       "complete exchange, advice none (poll tasks/get).")
 def deferred_task_2026(c):
-    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": 2000}
-    c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
-        outcome="DEFERRED", advice="none", result_type="task")
+    task_created(c, poll_ms=2000)
 
 
 @case("2025-11-25 task-augmented tools/call (params.task) answered with a "
@@ -1468,9 +1473,7 @@ def retry_audit_2026(c):
 @case("A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
       "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS.")
 def task_polling_2026(c):
-    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": 1000}
-    c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
-        outcome="DEFERRED", advice="none", result_type="task")
+    task_created(c, poll_ms=1000)
     for id_, status in ((2, "working"), (3, "completed")):
         c.x(req26(id_, "tasks/get", {"taskId": "task-7f3a"}),
             jresp(ok(id_, {"resultType": "complete", "taskId": "task-7f3a", "status": status})),
