@@ -14,7 +14,7 @@ use mcp_verdict::{Call, Limits, Outcome, RetryOrigin, Session, Verdict, har};
 use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion as RmcpVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
 use serde_json::json;
 use support::Mode;
 
@@ -73,16 +73,20 @@ async fn run(mode: Mode) -> (Recording, usize) {
         .expect("progress");
     let _ = client.call_tool(CallToolRequestParams::new("nope")).await;
     let exchanges = handshake + 6;
-    // rmcp stops reading a stream shortly after its answer; the verdict follows within the
-    // transport's grace period.
+    client.cancel().await.expect("rmcp closes");
+    settled(&recording).await;
+    (recording, exchanges)
+}
+
+/// Waits (at most 10 s) until every exchange begun has its verdict: rmcp stops reading a stream
+/// shortly after its answer, and bodies it does not read are judged in the background.
+async fn settled(recording: &Recording) {
     for _ in 0..200 {
-        if recording.verdicts().len() >= exchanges {
-            break;
+        if recording.in_progress() == 0 {
+            return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    client.cancel().await.expect("rmcp closes");
-    (recording, exchanges)
 }
 
 /// The recording's entries written as HAR and replayed: calls and verdicts.
@@ -219,4 +223,113 @@ async fn rmcp_live_calls_equal_replayed_calls_modern_json() {
 #[tokio::test]
 async fn rmcp_live_calls_equal_replayed_calls_legacy() {
     live_equals_replay(Mode::Legacy).await;
+}
+
+/// One fault-server scenario through rmcp's client; `Err` says how live and replay differ.
+/// Returns the methods of the exchanges judged.
+async fn fault_scenario(
+    base: String,
+    scenario: mcp_verdict::faults::scenarios::Scenario,
+) -> Result<Vec<Option<String>>, String> {
+    use mcp_verdict::adapters::Deadlines;
+
+    let mut limits = rmcp_limits();
+    if let Some(n) = scenario.client_max_event_bytes {
+        limits.max_event_bytes = n;
+    }
+    let deadline = Duration::from_millis(scenario.client_deadline_ms.unwrap_or(5_000));
+    let recording = Recording::new();
+    let http = VerdictHttpClient::new(reqwest::Client::new(), |_: &Verdict| {})
+        .with_limits(limits)
+        .with_deadlines(Deadlines {
+            overall: Some(deadline),
+            ..Deadlines::default()
+        })
+        .with_recording(&recording);
+    let url = format!("{base}/mcp/{}", scenario.name);
+    let config = StreamableHttpClientTransportConfig::with_uri(url);
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    // rmcp may give up at any step; what it sent until then is what is compared.
+    let run = async {
+        if let Ok(client) = ClientConfig::default().serve(transport).await {
+            let call = CallToolRequestParams::new(scenario.tool);
+            let _ = client.call_tool(call).await;
+            let _ = client.cancel().await;
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(15), run).await;
+    settled(&recording).await;
+    let live_verdicts = recording.verdicts();
+    let live = recording.calls();
+    let mut bytes = Vec::new();
+    har::write(&recording.entries(), &mut bytes).unwrap();
+    let mut calls = Vec::new();
+    replay_calls(&bytes[..], limits, &mut |c| calls.push(c)).unwrap();
+    let mut session = Session::new(limits);
+    let mut verdicts = Vec::new();
+    har::read_entries(&bytes[..], &mut |entry| {
+        judge_entry_rows(&mut session, &entry, &mut std::iter::empty(), &mut |item| {
+            if let Item::Verdict(v) = item {
+                verdicts.push(*v);
+            }
+        });
+    })
+    .unwrap();
+    let json = |x: &dyn erased::Json| x.json();
+    let name = scenario.name;
+    if json(&live_verdicts) != json(&verdicts) {
+        return Err(format!(
+            "{name}: verdicts differ:\n  live:   {}\n  replay: {}",
+            serde_json::to_string(&live_verdicts).unwrap(),
+            serde_json::to_string(&verdicts).unwrap()
+        ));
+    }
+    if json(&live) != json(&calls) {
+        return Err(format!(
+            "{name}: calls differ:\n  live:   {}\n  replay: {}",
+            serde_json::to_string(&live).unwrap(),
+            serde_json::to_string(&calls).unwrap()
+        ));
+    }
+    Ok(live_verdicts.into_iter().map(|v| v.method).collect())
+}
+
+/// Every fault-server scenario through rmcp's client (eight at a time): whatever the fault, the
+/// calls and verdicts of what the transport judged equal those of its recording replayed.
+#[tokio::test(flavor = "current_thread")]
+async fn rmcp_live_calls_equal_replayed_calls_for_every_fault_scenario() {
+    use mcp_verdict::faults::{FaultServer, scenarios};
+
+    let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", server.addr());
+    let list = scenarios::all();
+    let mut failures = Vec::new();
+    let mut tool_calls = 0;
+    for batch in list.chunks(8) {
+        let runs: Vec<_> = batch
+            .iter()
+            .map(|s| tokio::spawn(fault_scenario(base.clone(), s.clone())))
+            .collect();
+        for (run, s) in runs.into_iter().zip(batch) {
+            match run.await {
+                Ok(Ok(methods)) => {
+                    let calls = methods.iter().flatten().filter(|m| *m == "tools/call");
+                    tool_calls += calls.count();
+                }
+                Ok(Err(e)) => failures.push(e),
+                Err(e) => failures.push(format!("{}: the run failed: {e}", s.name)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // rmcp got through the handshake and made the scenario's call in (nearly) every scenario.
+    eprintln!(
+        "{tool_calls} tools/call exchanges judged over {} scenarios",
+        list.len()
+    );
+    assert!(
+        tool_calls * 10 >= list.len() * 9,
+        "only {tool_calls} tools/call exchanges over {} scenarios",
+        list.len()
+    );
 }

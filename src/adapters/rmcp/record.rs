@@ -78,6 +78,13 @@ impl Recording {
         calls_of(&verdicts, &entries)
     }
 
+    /// Exchanges begun and not judged yet (a body still being read, perhaps in the background
+    /// after rmcp got its answer). Once the client is done and this is 0, the recording is
+    /// complete.
+    pub fn in_progress(&self) -> usize {
+        lock(&self.inner).open.len()
+    }
+
     /// Judged exchanges by index (the order they began), renumbered by position.
     fn in_order(&self) -> Vec<(Verdict, Entry)> {
         let mut judged = lock(&self.inner).judged.clone();
