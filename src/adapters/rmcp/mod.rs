@@ -36,6 +36,10 @@
 //! `GET` streams are passed through (framed by this crate). A `GET` that resumes a POST stream
 //! (`Last-Event-ID` of an earlier resumable exchange) is judged as the answer to that POST.
 //! `DELETE` has no verdict.
+//!
+//! With [`VerdictHttpClient::with_recording`], every judged exchange is also kept as a capture
+//! entry next to its verdict ([`Recording`]): `har::write` makes it a HAR, and
+//! [`Recording::calls`] groups it into logical calls exactly as `replay --calls` groups that HAR.
 
 mod errors;
 mod record;
