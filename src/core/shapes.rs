@@ -19,11 +19,16 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use serde_json::Value;
+use serde_json::{Number, Value};
 
 use crate::rules::Rule;
 use crate::verdict::Violation;
 use crate::version::ProtocolVersion;
+
+mod node;
+
+use node::Json;
+pub(crate) use node::Node;
 
 const TABLE: &str = include_str!("shapes/table.txt");
 
@@ -241,12 +246,31 @@ fn type_bits(v: &Value) -> u8 {
         Value::Object(_) => OBJECT,
         Value::Array(_) => ARRAY,
         Value::String(_) => STRING,
-        Value::Number(n) => {
-            let whole = n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
-            if whole { NUMBER | INTEGER } else { NUMBER }
-        }
+        Value::Number(n) => number_bits(n),
         Value::Bool(_) => BOOLEAN,
         Value::Null => NULL,
+    }
+}
+
+fn number_bits(n: &Number) -> u8 {
+    let whole = n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0);
+    if whole { NUMBER | INTEGER } else { NUMBER }
+}
+
+/// [`type_bits`] of a value the walker reads.
+fn json_bits(v: &impl Json) -> u8 {
+    if let Some(n) = v.as_number() {
+        number_bits(n)
+    } else if v.as_str().is_some() {
+        STRING
+    } else if v.is_object() {
+        OBJECT
+    } else if v.items().is_some() {
+        ARRAY
+    } else if v.as_bool().is_some() {
+        BOOLEAN
+    } else {
+        NULL
     }
 }
 
@@ -271,14 +295,14 @@ fn type_names(bits: u8) -> String {
     list.join(" or ")
 }
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Object(_) => "an object",
-        Value::Array(_) => "an array",
-        Value::String(_) => "a string",
-        Value::Number(_) => "a number",
-        Value::Bool(_) => "a boolean",
-        Value::Null => "null",
+fn kind_of(v: &impl Json) -> &'static str {
+    match json_bits(v) {
+        OBJECT => "an object",
+        ARRAY => "an array",
+        STRING => "a string",
+        BOOLEAN => "a boolean",
+        NULL => "null",
+        _ => "a number",
     }
 }
 
@@ -349,7 +373,7 @@ impl<'t> Walker<'t> {
         }
     }
 
-    fn wrong_type(&mut self, path: &Path<'_>, expected: u8, v: &Value) {
+    fn wrong_type(&mut self, path: &Path<'_>, expected: u8, v: &impl Json) {
         self.add(Rule::ShapeWrongType, || {
             format!(
                 "{path}: must be {}, is {}",
@@ -359,20 +383,20 @@ impl<'t> Walker<'t> {
         });
     }
 
-    fn check(&mut self, spec: &Spec, v: &Value, path: &Path<'_>, depth: usize) {
+    fn check<J: Json>(&mut self, spec: &Spec, v: &J, path: &Path<'_>, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
         match spec {
             Spec::Any => {}
             Spec::Types(bits) => {
-                if type_bits(v) & bits == 0 {
+                if json_bits(v) & bits == 0 {
                     self.wrong_type(path, *bits, v);
                 }
             }
             Spec::Ref(name) => self.check_def(name, v, path, depth + 1),
-            Spec::Array(items) => match v {
-                Value::Array(list) => {
+            Spec::Array(items) => match v.items() {
+                Some(list) => {
                     for (i, item) in list.iter().enumerate() {
                         self.check(items, item, &Path::Item(path, i), depth + 1);
                         if self.len() >= MAX_FINDINGS {
@@ -380,15 +404,15 @@ impl<'t> Walker<'t> {
                         }
                     }
                 }
-                _ => self.wrong_type(path, ARRAY, v),
+                None => self.wrong_type(path, ARRAY, v),
             },
             Spec::Const(c) => {
                 if !same(c, v) {
-                    if type_bits(c) & type_bits(v) == 0 {
+                    if type_bits(c) & json_bits(v) == 0 {
                         self.wrong_type(path, type_bits(c), v);
                     } else {
                         self.add(Rule::ShapeBadValue, || {
-                            format!("{path}: must be {c}, is {v}")
+                            format!("{path}: must be {c}, is {}", v.to_value())
                         });
                     }
                 }
@@ -396,12 +420,16 @@ impl<'t> Walker<'t> {
             Spec::Enum(list) => {
                 if !list.iter().any(|c| same(c, v)) {
                     let bits = list.iter().fold(0, |b, c| b | type_bits(c));
-                    if bits & type_bits(v) == 0 {
+                    if bits & json_bits(v) == 0 {
                         self.wrong_type(path, bits, v);
                     } else {
                         self.add(Rule::ShapeBadValue, || {
                             let allowed: Vec<String> = list.iter().map(Value::to_string).collect();
-                            format!("{path}: must be one of {}, is {v}", allowed.join(", "))
+                            format!(
+                                "{path}: must be one of {}, is {}",
+                                allowed.join(", "),
+                                v.to_value()
+                            )
                         });
                     }
                 }
@@ -412,7 +440,7 @@ impl<'t> Walker<'t> {
 
     /// The alternative with the fewest findings stands for the union (a content block with
     /// `type: "text"` is judged as text content); the first of equals wins.
-    fn check_union(&mut self, alts: &[Spec], v: &Value, path: &Path<'_>, depth: usize) {
+    fn check_union<J: Json>(&mut self, alts: &[Spec], v: &J, path: &Path<'_>, depth: usize) {
         let mut best: Option<(&Spec, usize)> = None;
         for alt in alts {
             let mut w = Walker::new(self.rev, true);
@@ -438,15 +466,17 @@ impl<'t> Walker<'t> {
         }
     }
 
-    fn check_def(&mut self, name: &str, v: &Value, path: &Path<'_>, depth: usize) {
+    fn check_def<J: Json>(&mut self, name: &str, v: &J, path: &Path<'_>, depth: usize) {
         let Some(def) = self.rev.defs.get(name) else {
             return;
         };
         self.check(&def.is, v, path, depth);
-        let Value::Object(map) = v else { return };
+        if !v.is_object() {
+            return;
+        }
         for (member, required, spec) in &def.members {
             let at = Path::Member(path, member);
-            match map.get(*member) {
+            match v.member(member) {
                 Some(value) => self.check(spec, value, &at, depth + 1),
                 None if *required => self.add(Rule::ShapeMissingMember, || {
                     format!("{at}: required by {name}, absent")
@@ -455,8 +485,8 @@ impl<'t> Walker<'t> {
             }
         }
         if let Some(rest) = &def.rest {
-            for (key, value) in map {
-                if !def.members.iter().any(|(m, _, _)| m == key) {
+            for (key, value) in v.sorted_members() {
+                if !def.members.iter().any(|(m, _, _)| *m == key) {
                     self.check(rest, value, &Path::Member(path, key), depth + 1);
                 }
                 if self.len() >= MAX_FINDINGS {
@@ -468,10 +498,13 @@ impl<'t> Walker<'t> {
 }
 
 /// JSON equality where 1 and 1.0 are the same number.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        _ => a == b,
+fn same(a: &Value, b: &impl Json) -> bool {
+    match a {
+        Value::Number(x) => b.as_number().is_some_and(|y| x.as_f64() == y.as_f64()),
+        Value::String(x) => b.as_str() == Some(x.as_str()),
+        Value::Bool(x) => b.as_bool() == Some(*x),
+        Value::Null => b.is_null(),
+        _ => *b.to_value() == *a,
     }
 }
 
@@ -491,38 +524,39 @@ pub fn check(
 }
 
 /// [`check`] for the analyzer: the rule and the detail of each problem.
-pub(crate) fn problems(
+pub(crate) fn problems<J: Json>(
     version: ProtocolVersion,
-    message: &Value,
+    message: &J,
     request_method: Option<&str>,
 ) -> Vec<(Rule, String)> {
     let Some(rev) = table().get(version.as_str()) else {
         return Vec::new();
     };
     let mut w = Walker::new(rev, false);
-    if let Value::Array(items) = message {
+    if let Some(items) = message.items() {
         for item in items {
             for (rule, detail) in problems(version, item, request_method) {
                 w.add(rule, || detail);
             }
         }
-    } else if let Some(method) = message.get("method").and_then(Value::as_str) {
+    } else if let Some(method) = message.member("method").and_then(J::as_str) {
         let def = match (rev.requests.get(method), rev.notifications.get(method)) {
             (Some((def, _)), _) => def,
             (None, Some(def)) => def,
-            (None, None) if message.get("id").is_some() => &"JSONRPCRequest",
+            (None, None) if message.member("id").is_some() => &"JSONRPCRequest",
             (None, None) => &"JSONRPCNotification",
         };
         w.check_def(def, message, &Path::Root(""), 0);
-    } else if let Some(error) = message.get("error").filter(|e| !e.is_null()) {
+    } else if let Some(error) = message.member("error").filter(|e| !e.is_null()) {
         let by_code = error
-            .get("code")
-            .and_then(Value::as_i64)
+            .member("code")
+            .and_then(J::as_number)
+            .and_then(Number::as_i64)
             .and_then(|c| rev.errors.get(&c).copied());
         let def = by_code.unwrap_or_else(|| rev.pick(["JSONRPCErrorResponse", "JSONRPCError"]));
         w.check_def(def, message, &Path::Root(""), 0);
-    } else if let Some(result) = message.get("result") {
-        let result_type = result.get("resultType").and_then(Value::as_str);
+    } else if let Some(result) = message.member("result") {
+        let result_type = result.member("resultType").and_then(J::as_str);
         let def = match result_type {
             Some("input_required") if rev.has("InputRequiredResult") => Some("InputRequiredResult"),
             Some("task") => None,
@@ -638,6 +672,116 @@ mod tests {
             "{}",
             found[0].detail
         );
+    }
+
+    /// Every value at every path of `v`, replaced by each of a few others.
+    fn variants(v: &Value, out: &mut Vec<Value>) {
+        let alternatives = [
+            json!(1),
+            json!(1.0),
+            json!(-2.5),
+            json!("text"),
+            json!(null),
+            json!(true),
+            json!([]),
+            json!({}),
+            json!([{"type": "text"}]),
+        ];
+        let mut paths = Vec::new();
+        fn collect(v: &Value, at: String, paths: &mut Vec<String>) {
+            paths.push(at.clone());
+            match v {
+                Value::Object(m) => m
+                    .iter()
+                    .for_each(|(k, x)| collect(x, format!("{at}/{k}"), paths)),
+                Value::Array(l) => l
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, x)| collect(x, format!("{at}/{i}"), paths)),
+                _ => {}
+            }
+        }
+        collect(v, String::new(), &mut paths);
+        for path in paths.iter().skip(1) {
+            for alt in &alternatives {
+                let mut copy = v.clone();
+                *copy.pointer_mut(path).unwrap() = alt.clone();
+                out.push(copy);
+            }
+        }
+    }
+
+    /// The walker reads a borrowed [`Node`] (the analyzer's) exactly as the `Value` serde_json
+    /// builds from the same text: same findings, same details, same order.
+    #[test]
+    fn borrowed_nodes_and_values_give_the_same_findings() {
+        let bases = [
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [
+                {"type": "text", "text": "hi"}, {"type": "image", "data": "AA==", "mimeType": "image/png"}],
+                "isError": false, "structuredContent": {"a": 1}}}),
+                Some("tools/call"),
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+                {"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}],
+                "resultType": "complete", "cacheScope": "session", "_meta": {"k": 1}}}),
+                Some("tools/list"),
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32022, "message": "no", "data": {"x": 1}}}),
+                None,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": "t", "progress": 1, "total": 2, "message": "m", "_meta": {}}}),
+                None,
+            ),
+            (
+                json!({"jsonrpc": "2.0", "id": 3, "method": "sampling/createMessage",
+                    "params": {"messages": [{"role": "user", "content": {"type": "text", "text": "q"}}], "maxTokens": 5}}),
+                None,
+            ),
+            (
+                json!([{"jsonrpc": "2.0", "id": 1, "result": {}}, {"jsonrpc": "2.0", "method": "x/y"}]),
+                None,
+            ),
+        ];
+        let mut compared = 0;
+        for (base, method) in &bases {
+            let mut texts: Vec<String> = Vec::new();
+            let mut all = vec![base.clone()];
+            variants(base, &mut all);
+            for v in &all {
+                let text = v.to_string();
+                // Duplicate members: an earlier one is overridden, a later one wins.
+                if let Some(rest) = text.strip_prefix('{') {
+                    texts.push(format!(r#"{{"jsonrpc":1,"id":null,{rest}"#));
+                    texts.push(format!(
+                        r#"{}{},"jsonrpc":"1.0","result":7}}"#,
+                        "",
+                        &text[..text.len() - 1]
+                    ));
+                }
+                texts.push(text);
+            }
+            // Escaped keys and strings take the owned path.
+            texts.push(base.to_string().replace("\"jsonrpc\"", "\"json\\u0072pc\""));
+            texts.push(base.to_string().replace("\"2.0\"", "\"2\\u002e0\""));
+            for text in &texts {
+                let value: Value = serde_json::from_str(text).unwrap();
+                let node = Node::parse(text).unwrap();
+                for &v in ProtocolVersion::ALL {
+                    assert_eq!(
+                        problems(v, &node, *method),
+                        problems(v, &value, *method),
+                        "{v} {text}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
     }
 
     #[test]

@@ -837,7 +837,8 @@ pub(super) fn check_shape(
     findings: &mut Findings,
     at: Option<Location>,
 ) {
-    let Ok(message) = serde_json::from_str::<Value>(env.raw) else {
+    // Borrowed from the text: a `Value` would own every key and string.
+    let Some(message) = crate::shapes::Node::parse(env.raw) else {
         return;
     };
     for (rule, detail) in crate::shapes::problems(version, &message, request_method) {
