@@ -254,6 +254,15 @@ struct ProxyArgs {
     /// Also accept this Origin (exact, e.g. https://app.example; repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origins: Vec<String>,
+    /// Write a self-contained HTML report when the proxy stops (Ctrl-C, SIGTERM): counts of
+    /// every exchange, table and timelines of the last 500.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+    /// Export a span per exchange as it finishes and the mcp.client.operation.duration
+    /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use mcp_verdict::proxy::{Config, HumanLines, JsonLog, Metrics, Proxy, display_url};
 
 use crate::ProxyArgs;
+use crate::report::proxy::ProxyReports;
 use crate::probe::fail;
 use crate::soak::{metrics_addr, serve_metrics};
 
@@ -34,8 +35,12 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
 }
 
 pub fn run(args: ProxyArgs) -> ExitCode {
-    let config = match config(&args) {
+    let mut config = match config(&args) {
         Ok(c) => c,
+        Err(e) => return fail(e),
+    };
+    let reports = match ProxyReports::for_args(&args, &mut config) {
+        Ok(r) => r,
         Err(e) => return fail(e),
     };
     let metrics_at = match args.metrics_listen.as_deref().map(metrics_addr).transpose() {
@@ -63,8 +68,12 @@ pub fn run(args: ProxyArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    rt.block_on(async move {
+    let reports_sink = reports.clone();
+    let code = rt.block_on(async move {
         let mut builder = Proxy::builder(config.clone());
+        if let Some(r) = reports_sink {
+            builder = builder.sink(r);
+        }
         let file_label = args
             .record
             .as_ref()
@@ -106,7 +115,7 @@ pub fn run(args: ProxyArgs) -> ExitCode {
             proxy.addr(),
             proxy.url()
         );
-        let _ = tokio::signal::ctrl_c().await;
+        stopped().await;
         if let (Some(path), Some(rec)) = (&args.record, proxy.recorder()) {
             let written = File::create(path).and_then(|f| {
                 let mut out = io::BufWriter::new(f);
@@ -119,5 +128,27 @@ pub fn run(args: ProxyArgs) -> ExitCode {
             }
         }
         ExitCode::SUCCESS
-    })
+    });
+    // Exchanges still in flight end (cancelled) as the runtime stops, and reach the sinks first.
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    match reports {
+        Some(r) if r.finish() => ExitCode::from(2),
+        _ => code,
+    }
+}
+
+/// Ctrl-C, or SIGTERM (a service manager, `kill`): either stops the proxy and writes its files.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

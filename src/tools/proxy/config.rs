@@ -34,6 +34,10 @@ pub struct Config {
     pub redact: bool,
     /// Origins allowed besides loopback ones (exact `scheme://host[:port]`).
     pub allow_origins: Vec<String>,
+    /// Messages from the server kept per exchange with their arrival times, for sinks that
+    /// draw timelines or export span events ([`ExchangeRecord::messages`](super::ExchangeRecord::messages)).
+    /// Default 0: none.
+    pub trace_messages: usize,
 }
 
 impl Config {
@@ -52,6 +56,7 @@ impl Config {
             record_max_body_bytes: 16 << 20,
             redact: true,
             allow_origins: Vec::new(),
+            trace_messages: 0,
         }
     }
 }

@@ -14,6 +14,7 @@
 //! Memory per stream is bounded: hyper's buffers on both connections, one chunk in flight, and
 //! the analysis buffers bounded by [`Limits`](crate::Limits) (see the README for the figure).
 
+mod arrivals;
 mod config;
 mod guard;
 mod headers;
@@ -28,8 +29,9 @@ mod upstream;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub use arrivals::Arrival;
 pub use config::{Config, ProxyError, display_url};
-pub use headers::{REDACTED, SECRET};
+pub use headers::{REDACTED, SECRET, redacted};
 pub use metrics::Metrics;
 pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
 

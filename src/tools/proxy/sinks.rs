@@ -28,6 +28,9 @@ pub struct ExchangeRecord<'a> {
     pub timings: Timings,
     /// The exchange as recorded (secrets redacted), when recording.
     pub entry: Option<&'a Entry>,
+    /// The server's messages with their arrival times (empty unless
+    /// [`Config::trace_messages`](super::Config::trace_messages) is set).
+    pub messages: &'a [super::Arrival],
 }
 
 /// Receives every finished exchange, in the order they finish. Implementations must not block

@@ -10,6 +10,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::arrivals::Arrivals;
 use super::shared::Shared;
 use super::sinks::ExchangeRecord;
 use crate::adapters::Timings;
@@ -24,15 +25,18 @@ use crate::verdict::End;
 struct Clock<'a> {
     started: Instant,
     timings: &'a mut Timings,
+    arrivals: &'a mut Arrivals,
 }
 
 impl Observer for Clock<'_> {
     fn on_event(&mut self, event: &SseEvent<'_>) {
+        self.arrivals.on_event(event.offset);
         if self.timings.first_event.is_none() && !event.data.is_empty() {
             self.timings.first_event = Some(self.started.elapsed());
         }
     }
     fn on_message(&mut self, message: &Message<'_>) {
+        self.arrivals.on_message(self.started.elapsed(), message);
         if message.terminal && self.timings.terminal.is_none() {
             self.timings.terminal = Some(self.started.elapsed());
         }
@@ -56,6 +60,7 @@ pub struct Tap {
     recording: Option<Recording>,
     started: Instant,
     timings: Timings,
+    arrivals: Arrivals,
     finished: bool,
 }
 
@@ -94,6 +99,7 @@ impl Tap {
             },
             cap: shared.config.record_max_body_bytes,
         });
+        let arrivals = Arrivals::new(shared.config.trace_messages);
         let mut tap = Tap {
             shared,
             index,
@@ -103,6 +109,7 @@ impl Tap {
             recording,
             started: Instant::now(),
             timings: Timings::default(),
+            arrivals,
             finished: false,
         };
         let shared = tap.shared.clone();
@@ -166,6 +173,7 @@ impl Tap {
         let mut clock = Clock {
             started: self.started,
             timings: &mut self.timings,
+            arrivals: &mut self.arrivals,
         };
         if catch_unwind(AssertUnwindSafe(|| step(ex, &mut clock))).is_err() {
             self.exchange = None;
@@ -185,6 +193,7 @@ impl Tap {
             let mut clock = Clock {
                 started: self.started,
                 timings: &mut self.timings,
+                arrivals: &mut self.arrivals,
             };
             match catch_unwind(AssertUnwindSafe(|| {
                 shared.session().finish_with(ex, end, &mut clock)
@@ -207,6 +216,7 @@ impl Tap {
             http_method: &self.http_method,
             timings: self.timings,
             entry: self.recording.as_ref().map(|r| &r.entry),
+            messages: self.arrivals.as_slice(),
         };
         self.shared.emit(&record);
     }

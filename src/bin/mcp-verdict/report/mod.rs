@@ -9,6 +9,7 @@ pub mod html;
 pub mod junit;
 #[cfg(feature = "otel")]
 pub mod otel;
+pub mod proxy;
 mod trace;
 
 pub use trace::{Clock, PointKind, Trace, TraceObserver};
