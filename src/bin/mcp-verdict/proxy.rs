@@ -8,8 +8,8 @@ use std::sync::Arc;
 use mcp_verdict::proxy::{Config, HumanLines, JsonLog, Metrics, Proxy, display_url};
 
 use crate::ProxyArgs;
-use crate::report::proxy::ProxyReports;
 use crate::probe::fail;
+use crate::report::proxy::ProxyReports;
 use crate::soak::{metrics_addr, serve_metrics};
 
 fn config(args: &ProxyArgs) -> Result<Config, String> {

@@ -191,13 +191,20 @@ pub fn exchanges_page(run: &Run, decision: &Decision) -> String {
 }
 
 /// The page for a run whose `summary` counts more than `run` keeps; `kept` says what was kept.
-pub fn exchanges_page_with(run: &Run, summary: &Summary, decision: &Decision, kept: &str) -> String {
+pub fn exchanges_page_with(
+    run: &Run,
+    summary: &Summary,
+    decision: &Decision,
+    kept: &str,
+) -> String {
     let mut b = summary_section(summary, decision);
     b.push_str("<h2>Exchanges</h2>\n");
     if !kept.is_empty() {
         let _ = writeln!(b, "<p class=\"note\" id=\"kept\">{}</p>", esc(kept));
     }
-    b.push_str("<p class=\"note\">Click a column to sort. Times in ms from the request being sent.</p>\n");
+    b.push_str(
+        "<p class=\"note\">Click a column to sort. Times in ms from the request being sent.</p>\n",
+    );
     b.push_str(&exchange_table(run));
     b.push_str(&skipped_list(run));
     b.push_str(&timelines(run));
@@ -221,7 +228,9 @@ fn summary_section(s: &Summary, decision: &Decision) -> String {
 /// The sortable table, one row per kept exchange; the first [`MAX_TIMELINES`] link to their
 /// timelines.
 fn exchange_table(run: &Run) -> String {
-    let mut b = String::from("<div class=\"wide\"><table id=\"exchanges\" class=\"sortable\"><thead><tr><th class=\"num\">#</th><th>source</th><th>exchange</th><th class=\"num\">status</th><th>outcome</th><th>layer</th><th>complete</th><th class=\"num\">events</th><th>end</th><th class=\"num\">head ms</th><th class=\"num\">total ms</th><th>retry</th><th class=\"num\">rules broken</th></tr></thead><tbody>\n");
+    let mut b = String::from(
+        "<div class=\"wide\"><table id=\"exchanges\" class=\"sortable\"><thead><tr><th class=\"num\">#</th><th>source</th><th>exchange</th><th class=\"num\">status</th><th>outcome</th><th>layer</th><th>complete</th><th class=\"num\">events</th><th>end</th><th class=\"num\">head ms</th><th class=\"num\">total ms</th><th>retry</th><th class=\"num\">rules broken</th></tr></thead><tbody>\n",
+    );
     for (i, t) in run.traces.iter().enumerate() {
         b.push_str(&exchange_row(i, t));
     }
@@ -293,7 +302,7 @@ fn timelines(run: &Run) -> String {
 const LEGEND: &str = "<p class=\"legend\"><span><i style=\"background:#3b7dd8\"></i>notification</span>\
 <span><i style=\"background:#9b59b6\"></i>server request</span><span><i style=\"background:#1e7b34\"></i>terminal response</span>\
 <span><i style=\"background:#999\"></i>other response</span><span><i style=\"border:2px dashed #b3261e\"></i>where the answer was expected</span></p>\n\
-<p class=\"note\">Live runs (probe) draw one lane in milliseconds, every message at its measured arrival time. \
+<p class=\"note\">Live runs (probe, proxy) draw one lane in milliseconds, every message at its measured arrival time. \
 HAR captures record send / wait / receive per entry but no per-event times: the top lane is time (sent, the head at send + wait, the end), \
 and the lane below is the body by bytes, every message at the byte where its SSE event starts. Without timings, the axis is the body's bytes.</p>\n";
 
@@ -410,10 +419,14 @@ const YB: f64 = 96.0;
 impl<'a> Axes<'a> {
     fn of(t: &'a Trace) -> Self {
         let last_point = t.points.iter().filter_map(|p| p.at_ms).fold(0.0, f64::max);
-        let span = [t.end_ms.unwrap_or(0.0), t.head_ms.unwrap_or(0.0), last_point]
-            .into_iter()
-            .fold(0.0, f64::max)
-            .max(0.001);
+        let span = [
+            t.end_ms.unwrap_or(0.0),
+            t.head_ms.unwrap_or(0.0),
+            last_point,
+        ]
+        .into_iter()
+        .fold(0.0, f64::max)
+        .max(0.001);
         let live = t.clock == Clock::Live;
         let mut axes = Axes {
             t,

@@ -1,12 +1,15 @@
 //! `--otlp URL` (feature `otel`): one client span per exchange and the
 //! `mcp.client.operation.duration` histogram, in the OpenTelemetry MCP semantic conventions'
-//! vocabulary (development status), sent as OTLP/HTTP protobuf to `URL/v1/traces` and
+//! vocabulary (development status; since 2026 kept in the `semantic-conventions-genai`
+//! repository, `docs/gen-ai/mcp.md`), sent as OTLP/HTTP protobuf to `URL/v1/traces` and
 //! `URL/v1/metrics`.
 //!
 //! Span name `{mcp.method.name} {gen_ai.tool.name}` (or the method alone), kind client. The
 //! verdict rides along as `mcp_verdict.*`; `error.type` is the JSON-RPC error code, `tool_error`
-//! for `isError`, or the outcome when the reply is incomplete. Messages from the server are span
-//! events at their arrival times.
+//! for `isError`, or the outcome when the reply is incomplete; the span's status is ERROR exactly
+//! then, described by the JSON-RPC error's message when there is one. Messages from the server
+//! are span events at their arrival times. Not set: `mcp.resource.uri` and `gen_ai.prompt.name`
+//! (the verdict does not carry them), `jsonrpc.protocol.version` (always 2.0).
 
 use std::time::{Duration, SystemTime};
 
@@ -122,6 +125,8 @@ impl Otlp {
             KeyValue::new("mcp.protocol.version", v.protocol_version.as_str()),
             KeyValue::new("network.transport", "tcp"),
             KeyValue::new("network.protocol.name", "http"),
+            // reqwest is built without HTTP/2 and soak's direct path is HTTP/1.1.
+            KeyValue::new("network.protocol.version", "1.1"),
         ];
         if let Some(tool) = &v.tool {
             common.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
@@ -134,13 +139,15 @@ impl Otlp {
         if let Some(code) = v.error_code {
             common.push(KeyValue::new("rpc.response.status_code", code.to_string()));
         }
-        if let Some(kind) = error_type(v) {
-            common.push(KeyValue::new("error.type", kind));
+        let failed = error_type(v);
+        if let Some(kind) = &failed {
+            common.push(KeyValue::new("error.type", kind.clone()));
         }
         self.duration.record(x.duration.as_secs_f64(), &common);
 
         let mut attrs = common;
-        if let Some(id) = &v.id {
+        // The conventions leave a null or missing id out.
+        if let Some(id) = v.id.as_ref().filter(|id| !id.is_null()) {
             let id = match id {
                 serde_json::Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -184,8 +191,14 @@ impl Otlp {
             }
             span.add_event_with_timestamp(e.name, x.start + e.at, attrs);
         }
-        if !v.complete || v.error_code.is_some() || v.outcome == Outcome::ToolError {
-            span.set_status(Status::error(v.retry.reason.clone()));
+        // ERROR exactly when error.type is set; the description is the JSON-RPC error's
+        // message when there is one (as the conventions ask), else why the reply failed.
+        if failed.is_some() {
+            let why = v
+                .error_message
+                .clone()
+                .unwrap_or_else(|| v.retry.reason.clone());
+            span.set_status(Status::error(why));
         }
         span.end_with_timestamp(x.start + x.duration);
     }
