@@ -113,6 +113,34 @@ fn attrs(kv: &[KeyValue]) -> BTreeMap<String, String> {
     kv.iter().map(|a| (a.key.clone(), text(&a.value))).collect()
 }
 
+/// The `tools/call progress` span: named `{method} {tool}`, its SSE stream as span events (the
+/// head, two progress notifications, the response) inside the span. Returns its attributes.
+fn progress_call(spans: &[Span]) -> BTreeMap<String, String> {
+    let call = spans
+        .iter()
+        .find(|s| s.name == "tools/call progress")
+        .expect("a span named {method} {tool}");
+    let names: Vec<&str> = call.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "http.response.head",
+            "mcp.notification",
+            "mcp.notification",
+            "mcp.response"
+        ]
+    );
+    assert!(
+        call.events
+            .iter()
+            .all(|e| e.time_unix_nano >= call.start_time_unix_nano
+                && e.time_unix_nano <= call.end_time_unix_nano)
+    );
+    let a = attrs(&call.attributes);
+    assert_eq!(a["gen_ai.tool.name"], "progress");
+    a
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -161,32 +189,10 @@ fn probe_exports_one_client_span_per_exchange_with_the_verdict() {
         assert_eq!(a["server.address"], "127.0.0.1");
         assert!(span.end_time_unix_nano >= span.start_time_unix_nano);
     }
-    let call = spans
-        .iter()
-        .find(|s| s.name == "tools/call progress")
-        .expect("a span named {method} {tool}");
-    let a = attrs(&call.attributes);
-    assert_eq!(a["gen_ai.tool.name"], "progress");
+    let a = progress_call(&spans);
     assert_eq!(a["mcp_verdict.outcome"], "TOOL_SUCCESS");
     assert!(!a.contains_key("error.type"));
     assert!(a.contains_key("jsonrpc.request.id"));
-    // The SSE stream as span events: the head, two progress notifications, the response.
-    let names: Vec<&str> = call.events.iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "http.response.head",
-            "mcp.notification",
-            "mcp.notification",
-            "mcp.response"
-        ]
-    );
-    assert!(
-        call.events
-            .iter()
-            .all(|e| e.time_unix_nano >= call.start_time_unix_nano
-                && e.time_unix_nano <= call.end_time_unix_nano)
-    );
     // One histogram point per exchange, split by method.
     let points = duration_points(&got);
     assert_eq!(
@@ -366,28 +372,9 @@ fn proxy_exports_each_exchange_as_it_finishes_and_flushes_at_sigterm() {
             assert!(a["mcp.session.id"].starts_with("<redacted-"), "{a:?}");
         }
     }
-    let call = spans
-        .iter()
-        .find(|s| s.name == "tools/call progress")
-        .expect("a span named {method} {tool}");
-    let a = attrs(&call.attributes);
-    assert_eq!(a["gen_ai.tool.name"], "progress");
-    assert_eq!(a["gen_ai.operation.name"], "execute_tool");
-    let names: Vec<&str> = call.events.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(
-        names,
-        [
-            "http.response.head",
-            "mcp.notification",
-            "mcp.notification",
-            "mcp.response"
-        ]
-    );
-    assert!(
-        call.events
-            .iter()
-            .all(|e| e.time_unix_nano >= call.start_time_unix_nano
-                && e.time_unix_nano <= call.end_time_unix_nano)
+        progress_call(&spans)["gen_ai.operation.name"],
+        "execute_tool"
     );
     // The histogram, flushed at SIGTERM: one point per exchange.
     assert_eq!(

@@ -471,23 +471,24 @@ fn log_counts(lines: &[Value]) -> (u64, u64, BTreeMap<String, u64>) {
     (lines.len() as u64, incomplete, outcomes)
 }
 
+/// A proxy in front of `upstream` writing `--log` and `--html` into `dir`.
+fn proxy_with_html(upstream: &str, dir: &Path) -> (ProxyProcess, PathBuf, PathBuf) {
+    let (page, log) = (dir.join("proxy.html"), dir.join("proxy.jsonl"));
+    let args = [
+        "--quiet",
+        "--log",
+        log.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ];
+    (ProxyProcess::start(upstream, &args, &[], dir), page, log)
+}
+
 #[test]
 fn proxy_html_written_at_sigterm_matches_its_log() {
     let (_rt, server) = fault_server();
     let dir = scratch("proxy-html");
-    let (page, log) = (dir.join("proxy.html"), dir.join("proxy.jsonl"));
-    let proxy = ProxyProcess::start(
-        &server.url(None),
-        &[
-            "--quiet",
-            "--log",
-            log.to_str().unwrap(),
-            "--html",
-            page.to_str().unwrap(),
-        ],
-        &[],
-        &dir,
-    );
+    let (proxy, page, log) = proxy_with_html(&server.url(None), &dir);
     // Real clients through it: a probe whose call streams progress, then a soak with one call
     // in three cut off, long enough that the page keeps only the last 500 exchanges.
     let mut probe = bin();
@@ -542,19 +543,7 @@ fn proxy_html_written_at_sigterm_matches_its_log() {
 fn proxy_html_draws_each_message_at_its_arrival() {
     let (_rt, server) = fault_server();
     let dir = scratch("proxy-html-small");
-    let (page, log) = (dir.join("proxy.html"), dir.join("proxy.jsonl"));
-    let proxy = ProxyProcess::start(
-        &server.url(Some("sse-progress")),
-        &[
-            "--quiet",
-            "--log",
-            log.to_str().unwrap(),
-            "--html",
-            page.to_str().unwrap(),
-        ],
-        &[],
-        &dir,
-    );
+    let (proxy, page, log) = proxy_with_html(&server.url(Some("sse-progress")), &dir);
     let mut probe = bin();
     probe.args(["probe", &proxy.url, "--tool", "progress"]);
     assert_eq!(client(probe), 0);
