@@ -468,7 +468,12 @@ impl<'a> Axes<'a> {
 /// bytes, messages at their byte positions, since captures record no per-event times.
 fn timeline_svg(t: &Trace) -> String {
     let axes = Axes::of(t);
-    let height = if axes.body_lane { 140.0 } else { 80.0 };
+    let missing = missing_answer(&axes);
+    let height = match (axes.body_lane, missing.is_empty()) {
+        (true, _) => 140.0,
+        (false, true) => 80.0,
+        (false, false) => 96.0,
+    };
     let mut s = format!(
         "<svg class=\"timeline\" viewBox=\"0 0 {W} {height}\" width=\"{W}\" height=\"{height}\" role=\"img\" aria-label=\"timeline of exchange {}\">",
         t.verdict.index
@@ -479,7 +484,7 @@ fn timeline_svg(t: &Trace) -> String {
     }
     s.push_str(&message_points(&axes));
     s.push_str(&body_end(&axes));
-    s.push_str(&missing_answer(&axes));
+    s.push_str(&missing);
     s.push_str("</svg>\n");
     s
 }
@@ -599,10 +604,11 @@ fn missing_answer(a: &Axes<'_>) -> String {
         ),
         _ => (end_x, "answer expected by here; none arrived"),
     };
+    // On the time lane the head's label is above: this one goes below, under the time scale.
+    let ty = if a.body_lane { y - 13.0 } else { y + 38.0 };
     format!(
-        "<circle class=\"missing\" cx=\"{mx:.1}\" cy=\"{y}\" r=\"9\"/><text x=\"{:.1}\" y=\"{}\" text-anchor=\"end\" fill=\"#b3261e\">{why}</text>",
+        "<circle class=\"missing\" cx=\"{mx:.1}\" cy=\"{y}\" r=\"9\"/><text x=\"{:.1}\" y=\"{ty}\" text-anchor=\"end\" fill=\"#b3261e\">{why}</text>",
         mx + 8.0,
-        y - 13.0
     )
 }
 
