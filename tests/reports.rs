@@ -126,6 +126,14 @@ fn by_id<'a>(dom: &'a str, id: &str) -> &'a str {
     &dom[start..start + len]
 }
 
+/// The table with this id, up to its end.
+fn table<'a>(dom: &'a str, id: &str) -> &'a str {
+    let start = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} table"));
+    &dom[start..start + dom[start..].find("</table>").unwrap()]
+}
+
 /// The rendered "outcomes by layer" table: outcome name to count.
 fn outcome_table(dom: &str) -> BTreeMap<String, u64> {
     let start = dom.find("id=\"outcomes\"").expect("outcomes table");
@@ -253,11 +261,30 @@ fn replay_html_matches_the_json_of_the_same_run() {
     };
     let rendered = render(&chromium, &page, &dir);
     assert_summary(&rendered, total, incomplete, &outcomes, exit);
-    let rows = rendered.dom.matches("<tr data-outcome=").count() as u64;
+    let rows = table(&rendered.dom, "exchanges")
+        .matches("<tr data-outcome=")
+        .count() as u64;
+    assert_eq!(rows, total, "one row per exchange");
+    // The logical calls: the rows of `replay --calls` over the same captures.
+    let calls = bin()
+        .args(["replay", "--calls", "--format", "jsonl"])
+        .args(&files)
+        .output()
+        .unwrap();
+    let calls: Vec<Value> = String::from_utf8(calls.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let shown = table(&rendered.dom, "calls");
+    assert_eq!(shown.matches("<tr data-outcome=").count(), calls.len());
     assert_eq!(
-        rows,
-        total + outcomes.len() as u64,
-        "one exchange row each, plus the outcome table"
+        shown.matches("data-complete=\"false\"").count(),
+        calls.iter().filter(|c| c["complete"] == false).count()
+    );
+    assert!(
+        calls.len() < total as usize,
+        "some calls group several exchanges"
     );
     assert_eq!(
         rendered.dom.matches("<section class=\"trace\"").count() as u64,
@@ -451,6 +478,10 @@ fn probe_html_draws_live_arrival_times() {
     let call = &html[html.rfind("<section class=\"trace\"").unwrap()..];
     assert!(call.contains("ms (measured)"), "{call}");
     assert_eq!(call.matches("<li>+").count(), 3, "{call}");
+    // Its logical calls, the last one the tool call.
+    let calls = table(&html, "calls");
+    let last_row = &calls[calls.rfind("<tr ").unwrap()..];
+    assert!(last_row.contains("tools/call progress"), "{last_row}");
     let Some(chromium) = external("chromium") else {
         return;
     };

@@ -782,7 +782,8 @@ fn replay_one(
         Some(run) => {
             run.sources.push(name.to_owned());
             let mut session = Session::new(limits);
-            har::read_entries(reader, &mut |entry| {
+            let (mut calls, mut grouped) = (mcp_verdict::Calls::new(), Vec::new());
+            let read = har::read_entries(reader, &mut |entry| {
                 let mut seen = TraceObserver::default();
                 let mut rows = Vec::with_capacity(1);
                 replay::judge_entry_rows_with(
@@ -798,6 +799,7 @@ fn replay_one(
                     count(&item);
                     match &item {
                         Item::Verdict(v) => {
+                            calls.add(replay::facts_of(v, &entry), &mut |c| grouped.push(c));
                             let seen = if single {
                                 std::mem::take(&mut seen)
                             } else {
@@ -810,8 +812,11 @@ fn replay_one(
                     }
                     printer.item(name, &item);
                 }
-            })
-            .map(|()| replay::ReplayStats {
+            });
+            calls.finish(&mut |c| grouped.push(c));
+            run.calls
+                .extend(grouped.into_iter().map(|c| (name.to_owned(), c)));
+            read.map(|()| replay::ReplayStats {
                 tools_forgotten: session.tools_forgotten(),
             })
         }

@@ -144,6 +144,8 @@ impl ProxyReports {
             sources: vec![self.source.clone()],
             traces: kept.traces.iter().cloned().collect(),
             skipped: kept.skipped.iter().cloned().collect(),
+            // Grouping needs request bodies, which the proxy does not keep for the page.
+            calls: Vec::new(),
         };
         let reason = match s.incomplete {
             0 => "the proxy stopped; every exchange it judged was complete".to_owned(),
