@@ -23,7 +23,7 @@ main{padding:8px 28px 40px;max-width:1200px}h2{font-size:17px;margin:26px 0 10px
 .stats{display:flex;gap:14px;flex-wrap:wrap;margin:0;padding:0}.stats div{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:120px}
 .stats dt{color:var(--mute);font-size:12px}.stats dd{margin:0;font-size:22px;font-weight:600}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{background:var(--bg);position:sticky;top:0;white-space:nowrap}.wide{overflow-x:auto}#exchanges td{white-space:nowrap}th.sort{cursor:pointer}th.sort:after{content:" \2195";color:#aab;font-size:10px}
+th{background:var(--bg);position:sticky;top:0;white-space:nowrap}.wide{overflow-x:auto}#exchanges td,#calls td{white-space:nowrap}th.sort{cursor:pointer}th.sort:after{content:" \2195";color:#aab;font-size:10px}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:0 6px;border-radius:4px;font-size:12px;font-weight:600}.badge.ok{background:#e3f4e7;color:var(--ok)}.badge.bad{background:#fbe3e1;color:var(--bad)}
 .layer-transport{color:#7b3fa0}.layer-stream{color:#b35c00}.layer-protocol{color:#0b6e8a}.layer-interaction{color:#5b6b00}.layer-application{color:#334}
