@@ -286,58 +286,66 @@ fn calls_table(run: &Run) -> String {
     );
     b.push_str("<div class=\"wide\"><table id=\"calls\" class=\"sortable\"><thead><tr><th class=\"num\">call</th><th>source</th><th>client</th><th>version</th><th>method / tool</th><th class=\"num\">POSTs</th><th>HTTP</th><th>ids</th><th class=\"num\">error</th><th>result type</th><th>outcome</th><th>complete</th><th>retry origin</th><th>double execution risk</th><th>call rules broken</th><th>exchanges</th></tr></thead><tbody>\n");
     for (source, c) in &run.calls {
-        let label = match (&c.method, &c.tool) {
-            (Some(m), Some(t)) => format!("{m} {t}"),
-            (Some(m), None) => m.clone(),
-            (None, _) => "(response)".into(),
-        };
-        let list = |items: Vec<String>| items.join(", ");
-        let statuses = list(
-            c.http_statuses
-                .iter()
-                .map(|s| s.map_or("-".into(), |s| s.to_string()))
-                .collect(),
-        );
-        let ids = list(c.ids.iter().map(|i| i.to_string()).collect());
-        let rules = list(
-            c.violations
-                .iter()
-                .map(|v| v.rule.id().to_owned())
-                .collect(),
-        );
-        let exchanges = list(
-            c.entries
-                .iter()
-                .map(|e| match drawn.get(&(source.as_str(), *e)) {
-                    Some(i) => format!("<a href=\"#x-{i}\">#{e}</a>"),
-                    None => format!("#{e}"),
-                })
-                .collect(),
-        );
-        let class = if c.complete { "ok" } else { "bad" };
-        let _ = writeln!(
-            b,
-            "<tr data-outcome=\"{o}\" data-complete=\"{cm}\"><td class=\"num\">{n}</td><td>{src}</td><td>{client}</td><td>{ver}</td><td>{label}</td><td class=\"num\">{posts}</td><td>{statuses}</td><td>{ids}</td><td class=\"num\">{err}</td><td>{rt}</td><td data-v=\"{o}\"><span class=\"badge {class}\">{o}</span></td><td>{cw}</td><td>{origin}</td><td>{risk}</td><td>{rules}</td><td>{exchanges}</td></tr>",
-            o = c.outcome,
-            cm = c.complete,
-            n = c.call,
-            src = esc(&short_source(source)),
-            client = esc(c.client.as_deref().unwrap_or("-")),
-            ver = c.protocol_version.map_or("-", |v| v.as_str()),
-            label = esc(&label),
-            posts = c.post_count,
-            statuses = esc(&statuses),
-            ids = esc(&ids),
-            err = c.error_code.map_or("-".into(), |e| e.to_string()),
-            rt = esc(c.result_type.as_deref().unwrap_or("-")),
-            cw = if c.complete { "yes" } else { "no" },
-            origin = c.retry_origin.map_or("-", |r| r.as_str()),
-            risk = if c.double_execution_risk { "yes" } else { "no" },
-            rules = esc(&rules),
-        );
+        b.push_str(&call_row(source, c, &drawn));
     }
     b.push_str("</tbody></table></div>\n");
     b
+}
+
+/// One call: its fields, and its exchanges linked to their timelines where drawn.
+fn call_row(
+    source: &str,
+    c: &mcp_verdict::Call,
+    drawn: &std::collections::HashMap<(&str, u64), usize>,
+) -> String {
+    let label = match (&c.method, &c.tool) {
+        (Some(m), Some(t)) => format!("{m} {t}"),
+        (Some(m), None) => m.clone(),
+        (None, _) => "(response)".into(),
+    };
+    let list = |items: Vec<String>| items.join(", ");
+    let statuses = list(
+        c.http_statuses
+            .iter()
+            .map(|s| s.map_or("-".into(), |s| s.to_string()))
+            .collect(),
+    );
+    let ids = list(c.ids.iter().map(|i| i.to_string()).collect());
+    let rules = list(
+        c.violations
+            .iter()
+            .map(|v| v.rule.id().to_owned())
+            .collect(),
+    );
+    let exchanges = list(
+        c.entries
+            .iter()
+            .map(|e| match drawn.get(&(source, *e)) {
+                Some(i) => format!("<a href=\"#x-{i}\">#{e}</a>"),
+                None => format!("#{e}"),
+            })
+            .collect(),
+    );
+    let class = if c.complete { "ok" } else { "bad" };
+    format!(
+        "<tr data-outcome=\"{o}\" data-complete=\"{cm}\"><td class=\"num\">{n}</td><td>{src}</td><td>{client}</td><td>{ver}</td><td>{label}</td><td class=\"num\">{posts}</td><td>{statuses}</td><td>{ids}</td><td class=\"num\">{err}</td><td>{rt}</td><td data-v=\"{o}\"><span class=\"badge {class}\">{o}</span></td><td>{cw}</td><td>{origin}</td><td>{risk}</td><td>{rules}</td><td>{exchanges}</td></tr>\n",
+        o = c.outcome,
+        cm = c.complete,
+        n = c.call,
+        src = esc(&short_source(source)),
+        client = esc(c.client.as_deref().unwrap_or("-")),
+        ver = c.protocol_version.map_or("-", |v| v.as_str()),
+        label = esc(&label),
+        posts = c.post_count,
+        statuses = esc(&statuses),
+        ids = esc(&ids),
+        err = c.error_code.map_or("-".into(), |e| e.to_string()),
+        rt = esc(c.result_type.as_deref().unwrap_or("-")),
+        cw = if c.complete { "yes" } else { "no" },
+        origin = c.retry_origin.map_or("-", |r| r.as_str()),
+        risk = if c.double_execution_risk { "yes" } else { "no" },
+        rules = esc(&rules),
+    )
 }
 
 fn skipped_list(run: &Run) -> String {
