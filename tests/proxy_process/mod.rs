@@ -47,8 +47,9 @@ impl ProxyProcess {
 
     /// SIGTERM, then waits (at most 30 s) for it to exit.
     pub fn stop(mut self) -> ExitStatus {
-        let pid = self.child.id().to_string();
-        let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        // The shell's own `kill`: no procps needed on a slim machine.
+        let term = format!("kill -TERM {}", self.child.id());
+        let killed = Command::new("sh").args(["-c", &term]).status().unwrap();
         assert!(killed.success());
         let start = Instant::now();
         loop {
