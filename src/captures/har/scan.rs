@@ -710,4 +710,29 @@ mod tests {
         }
         assert_eq!(plain_run(b""), 0);
     }
+
+    /// Escapes and multi-byte characters that straddle a block boundary, at every split,
+    /// decode as serde_json decodes them.
+    #[test]
+    fn escapes_across_block_boundaries_decode_as_serde() {
+        let tail = r#"\n\"\\\/\u00e9\ud83d\ude00é€x\t"#;
+        for shift in 0..24 {
+            let mut doc = String::from("\"");
+            doc.push_str(&"a".repeat(BLOCK - 12 + shift));
+            for _ in 0..3 {
+                doc.push_str(tail);
+            }
+            doc.push('"');
+            let want: String = serde_json::from_str(&doc).unwrap();
+            let mut src = Src::new(Forward(doc.as_bytes()), 1 << 20);
+            let mut got = Vec::new();
+            src.decode_str(&mut |piece| {
+                got.extend_from_slice(piece);
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(got, want.as_bytes(), "shift {shift}");
+            assert_eq!(src.offset(), doc.len() as u64);
+        }
+    }
 }
