@@ -83,6 +83,9 @@ pub(crate) struct Src<I> {
     capture: Option<(Vec<u8>, usize)>,
     /// Largest capture.
     capture_cap: usize,
+    /// Decoded string text gathered before it is handed on; kept from one string to the next
+    /// so that a small string does not cost a fresh block.
+    text: Vec<u8>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -163,6 +166,7 @@ impl<I: Input> Src<I> {
             base: 0,
             capture: None,
             capture_cap,
+            text: Vec::new(),
         }
     }
 
@@ -546,8 +550,21 @@ impl<I: Input> Src<I> {
             return self.fail("expected a string");
         }
         self.pos += 1;
+        let mut block = std::mem::take(&mut self.text);
+        block.clear();
+        block.reserve(OUT_BLOCK + SHORT_RUN);
+        let decoded = self.decode_rest(&mut block, out);
+        self.text = block;
+        decoded
+    }
+
+    /// [`decode_str`](Self::decode_str) after the opening quote, gathering in `block`.
+    fn decode_rest(
+        &mut self,
+        block: &mut Vec<u8>,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
+    ) -> Result<(), Fail> {
         let mut utf8 = Utf8::default();
-        let mut block: Vec<u8> = Vec::with_capacity(OUT_BLOCK + SHORT_RUN);
         loop {
             if self.pos == self.end && !self.fill()? {
                 return self.fail("EOF while parsing a string");
@@ -556,12 +573,12 @@ impl<I: Input> Src<I> {
             let run = plain_run(avail);
             if run >= DIRECT_RUN {
                 if !block.is_empty() {
-                    utf8.push(&block, out)?;
+                    utf8.push(block, out)?;
                     block.clear();
                 }
                 utf8.push(&avail[..run], out)?;
             } else {
-                append_run(&mut block, avail, run);
+                append_run(block, avail, run);
             }
             let stop = avail.get(run).copied();
             // The escaped character, when the whole escape is in the window.
@@ -572,7 +589,7 @@ impl<I: Input> Src<I> {
                 Some(b'"') => {
                     self.pos += 1;
                     if !block.is_empty() {
-                        utf8.push(&block, out)?;
+                        utf8.push(block, out)?;
                     }
                     if utf8.n > 0 {
                         return self.fail("invalid unicode code point");
@@ -587,13 +604,13 @@ impl<I: Input> Src<I> {
                         block.push(c);
                     } else {
                         self.pos += 1;
-                        self.escape(&mut block)?;
+                        self.escape(block)?;
                     }
                 }
                 Some(_) => return self.fail("control character while parsing a string"),
             }
             if block.len() >= OUT_BLOCK {
-                utf8.push(&block, out)?;
+                utf8.push(block, out)?;
                 block.clear();
             }
         }
