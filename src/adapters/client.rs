@@ -15,6 +15,8 @@ use futures_core::Stream;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+mod session;
+
 use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
 use super::lock;
 use super::negotiate;
@@ -776,10 +778,14 @@ fn is_legacy_signal(v: &Verdict) -> bool {
 }
 
 fn rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    // Milliseconds when there are any: call grouping compares retry delays of 100 ms.
+    let (secs, millis) = (since.as_secs(), since.subsec_millis());
+    let fraction = if millis == 0 {
+        String::new()
+    } else {
+        format!(".{millis:03}")
+    };
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil-from-days (Howard Hinnant's algorithm), to avoid a date dependency.
     let z = days as i64 + 719_468;
@@ -792,7 +798,7 @@ fn rfc3339(t: SystemTime) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{fraction}Z",
         rem / 3600,
         rem % 3600 / 60,
         rem % 60
