@@ -637,10 +637,15 @@ impl Client {
         }
         let final_url = response.url().clone();
         let stream: BodyStream = Box::pin(response.bytes_stream());
-        let recorded = inner
-            .recorder
-            .as_ref()
-            .map(|rec| (rec, record(Some(&head), &final_url)));
+        // The entry takes its place now, so the recording keeps the order in which exchanges
+        // began (as a HAR does), not the order they ended: an answer POSTed while a stream is
+        // still open comes after that stream's request, and replays as it was judged live.
+        let recorded = inner.recorder.as_ref().map(|rec| {
+            let entry = record(Some(&head), &final_url);
+            let mut list = lock(rec);
+            list.push(entry.clone());
+            (rec, entry, list.len() - 1)
+        });
         // The recording keeps what the verdict needed, no more: one byte past `max_body_bytes`
         // still replays as LIMIT_EXCEEDED, and an endless stream cannot grow it without bound.
         let record_cap = lock(&inner.session)
@@ -648,7 +653,7 @@ impl Client {
             .max_body_bytes
             .saturating_add(1);
         let mut call = self.judge_body(exchange, head, stream, started);
-        if let Some((rec, entry)) = recorded {
+        if let Some((rec, entry, slot)) = recorded {
             let rec = rec.clone();
             let mut entry = Some(entry);
             call = call.with_tap(Box::new(move |tap| match tap {
@@ -663,7 +668,9 @@ impl Client {
                     if let Some(mut e) = entry.take() {
                         e.end = end;
                         e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                        lock(&rec).push(e);
+                        if let Some(place) = lock(&rec).get_mut(slot) {
+                            *place = e;
+                        }
                     }
                 }
             }));

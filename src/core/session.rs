@@ -183,6 +183,12 @@ impl Session {
         (ProtocolVersion::V2025_03_26, VersionSource::Default)
     }
 
+    /// A server request (`id`, `method`) framed on a stream that is still open: waiting for the
+    /// client's answer from now on, so an answer sent before the stream ends is linked.
+    pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
+        self.lifecycle.server_request_seen(id, method);
+    }
+
     /// Finishes `exchange` and records what it taught.
     pub fn finish(&mut self, exchange: &mut Exchange, end: End) -> Verdict {
         self.finish_with(exchange, end, &mut ())

@@ -177,10 +177,8 @@ impl Driver<'_> {
                 let params = json!({"name": tool, "arguments": {"message": "hello"}});
                 client.request("tools/call", params).await
             }
-            ClientStep::Answer(id) => {
-                let answer = json!({"jsonrpc": "2.0", "id": id,
-                                    "result": {"action": "accept", "content": {"ok": true}}});
-                client.send(answer).await
+            ClientStep::AnswerDuring(_) => {
+                return Err("answers during the first call only, as the first step".into());
             }
         };
         Ok(call.verdict().await)
@@ -192,6 +190,33 @@ impl Driver<'_> {
         let ms = self.first.retry.after_ms.unwrap_or(0) + 10;
         tokio::time::sleep(Duration::from_millis(ms)).await;
     }
+}
+
+/// The client's answer to the server's elicitation, with `id`.
+async fn answer(client: &Client, id: &str) -> Verdict {
+    let answer = json!({"jsonrpc": "2.0", "id": id,
+                        "result": {"action": "accept", "content": {"ok": true}}});
+    client.send(answer).await.verdict().await
+}
+
+/// The first `tools/call`; with `answer_with`, its server request is answered (with that id) as
+/// soon as it arrives, while the stream stays open: the call's verdict, then the answer's.
+async fn first_call(
+    client: &Client,
+    params: Value,
+    answer_with: Option<&str>,
+) -> (Verdict, Option<Verdict>) {
+    let mut call = client.request("tools/call", params).await;
+    let Some(id) = answer_with else {
+        return (call.verdict().await, None);
+    };
+    let mut answered = None;
+    while let Some(m) = call.next_message().await {
+        if answered.is_none() && m.kind == crate::jsonrpc::Kind::Request {
+            answered = Some(answer(client, id).await);
+        }
+    }
+    (call.verdict().await, answered)
 }
 
 /// Probes `scenario` at `url` (the scenario's endpoint).
@@ -213,20 +238,32 @@ pub async fn probe(url: &str, scenario: &Scenario) -> Run {
         "arguments": {"message": "hello"},
         "_meta": {"progressToken": "p-1"},
     });
-    let first = client
-        .request("tools/call", params.clone())
-        .await
-        .verdict()
-        .await;
+    let mut steps = scenario.then.iter().peekable();
+    let during = steps.peek().and_then(|t| match t.step {
+        ClientStep::AnswerDuring(id) => Some(id),
+        _ => None,
+    });
+    let (first, answered) = first_call(&client, params.clone(), during).await;
     run.check("", &scenario.expect, &first);
     let first_index = run.verdicts.len() as u64;
     run.verdicts.push(first.clone());
+    if let Some(then) = steps.next_if(|_| during.is_some()) {
+        match answered {
+            Some(v) => {
+                run.check("\"answer_during\"", &then.expect, &v);
+                run.verdicts.push(v);
+            }
+            None => run
+                .mismatches
+                .push("answer_during: no server request came".into()),
+        }
+    }
     let driver = Driver {
         client: &client,
         params,
         first,
     };
-    for then in &scenario.then {
+    for then in steps {
         let what = serde_json::to_string(&then.step).unwrap_or_default();
         match driver.step(&then.step).await {
             Ok(v) => {

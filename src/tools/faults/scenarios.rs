@@ -45,6 +45,9 @@ pub enum Step {
     Drip(Vec<u8>),
     /// Wait.
     Sleep(u64),
+    /// Wait until the client's answer to this server request id arrives on the same session, at
+    /// most this many milliseconds (a server that waits for its elicitation, then gives up).
+    AwaitAnswer(&'static str, u64),
 }
 
 /// An HTTP reply.
@@ -115,8 +118,9 @@ pub enum ClientStep {
     Resend,
     /// A new `tools/call` of this tool.
     Call(&'static str),
-    /// A response POST answering the server's request `srv-1` with this id.
-    Answer(&'static str),
+    /// A response POST answering the server's request with this id, sent as soon as the
+    /// request arrives, while the first call's stream is still open (only as the first step).
+    AnswerDuring(&'static str),
 }
 
 /// What the verdict of one exchange must be.

@@ -76,6 +76,8 @@ struct Shared {
     expired: Mutex<VecDeque<String>>,
     /// `<scenario> <session>` pairs that got their [`Action::First`] fault (bounded likewise).
     faulted: Mutex<VecDeque<String>>,
+    /// `<session> <id>` of the client's answers to server requests (bounded likewise).
+    answers: Mutex<VecDeque<String>>,
 }
 
 /// How many ended session ids are remembered.
@@ -104,6 +106,7 @@ impl Shared {
             ended: Mutex::new(VecDeque::new()),
             expired: Mutex::new(VecDeque::new()),
             faulted: Mutex::new(VecDeque::new()),
+            answers: Mutex::new(VecDeque::new()),
             limits,
             connections: Arc::new(Semaphore::new(limits.max_connections.max(1))),
             body_bytes: Arc::new(Semaphore::new(
@@ -417,8 +420,43 @@ async fn chunk(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<()> {
     stream.write_all(&out).await
 }
 
+/// Whose stream is being written: for the steps that wait on the client's answers.
+#[derive(Clone, Copy)]
+struct Peer<'a> {
+    shared: &'a Shared,
+    session: Option<&'a str>,
+}
+
+impl Peer<'_> {
+    fn answer_key(&self, id: &str) -> String {
+        format!("{} {id}", self.session.unwrap_or(""))
+    }
+
+    /// Waits (polling) until the answer to `id` arrived, at most `ms`.
+    async fn await_answer(&self, id: &str, ms: u64) {
+        let key = self.answer_key(id);
+        let until = tokio::time::Instant::now() + Duration::from_millis(ms);
+        while tokio::time::Instant::now() < until {
+            let arrived = {
+                let mut answers = lock(&self.shared.answers);
+                let at = answers.iter().position(|a| *a == key);
+                at.and_then(|at| answers.remove(at)).is_some()
+            };
+            if arrived {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
 /// Writes an SSE reply. Returns whether the connection may be reused.
-async fn write_sse(stream: &mut TcpStream, steps: &[Step], ending: Ending) -> io::Result<bool> {
+async fn write_sse(
+    stream: &mut TcpStream,
+    peer: Peer<'_>,
+    steps: &[Step],
+    ending: Ending,
+) -> io::Result<bool> {
     stream
         .write_all(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
@@ -436,6 +474,10 @@ async fn write_sse(stream: &mut TcpStream, steps: &[Step], ending: Ending) -> io
                 }
             }
             Step::Sleep(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+            Step::AwaitAnswer(id, ms) => {
+                stream.flush().await?;
+                peer.await_answer(id, *ms).await;
+            }
         }
     }
     match ending {
@@ -488,14 +530,14 @@ fn fault_tools() -> Value {
 }
 
 /// Writes `reply`. Returns whether the connection may be reused.
-async fn write_reply(stream: &mut TcpStream, reply: Reply) -> io::Result<bool> {
+async fn write_reply(stream: &mut TcpStream, peer: Peer<'_>, reply: Reply) -> io::Result<bool> {
     match reply {
         Reply::Body {
             status,
             headers,
             body,
         } => write_body(stream, status, &headers, &body).await,
-        Reply::Sse { steps, ending } => write_sse(stream, &steps, ending).await,
+        Reply::Sse { steps, ending } => write_sse(stream, peer, &steps, ending).await,
     }
 }
 
@@ -538,11 +580,15 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
             return write_json(stream, 404, &[], &gone).await;
         }
     }
+    let peer = Peer {
+        shared,
+        session: req.header("mcp-session-id"),
+    };
     match req.method.as_str() {
         "POST" => handle_post(stream, shared, scenario.as_ref(), &req).await,
-        "GET" => write_reply(stream, on_get(shared, scenario.as_ref(), &req)).await,
-        "DELETE" => write_reply(stream, on_delete(shared, scenario.as_ref(), &req)).await,
-        _ => write_reply(stream, allow_post()).await,
+        "GET" => write_reply(stream, peer, on_get(shared, scenario.as_ref(), &req)).await,
+        "DELETE" => write_reply(stream, peer, on_delete(shared, scenario.as_ref(), &req)).await,
+        _ => write_reply(stream, peer, allow_post()).await,
     }
 }
 
@@ -615,7 +661,15 @@ async fn handle_post(
     let id = msg.get("id").cloned().filter(|v| !v.is_null());
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     let Some(id) = id.filter(|_| !method.is_empty()) else {
-        // A notification or a client's response: accepted, no body.
+        // A notification or a client's response: accepted, no body. An answer is kept for the
+        // stream that waits on it (bounded, like the ended sessions).
+        if let Some(answered) = msg.get("id").and_then(Value::as_str) {
+            let peer = Peer {
+                shared,
+                session: req.header("mcp-session-id"),
+            };
+            remember(&shared.answers, &peer.answer_key(answered));
+        }
         return write_body(stream, 202, &[], b"").await;
     };
     let posted = Posted {
@@ -741,10 +795,14 @@ async fn call_tool(
             first.then_some(reply)
         }
     };
+    let peer = Peer {
+        shared,
+        session: posted.session,
+    };
     match reply {
-        Some(reply) => write_reply(stream, reply).await,
+        Some(reply) => write_reply(stream, peer, reply).await,
         None if tool == "progress" && token.is_some() => {
-            write_reply(stream, replies::progress_stream(&ctx)).await
+            write_reply(stream, peer, replies::progress_stream(&ctx)).await
         }
         None => write_json(stream, 200, &[], &ctx.ok()).await,
     }

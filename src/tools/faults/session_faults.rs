@@ -40,36 +40,57 @@ fn tools_call(statuses: &[u16], posts: u32, outcome: O) -> CallExpect {
     call("tools/call", statuses, posts, outcome)
 }
 
-/// A server request the client never answers, or answers with another id.
+/// What the server ends with when no answer to `srv-1` came in time.
+fn gave_up(c: &Ctx<'_>) -> Value {
+    json!({"jsonrpc": "2.0", "id": c.id,
+           "result": text_result("not confirmed: nothing paid", true, false)})
+}
+
+/// The server asks `srv-1` and waits for the answer on the same session, up to `ms`.
+fn asks_and_waits(ms: u64, then: Value) -> Action {
+    let steps = vec![
+        ev(&confirm_request()),
+        Step::AwaitAnswer("srv-1", ms),
+        ev(&then),
+    ];
+    Action::Reply(sse(steps, Ending::Clean))
+}
+
+/// A server request answered while the stream waits (the correct flow, for contrast), never
+/// answered, or answered with another id.
 fn server_requests() -> Vec<Scenario> {
+    let accepted = || expect(O::NotificationAccepted, A::None, 202, None);
     vec![
         Scenario::new(
+            "server-request-answered",
+            "2025-11-25: no fault: elicitation/create on the call's stream, answered while the server waits",
+            "pay",
+            expect(O::ToolSuccess, A::None, 200, Some(2)),
+            |c| asks_and_waits(5_000, c.ok()),
+        )
+        .legacy()
+        .then(Do::AnswerDuring("srv-1"), accepted())
+        .calls(vec![tools_call(&[200, 202], 2, O::ToolSuccess)]),
+        Scenario::new(
             "server-request-unanswered",
-            "2025-11-25: the server asks elicitation/create on the call's stream and waits; the client never answers",
+            "2025-11-25: the server asks elicitation/create and waits 300 ms; the client never answers",
             "pay",
             expect(O::ToolError, A::None, 200, Some(2)),
-            |c| {
-                let gave_up = json!({"jsonrpc": "2.0", "id": c.id,
-                                     "result": text_result("not confirmed: nothing paid", true, false)});
-                Action::Reply(sse(vec![ev(&confirm_request()), Step::Sleep(300), ev(&gave_up)], Ending::Clean))
-            },
+            |c| asks_and_waits(300, gave_up(c)),
         )
         .legacy()
         .calls(vec![tools_call(&[200], 1, O::ToolError).rules(&["call.server_request_unanswered"])]),
         Scenario::new(
             "server-request-wrong-id",
-            "2025-11-25: the client answers the server's elicitation/create srv-1 with id srv-9",
+            "2025-11-25: the client answers the server's elicitation/create srv-1 with id srv-9; the server gives up",
             "pay",
-            expect(O::ToolSuccess, A::None, 200, Some(2)),
-            |c| Action::Reply(sse(vec![ev(&confirm_request()), ev(&c.ok())], Ending::Clean)),
+            expect(O::ToolError, A::None, 200, Some(2)),
+            |c| asks_and_waits(300, gave_up(c)),
         )
         .legacy()
-        .then(
-            Do::Answer("srv-9"),
-            expect(O::NotificationAccepted, A::None, 202, None).rules(&["session.response_unknown_id"]),
-        )
+        .then(Do::AnswerDuring("srv-9"), accepted().rules(&["session.response_unknown_id"]))
         .calls(vec![
-            tools_call(&[200], 1, O::ToolSuccess).rules(&["call.server_request_unanswered"]),
+            tools_call(&[200], 1, O::ToolError).rules(&["call.server_request_unanswered"]),
             CallExpect::new(None, &[202], 1, O::NotificationAccepted),
         ]),
     ]

@@ -24,6 +24,8 @@ use crate::verdict::End;
 struct Clock<'a> {
     started: Instant,
     timings: &'a mut Timings,
+    /// Server requests framed in this step, for the session to wait on (calls2).
+    requests: Vec<(serde_json::Value, String)>,
 }
 
 impl Observer for Clock<'_> {
@@ -36,6 +38,8 @@ impl Observer for Clock<'_> {
         if message.terminal && self.timings.terminal.is_none() {
             self.timings.terminal = Some(self.started.elapsed());
         }
+        self.requests
+            .extend(crate::lifecycle::server_request_in(message));
     }
 }
 
@@ -166,10 +170,18 @@ impl Tap {
         let mut clock = Clock {
             started: self.started,
             timings: &mut self.timings,
+            requests: Vec::new(),
         };
         if catch_unwind(AssertUnwindSafe(|| step(ex, &mut clock))).is_err() {
             self.exchange = None;
             self.note = Some("analysis failed (internal error); forwarded unchanged".into());
+        }
+        // The client may answer before this stream ends: the session waits on them from now.
+        if !clock.requests.is_empty() {
+            let mut session = self.shared.session();
+            for (id, method) in clock.requests {
+                session.server_request_seen(id, method);
+            }
         }
     }
 
@@ -185,6 +197,7 @@ impl Tap {
             let mut clock = Clock {
                 started: self.started,
                 timings: &mut self.timings,
+                requests: Vec::new(),
             };
             match catch_unwind(AssertUnwindSafe(|| {
                 shared.session().finish_with(ex, end, &mut clock)
