@@ -166,12 +166,33 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         Ok(runs) => runs,
         Err(code) => return code,
     };
+    if let Some(dir) = &args.record
+        && let Err(e) = record_runs(dir, &runs)
+    {
+        eprintln!(
+            "mcp-verdict: cannot write the recordings to {}: {e}",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
     let failed = print_runs(&runs, args.out.color.enabled(), args.verbose);
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Writes each run's exchanges as `dir/<scenario>.har`, creating `dir`.
+fn record_runs(dir: &std::path::Path, runs: &[demo::Run]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for run in runs {
+        let path = dir.join(format!("{}.har", run.scenario.name));
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        mcp_verdict::har::write(&run.recorded, &mut out)?;
+        out.flush()?;
+    }
+    Ok(())
 }
 
 /// One line per scenario (expected, got, pass/FAIL), its mismatches under it, and with
