@@ -1,8 +1,8 @@
 //! The fault scenarios. One table: each entry holds its name, what the server does on its path
 //! (the handler), what the client does after the first call, and the verdicts and calls a correct
 //! analyzer must give, so a name cannot drift from its behaviour and `--list`, the demo, the
-//! tests and the README agree. The entries live in [`super::call_faults`] (one `tools/call`
-//! misbehaves) and [`super::session_faults`] (the fault needs several exchanges).
+//! tests and the README agree. The entries live in `call_faults.rs` (one `tools/call`
+//! misbehaves) and `session_faults.rs` (the fault needs several exchanges).
 
 use serde::Serialize;
 use serde_json::Value;
