@@ -574,35 +574,22 @@ impl Client {
             exchange.check_request_shape(m);
         }
         let headers = &exchange.request().headers;
-        let recorded_headers = inner.recorder.as_ref().map(|_| self.redacted(headers));
-
         let started = Instant::now();
-        let wall = SystemTime::now();
+        // The record keeps its own copy of the body; without one the body moves into reqwest.
+        let draft = inner.recorder.as_ref().map(|_| Draft {
+            method: http_method.to_string(),
+            headers: self.redacted(headers),
+            body: body.clone(),
+            wall: SystemTime::now(),
+        });
         let mut rb = inner
             .http
-            .request(http_method.clone(), inner.url.clone())
-            .body(if inner.recorder.is_some() {
-                body.clone()
-            } else {
-                std::mem::take(&mut body)
-            });
+            .request(http_method, inner.url.clone())
+            .body(std::mem::take(&mut body));
         for (n, v) in headers.iter() {
             rb = rb.header(n, v);
         }
         let result = inner.deadlines.until_head(rb.send()).await;
-        let record = |resp: Option<&ResponseHead>, url: &reqwest::Url| Entry {
-            index: 0,
-            method: http_method.to_string(),
-            url: url.to_string(),
-            request_headers: recorded_headers.clone().unwrap_or_default(),
-            request_body: body.clone(),
-            response: resp.cloned(),
-            response_body: Vec::new(),
-            end: End::Eof,
-            started: Some(rfc3339(wall)),
-            time_ms: None,
-            timings: None,
-        };
         let response = match result {
             Ok(Ok(r)) => r,
             failed => {
@@ -610,8 +597,8 @@ impl Client {
                     Ok(Err(e)) => (End::Reset, Some(super::cause::of_error(e, &inner.url))),
                     _ => (End::Timeout, None),
                 };
-                if let Some(rec) = &inner.recorder {
-                    let mut r = record(None, &inner.url);
+                if let (Some(rec), Some(draft)) = (&inner.recorder, &draft) {
+                    let mut r = draft.entry(None, &inner.url);
                     r.end = end;
                     r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
@@ -619,19 +606,7 @@ impl Client {
                 return JudgedBody::finished(self.judge_failure(exchange, end, cause.as_deref()));
             }
         };
-        let head = ResponseHead {
-            status: response.status().as_u16(),
-            headers: response
-                .headers()
-                .iter()
-                .map(|(n, v)| {
-                    (
-                        n.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-        };
+        let head = head_of(&response);
         if is_init && let Some(sid) = head.headers.get("mcp-session-id") {
             lock(&inner.state).session_id = Some(sid.to_owned());
         }
@@ -640,11 +615,11 @@ impl Client {
         // The entry takes its place now, so the recording keeps the order in which exchanges
         // began (as a HAR does), not the order they ended: an answer POSTed while a stream is
         // still open comes after that stream's request, and replays as it was judged live.
-        let recorded = inner.recorder.as_ref().map(|rec| {
-            let entry = record(Some(&head), &final_url);
+        let recorded = inner.recorder.as_ref().zip(draft).map(|(rec, draft)| {
+            let entry = draft.entry(Some(&head), &final_url);
             let mut list = lock(rec);
             list.push(entry.clone());
-            (rec, entry, list.len() - 1)
+            (rec.clone(), entry, list.len() - 1)
         });
         // The recording keeps what the verdict needed, no more: one byte past `max_body_bytes`
         // still replays as LIMIT_EXCEEDED, and an endless stream cannot grow it without bound.
@@ -652,30 +627,13 @@ impl Client {
             .limits()
             .max_body_bytes
             .saturating_add(1);
-        let mut call = self.judge_body(exchange, head, stream, started);
-        if let Some((rec, entry, slot)) = recorded {
-            let rec = rec.clone();
-            let mut entry = Some(entry);
-            call = call.with_tap(Box::new(move |tap| match tap {
-                super::body::Tap::Chunk(bytes) => {
-                    if let Some(e) = entry.as_mut() {
-                        let room = record_cap.saturating_sub(e.response_body.len() as u64);
-                        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
-                        e.response_body.extend_from_slice(&bytes[..take]);
-                    }
-                }
-                super::body::Tap::End(end) => {
-                    if let Some(mut e) = entry.take() {
-                        e.end = end;
-                        e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                        if let Some(place) = lock(&rec).get_mut(slot) {
-                            *place = e;
-                        }
-                    }
-                }
-            }));
+        let call = self.judge_body(exchange, head, stream, started);
+        match recorded {
+            Some((rec, entry, slot)) => {
+                call.with_tap(recording_tap(rec, entry, slot, record_cap, started))
+            }
+            None => call,
         }
-        call
     }
 
     fn redacted(&self, headers: &Headers) -> Headers {
@@ -690,6 +648,79 @@ impl Client {
             })
             .collect()
     }
+}
+
+/// What a recorded entry takes from the request, before the response is known.
+struct Draft {
+    method: String,
+    headers: Headers,
+    body: Vec<u8>,
+    wall: SystemTime,
+}
+
+impl Draft {
+    fn entry(&self, resp: Option<&ResponseHead>, url: &reqwest::Url) -> Entry {
+        Entry {
+            index: 0,
+            method: self.method.clone(),
+            url: url.to_string(),
+            request_headers: self.headers.clone(),
+            request_body: self.body.clone(),
+            response: resp.cloned(),
+            response_body: Vec::new(),
+            end: End::Eof,
+            started: Some(rfc3339(self.wall)),
+            time_ms: None,
+            timings: None,
+        }
+    }
+}
+
+/// The response head as the core takes it.
+fn head_of(response: &reqwest::Response) -> ResponseHead {
+    ResponseHead {
+        status: response.status().as_u16(),
+        headers: response
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Keeps up to `cap` body bytes in `entry` and pushes it to `rec` when the body ends.
+/// Fills the recorded entry at `slot` (taken when the head arrived) as the body comes.
+fn recording_tap(
+    rec: Recorder,
+    entry: Entry,
+    slot: usize,
+    cap: u64,
+    started: Instant,
+) -> super::body::TapFn {
+    let mut entry = Some(entry);
+    Box::new(move |tap| match tap {
+        super::body::Tap::Chunk(bytes) => {
+            if let Some(e) = entry.as_mut() {
+                let room = cap.saturating_sub(e.response_body.len() as u64);
+                let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+                e.response_body.extend_from_slice(&bytes[..take]);
+            }
+        }
+        super::body::Tap::End(end) => {
+            if let Some(mut e) = entry.take() {
+                e.end = end;
+                e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+                if let Some(place) = lock(&rec).get_mut(slot) {
+                    *place = e;
+                }
+            }
+        }
+    })
 }
 
 /// The redirect policy of the built-in client: none unless asked; then 307/308 only, at most
@@ -784,7 +815,7 @@ fn is_legacy_signal(v: &Verdict) -> bool {
     }
 }
 
-fn rfc3339(t: SystemTime) -> String {
+pub(super) fn rfc3339(t: SystemTime) -> String {
     let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     // Milliseconds when there are any: call grouping compares retry delays of 100 ms.
     let (secs, millis) = (since.as_secs(), since.subsec_millis());
