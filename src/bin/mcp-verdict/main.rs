@@ -305,6 +305,9 @@ struct DemoArgs {
     /// Also print every verdict as JSON lines.
     #[arg(long)]
     verbose: bool,
+    /// Write each scenario's exchanges as DIR/<scenario>.har (for `replay`, `replay --calls`).
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
     #[command(flatten)]
     out: StyleArgs,
 }

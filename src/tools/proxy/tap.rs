@@ -26,6 +26,8 @@ struct Clock<'a> {
     started: Instant,
     timings: &'a mut Timings,
     arrivals: &'a mut Arrivals,
+    /// Server requests framed in this step, for the session to wait on (calls2).
+    requests: Vec<(serde_json::Value, String)>,
 }
 
 impl Observer for Clock<'_> {
@@ -40,6 +42,8 @@ impl Observer for Clock<'_> {
         if message.terminal && self.timings.terminal.is_none() {
             self.timings.terminal = Some(self.started.elapsed());
         }
+        self.requests
+            .extend(crate::lifecycle::server_request_in(message));
     }
 }
 
@@ -174,10 +178,18 @@ impl Tap {
             started: self.started,
             timings: &mut self.timings,
             arrivals: &mut self.arrivals,
+            requests: Vec::new(),
         };
         if catch_unwind(AssertUnwindSafe(|| step(ex, &mut clock))).is_err() {
             self.exchange = None;
             self.note = Some("analysis failed (internal error); forwarded unchanged".into());
+        }
+        // The client may answer before this stream ends: the session waits on them from now.
+        if !clock.requests.is_empty() {
+            let mut session = self.shared.session();
+            for (id, method) in clock.requests {
+                session.server_request_seen(id, method);
+            }
         }
     }
 
@@ -194,6 +206,7 @@ impl Tap {
                 started: self.started,
                 timings: &mut self.timings,
                 arrivals: &mut self.arrivals,
+                requests: Vec::new(),
             };
             match catch_unwind(AssertUnwindSafe(|| {
                 shared.session().finish_with(ex, end, &mut clock)
