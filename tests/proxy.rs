@@ -40,6 +40,7 @@ async fn start_proxy(upstream: &str, limits: Limits) -> (Proxy, Arc<Verdicts>) {
     let seen = Arc::new(Verdicts::default());
     let proxy = Proxy::builder(config)
         .sink(seen.clone())
+        .call_sink(seen.clone())
         .record()
         .start()
         .await
@@ -47,11 +48,36 @@ async fn start_proxy(upstream: &str, limits: Limits) -> (Proxy, Arc<Verdicts>) {
     (proxy, seen)
 }
 
-/// The recording, through the HAR writer and reader.
-fn recorded(proxy: &Proxy) -> Vec<Entry> {
+/// The recording as HAR text.
+fn har_text(proxy: &Proxy) -> Vec<u8> {
     let mut bytes = Vec::new();
     proxy.recorder().unwrap().write(&mut bytes).unwrap();
-    har::parse(&bytes).unwrap()
+    bytes
+}
+
+/// The recording, through the HAR writer and reader.
+fn recorded(proxy: &Proxy) -> Vec<Entry> {
+    har::parse(&har_text(proxy)).unwrap()
+}
+
+/// The proxy's logical calls (closed now) and `replay --calls` of its recording, as JSON lines.
+fn calls_live_and_replayed(
+    proxy: &Proxy,
+    seen: &Verdicts,
+    limits: Limits,
+) -> (Vec<String>, Vec<String>) {
+    proxy.close_calls();
+    let live = seen
+        .calls()
+        .iter()
+        .map(|c| serde_json::to_string(c).unwrap())
+        .collect();
+    let mut again = Vec::new();
+    mcp_verdict::replay::replay_calls(&har_text(proxy)[..], limits, &mut |c| {
+        again.push(serde_json::to_string(&c).unwrap())
+    })
+    .unwrap();
+    (live, again)
 }
 
 fn replayed(entries: &[Entry], limits: Limits) -> Vec<Verdict> {
@@ -146,11 +172,13 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                     let through = demo::probe(&proxy.url(), &s).await;
                     // The proxy finishes an exchange when the client lets go of it.
                     tokio::time::sleep(Duration::from_millis(300)).await;
-                    (s, limits, direct, through, seen.sorted(), recorded(&proxy))
+                    let calls = calls_live_and_replayed(&proxy, &seen, limits);
+                    (s, limits, direct, through, seen.sorted(), recorded(&proxy), calls)
                 }));
             }
             for run in runs {
-                let (s, limits, direct, through, at_proxy, entries) = run.await.unwrap();
+                let (s, limits, direct, through, at_proxy, entries, (calls, calls_again)) =
+                    run.await.unwrap();
                 let name = s.name;
                 // The client through the proxy sees what it sees directly.
                 failures.extend(through.mismatches.iter().map(|m| format!("{name}: through the proxy: {m}")));
@@ -181,6 +209,10 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                     failures.push(format!("{name}: replay of the recording differs from the proxy's verdicts"));
                 }
                 same_bodies(name, &through.recorded, &entries, &mut failures);
+                // The proxy's logical calls equal `replay --calls` of its recording.
+                if calls.is_empty() || calls != calls_again {
+                    failures.push(format!("{name}: proxy calls differ from replay --calls:\n  proxy:  {calls:?}\n  replay: {calls_again:?}"));
+                }
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -249,6 +281,9 @@ async fn crate_client_and_rmcp_server_through_the_proxy() {
                 at_proxy.iter().map(json).collect::<Vec<_>>(),
                 "{mode:?}: replay of the recording"
             );
+            let (calls, calls_again) = calls_live_and_replayed(&proxy, &seen, Limits::default());
+            assert!(!calls.is_empty(), "{mode:?}: no calls");
+            assert_eq!(calls, calls_again, "{mode:?}: calls vs replay --calls");
             let calls: Vec<_> = at_proxy
                 .iter()
                 .filter(|v| v.method.as_deref() == Some("tools/call"))

@@ -34,6 +34,25 @@ pub struct Config {
     pub redact: bool,
     /// Origins allowed besides loopback ones (exact `scheme://host[:port]`).
     pub allow_origins: Vec<String>,
+    /// Test hook (feature `fuzzing`, not a stable API): the analysis panics at this step, so
+    /// that tests can prove forwarding fails open.
+    #[cfg(feature = "fuzzing")]
+    #[doc(hidden)]
+    pub inject_panic: Option<AnalysisStep>,
+}
+
+/// A step of one exchange's analysis (where the `fuzzing` test hook makes it fail).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalysisStep {
+    /// The request is judged before forwarding.
+    Begin,
+    /// The response head arrived.
+    Head,
+    /// A body chunk arrived.
+    Chunk,
+    /// The exchange ended.
+    Finish,
 }
 
 impl Config {
@@ -52,6 +71,8 @@ impl Config {
             record_max_body_bytes: 16 << 20,
             redact: true,
             allow_origins: Vec::new(),
+            #[cfg(feature = "fuzzing")]
+            inject_panic: None,
         }
     }
 }

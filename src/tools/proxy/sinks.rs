@@ -22,8 +22,15 @@ pub struct ExchangeRecord<'a> {
     pub verdict: Option<&'a Verdict>,
     /// Why there is no verdict.
     pub note: Option<&'a str>,
+    /// There is no verdict because the analysis failed (an internal error; the bytes were
+    /// forwarded unchanged all the same).
+    pub analysis_failed: bool,
     /// HTTP method and path, for lines about unjudged traffic.
     pub http_method: &'a str,
+    /// The request body as forwarded.
+    pub request_body: &'a [u8],
+    /// When the request was forwarded (wall clock; the recording's `startedDateTime`).
+    pub started: std::time::SystemTime,
     /// When things happened, from the moment the request was forwarded.
     pub timings: Timings,
     /// The exchange as recorded (secrets redacted), when recording.
