@@ -21,6 +21,7 @@ use super::headers;
 use super::shared::Shared;
 use super::tap::Tap;
 use super::tee::{ClientIo, TeeBody};
+use super::upstream::Link;
 use crate::verdict::End;
 
 /// What the client receives: a forwarded body, or the proxy's own short refusal.
@@ -77,9 +78,10 @@ async fn refuse_busy(mut stream: TcpStream) {
 
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, loopback: bool) {
     let (io, reset) = ClientIo::new(stream);
+    let link = Arc::new(Link::default());
     let service = {
         let shared = shared.clone();
-        service_fn(move |req| handle(req, shared.clone(), reset.clone(), loopback))
+        service_fn(move |req| handle(req, shared.clone(), reset.clone(), link.clone(), loopback))
     };
     let mut builder = http1::Builder::new();
     builder
@@ -138,6 +140,7 @@ async fn handle(
     req: Request<Incoming>,
     shared: Arc<Shared>,
     reset: Arc<AtomicBool>,
+    link: Arc<Link>,
     loopback: bool,
 ) -> Result<Response<ClientBody>, NoResponse> {
     if let Err(r) = check(&req, &shared, loopback) {
@@ -148,24 +151,27 @@ async fn handle(
         Ok(b) => b,
         Err(r) => return Ok(refusal(&r)),
     };
-    let mut url = shared.upstream.clone();
-    if let Some(q) = parts.uri.query() {
-        url.set_query(Some(q));
-    }
+    let path = shared.upstream.path();
+    let path_and_query = match parts.uri.query().or(shared.upstream.query()) {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_owned(),
+    };
     let seen = headers::for_analysis(&parts.headers);
     let mut tap = Tap::begin(
         shared.clone(),
         parts.method.as_str(),
-        url.as_str(),
+        &shared.url_with(parts.uri.query()),
         seen,
         &body,
     );
-    let sent = shared
-        .http
-        .request(parts.method.clone(), url)
-        .headers(headers::upstream_request(&parts.headers))
-        .body(body)
-        .send();
+    let sent = shared.http.send(
+        &link,
+        &shared.upstream,
+        parts.method,
+        &path_and_query,
+        headers::upstream_request(parts.headers),
+        body,
+    );
     let resp = match tokio::time::timeout(shared.config.upstream_head_timeout, sent).await {
         Ok(Ok(resp)) => resp,
         Ok(Err(_)) => {
@@ -179,21 +185,17 @@ async fn handle(
             return Err(NoResponse);
         }
     };
-    tap.on_head(
-        resp.status().as_u16(),
-        headers::for_analysis(resp.headers()),
-    );
-    let mut out = Response::builder().status(resp.status());
-    if let Some(h) = out.headers_mut() {
-        *h = headers::client_response(resp.headers());
-    }
+    tap.on_head(resp.status.as_u16(), headers::for_analysis(&resp.headers));
     let length = resp
-        .headers()
+        .headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok());
-    let upstream = Box::pin(resp.bytes_stream());
-    let body = TeeBody::new(upstream, tap, reset, shared.config.idle_timeout, length);
+    let mut out = Response::builder().status(resp.status);
+    if let Some(h) = out.headers_mut() {
+        *h = headers::client_response(resp.headers);
+    }
+    let body = TeeBody::new(resp.body, tap, reset, shared.config.idle_timeout, length);
     Ok(out
         .body(Either::Left(body))
         .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))

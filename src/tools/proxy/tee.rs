@@ -17,17 +17,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_core::Stream;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::tap::Tap;
+use super::upstream::UpstreamBody;
 use crate::verdict::End;
-
-/// The upstream body as a stream of chunks.
-pub type Upstream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
 /// The upstream broke off (or went silent past the idle timeout): the client's body is cut.
 #[derive(Debug)]
@@ -43,7 +40,7 @@ impl std::error::Error for UpstreamBroke {}
 
 /// Forwards the upstream body to the client, feeding the tap on the way.
 pub struct TeeBody {
-    upstream: Upstream,
+    upstream: UpstreamBody,
     tap: Tap,
     reset: Arc<AtomicBool>,
     idle: Option<(Duration, Pin<Box<Sleep>>)>,
@@ -57,7 +54,7 @@ impl TeeBody {
     /// A body reading `upstream` for the client; `reset` is the client connection's flag;
     /// `length` is the upstream's `Content-Length`, when it sent one.
     pub fn new(
-        upstream: Upstream,
+        upstream: UpstreamBody,
         mut tap: Tap,
         reset: Arc<AtomicBool>,
         idle: Option<Duration>,
@@ -101,7 +98,19 @@ impl Body for TeeBody {
         if this.done {
             return Poll::Ready(None);
         }
-        match this.upstream.as_mut().poll_next(cx) {
+        let polled = loop {
+            match Pin::new(&mut this.upstream).poll_frame(cx) {
+                // Trailers are not forwarded (hop-by-hop `TE`/`Trailer` are dropped too).
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(chunk) => break Poll::Ready(Some(Ok(chunk))),
+                    Err(_) => continue,
+                },
+                Poll::Ready(Some(Err(e))) => break Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => break Poll::Ready(None),
+                Poll::Pending => break Poll::Pending,
+            }
+        };
+        match polled {
             Poll::Ready(Some(Ok(chunk))) => {
                 if let Some((d, sleep)) = &mut this.idle {
                     sleep.as_mut().reset(Instant::now() + *d);
