@@ -252,6 +252,10 @@ struct ProxyArgs {
     /// Longest silence inside a response body before the upstream is given up (0: none).
     #[arg(long, default_value = "10m", value_parser = units::duration)]
     idle_timeout: Duration,
+    /// The clients' deadline, e.g. 30s: a client that leaves without the answer this long after
+    /// its request is judged TIMED_OUT, earlier CANCELLED (judging only; nothing is cut).
+    #[arg(long, value_parser = units::duration)]
+    timeout: Option<Duration>,
     /// Largest response body kept per exchange in the recording, e.g. 16MiB.
     #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "16MiB")]
     record_max_body_bytes: usize,

@@ -30,6 +30,7 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.upstream_head_timeout = args.upstream_head_timeout;
     let idle = args.idle_timeout;
     c.idle_timeout = (!idle.is_zero()).then_some(idle);
+    c.client_timeout = args.timeout;
     c.record_max_body_bytes = args.record_max_body_bytes;
     c.redact = !args.no_redact;
     c.allow_origins = args.allow_origins.clone();

@@ -28,6 +28,11 @@ pub struct Config {
     /// Longest silence inside a response body before the proxy gives up on the upstream
     /// (`None`: wait as long as both peers keep the connection). Default 600 s.
     pub idle_timeout: Option<Duration>,
+    /// The clients' deadline, when known (`--timeout`): a client that goes away without the
+    /// final answer this long or longer after its request is judged `TIMED_OUT` (it gave up at
+    /// its deadline), earlier `CANCELLED`. Judging only: the proxy never cuts a stream for it.
+    /// Default `None` (every early close is `CANCELLED`).
+    pub client_timeout: Option<Duration>,
     /// Largest response body kept per exchange for `--record`. Default 16 MiB.
     pub record_max_body_bytes: usize,
     /// Redact secrets (Authorization, Cookie, Set-Cookie, session ids) in every output.
@@ -68,6 +73,7 @@ impl Config {
             head_timeout: Duration::from_secs(30),
             upstream_head_timeout: Duration::from_secs(600),
             idle_timeout: Some(Duration::from_secs(600)),
+            client_timeout: None,
             record_max_body_bytes: 16 << 20,
             redact: true,
             allow_origins: Vec::new(),

@@ -276,11 +276,15 @@ impl Tap {
 
 impl Drop for Tap {
     /// Dropped unfinished: the client went away. After the final answer that is a reader that
-    /// stopped (the stream is still open); before it, a cancel.
+    /// stopped (the stream is still open); before it, a cancel, or the client's deadline when
+    /// it left at or after the `--timeout` it was said to have.
     fn drop(&mut self) {
         if !self.finished {
+            let deadline = self.shared.config.client_timeout;
             let end = if self.settled() {
                 End::Open
+            } else if deadline.is_some_and(|d| self.started.elapsed() >= d) {
+                End::Timeout
             } else {
                 End::Cancelled
             };
