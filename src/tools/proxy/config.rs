@@ -83,6 +83,22 @@ impl Config {
     }
 }
 
+/// The longest wait the proxy keeps: a longer one (`--idle-timeout 1e19s`) means "practically
+/// never" and is held at this, so that no deadline arithmetic can overflow.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+impl Config {
+    /// The settings with every duration held at [`LONGEST_WAIT`].
+    pub(crate) fn bounded(mut self) -> Config {
+        let cap = |d: Duration| d.min(LONGEST_WAIT);
+        self.head_timeout = cap(self.head_timeout);
+        self.upstream_head_timeout = cap(self.upstream_head_timeout);
+        self.idle_timeout = self.idle_timeout.map(cap);
+        self.client_timeout = self.client_timeout.map(cap);
+        self
+    }
+}
+
 /// Why the proxy could not start.
 #[derive(Debug)]
 pub enum ProxyError {

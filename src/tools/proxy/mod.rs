@@ -96,7 +96,7 @@ impl ProxyBuilder {
             self.sinks.push(c.clone());
         }
         let shared = Arc::new(Shared::new(
-            self.config,
+            self.config.bounded(),
             url,
             http,
             self.sinks,

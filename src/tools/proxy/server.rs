@@ -117,8 +117,14 @@ fn check(req: &Request<Incoming>, shared: &Shared, loopback: bool) -> Result<(),
         return Err(Refusal::Method);
     }
     let text = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let host = text("host").or_else(|| req.uri().authority().map(|a| a.as_str()));
-    guard::check_names(host, text("origin"), loopback, &shared.config.allow_origins)
+    let hosts = req.headers().get_all("host").iter();
+    let host = guard::one_host(hosts.map(|v| v.to_str().unwrap_or("\u{0}")))?;
+    guard::check_names(
+        Some(host),
+        text("origin"),
+        loopback,
+        &shared.config.allow_origins,
+    )
 }
 
 async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Refusal> {
