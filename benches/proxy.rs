@@ -11,18 +11,17 @@
 //! requests per second (median of the rounds) and the latency quantiles over all rounds, direct and
 //! proxied, with the ratio of req/s (goal ≥ 0.9) and the p99 added (goal < 1 ms).
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use hdrhistogram::Histogram;
-use http_body_util::{BodyExt, Full};
-use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use mcp_verdict::proxy::{Config, Proxy};
-use serde_json::{Value, json};
+
+#[path = "support/tiny.rs"]
+mod tiny;
+use tiny::answer;
 
 /// Requests in flight at once.
 const CONCURRENCY: usize = 4;
@@ -30,38 +29,6 @@ const CONCURRENCY: usize = 4;
 const PER_ROUND: usize = 2000;
 /// Rounds (each runs direct and proxied, in alternating order).
 const ROUNDS: usize = 10;
-
-/// Answers `/sse` with one SSE event and `/json` with a JSON body, echoing the request id.
-async fn answer(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let sse = req.uri().path() == "/sse";
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let id = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("id").cloned())
-        .unwrap_or(Value::Null);
-    let message = json!({
-        "jsonrpc": "2.0", "id": id,
-        "result": {"content": [{"type": "text", "text": "hello from the bench"}], "isError": false}
-    })
-    .to_string();
-    let (content_type, body) = if sse {
-        (
-            "text/event-stream",
-            format!("event: message\ndata: {message}\n\n"),
-        )
-    } else {
-        ("application/json", message)
-    };
-    Ok(Response::builder()
-        .header("content-type", content_type)
-        .body(Full::new(Bytes::from(body)))
-        .expect("a valid response"))
-}
 
 /// CPU time (ns) each thread of this process has used so far, by thread name, from
 /// `/proc/self/task/*/schedstat` (Linux; empty elsewhere). The server, the proxies and the client

@@ -470,13 +470,7 @@ async fn a_client_that_goes_away_closes_the_upstream_stream() {
     .await;
 }
 
-async fn exchange_raw(addr: SocketAddr, request: &[u8]) -> String {
-    let mut c = TcpStream::connect(addr).await.unwrap();
-    let _ = c.write_all(request).await;
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
-    String::from_utf8_lossy(&out).into_owned()
-}
+use support::exchange_raw;
 
 /// What must not be forwarded is refused with a status and a one-line reason; a redirect
 /// reaches the client as sent (not followed).

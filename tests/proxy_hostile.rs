@@ -10,13 +10,13 @@
 
 mod support;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::proxy::{Config, Proxy};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use support::exchange_raw;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
 
 /// An upstream that answers every request with a small JSON result and keeps its request line.
 async fn recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
@@ -56,15 +56,6 @@ async fn recording_upstream() -> (String, Arc<Mutex<Vec<String>>>) {
         }
     });
     (format!("http://{addr}/mcp"), seen)
-}
-
-/// Sends `raw` on a new connection; returns everything read until the proxy closes (or 3 s).
-async fn exchange(addr: SocketAddr, raw: &[u8]) -> String {
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    let _ = stream.write_all(raw).await;
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut out)).await;
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 const BODY: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
@@ -145,7 +136,7 @@ async fn smuggling_bad_framing_and_foreign_hosts_never_reach_the_upstream() {
         ];
         let mut failures = Vec::new();
         for (name, raw, want) in &cases {
-            let got = exchange(addr, raw.as_bytes()).await;
+            let got = exchange_raw(addr, raw.as_bytes()).await;
             if !got.starts_with(want) {
                 failures.push(format!(
                     "{name}: wanted {want:?}, got {:?}",
@@ -162,7 +153,7 @@ async fn smuggling_bad_framing_and_foreign_hosts_never_reach_the_upstream() {
             "Host: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 4\r\n",
             &format!("0\r\n\r\n{smuggled}"),
         );
-        let _ = exchange(addr, both.as_bytes()).await;
+        let _ = exchange_raw(addr, both.as_bytes()).await;
         let lines = seen.lock().unwrap().clone();
         if lines.iter().any(|l| !l.starts_with("POST /mcp ")) || lines.is_empty() {
             failures.push(format!("the upstream received {lines:?}"));
@@ -181,7 +172,7 @@ async fn a_slowloris_client_is_cut_and_huge_durations_are_held() {
         config.head_timeout = Duration::from_millis(300);
         let proxy = Proxy::builder(config).start().await.unwrap();
         let started = std::time::Instant::now();
-        let got = exchange(proxy.addr(), b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
+        let got = exchange_raw(proxy.addr(), b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n").await;
         let took = started.elapsed();
         assert!(
             took < Duration::from_secs(2),
@@ -202,7 +193,7 @@ async fn a_slowloris_client_is_cut_and_huge_durations_are_held() {
                 &format!("Host: 127.0.0.1\r\nContent-Length: {len}\r\n"),
                 BODY,
             );
-            let got = exchange(proxy.addr(), raw.as_bytes()).await;
+            let got = exchange_raw(proxy.addr(), raw.as_bytes()).await;
             assert!(
                 got.starts_with("HTTP/1.1 200") && got.ends_with("}"),
                 "{got:?}"

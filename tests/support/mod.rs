@@ -223,6 +223,16 @@ pub async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// Sends `request` on a new connection to `addr`; returns all it reads until the peer closes
+/// (at most 5 s).
+pub async fn exchange_raw(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let _ = c.write_all(request).await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `data` as one chunk of a chunked body.
 pub fn chunk(data: &str) -> String {
     format!("{:x}\r\n{data}\r\n", data.len())

@@ -159,13 +159,7 @@ impl CallLog {
 
 impl CallSink for CallLog {
     fn call(&self, call: &Call) {
-        let Ok(mut text) = serde_json::to_string(call) else {
-            return;
-        };
-        text.push('\n');
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        // A log that cannot be written must not stop forwarding.
-        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        super::sinks::write_line(&self.out, call);
     }
 }
 

@@ -77,14 +77,19 @@ impl Sink for JsonLog {
             file: &self.file,
             verdict,
         };
-        let Ok(mut text) = serde_json::to_string(&line) else {
-            return;
-        };
-        text.push('\n');
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        // A log that cannot be written must not stop forwarding.
-        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        write_line(&self.out, &line);
     }
+}
+
+/// Writes `value` as one JSON line to `out`. A log that cannot be written must not stop
+/// forwarding: errors are dropped.
+pub(crate) fn write_line(out: &Mutex<Box<dyn Write + Send>>, value: &impl Serialize) {
+    let Ok(mut text) = serde_json::to_string(value) else {
+        return;
+    };
+    text.push('\n');
+    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// A short line per exchange on standard error: index, method, tool, outcome, time.
