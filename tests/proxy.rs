@@ -376,7 +376,20 @@ mod rmcp_clients {
                     .collect();
                 assert!(at_proxy.len() >= 5, "{mode:?}: {}", at_proxy.len());
                 assert_eq!(outcomes(&at_client), outcomes(&at_proxy), "{mode:?}");
-                let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
+                // Known difference (issue 16's note): rmcp sends `notifications/initialized`
+                // without waiting, and the proxy's session learns an exchange when it finishes,
+                // so under load a `tools/call` can begin at the proxy before the notification's
+                // 202 is through, and gets `session.before_initialized` there only.
+                let ess = |v: &[Verdict]| {
+                    v.iter()
+                        .map(|v| {
+                            let mut v = v.clone();
+                            v.violations
+                                .retain(|x| x.rule.as_str() != "session.before_initialized");
+                            essence(&v)
+                        })
+                        .collect::<Vec<_>>()
+                };
                 assert_eq!(ess(&at_client), ess(&at_proxy), "{mode:?}");
 
                 // Plain rmcp (its own reqwest client): the proxy judges what it sends.

@@ -12,7 +12,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -65,15 +65,30 @@ pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Over the connection cap: a 503 with the reason, then close.
+/// Over the connection cap: a 503 with the reason, then close. The request is read (up to
+/// 64 KiB, within a second) before the close: closing a socket with unread bytes sends a reset,
+/// which can make the client lose the 503 it was sent.
 async fn refuse_busy(mut stream: TcpStream) {
     let reason = Refusal::Busy.reason();
     let text = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reason}",
         reason.len()
     );
-    let write = stream.write_all(text.as_bytes());
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), write).await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+        stream.write_all(text.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut left = 64usize << 10;
+        while left > 0 {
+            let n = stream.read(&mut sink).await?;
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        std::io::Result::Ok(())
+    })
+    .await;
 }
 
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, loopback: bool) {

@@ -60,7 +60,9 @@ impl TeeBody {
         idle: Option<Duration>,
         length: Option<u64>,
     ) -> Self {
-        let done = length == Some(0);
+        // An empty body (`Content-Length: 0`, or one the upstream's client already knows ended,
+        // as a 204's) ends the exchange now, before the client can see the head and go on.
+        let done = length == Some(0) || upstream.is_end_stream();
         if done {
             tap.finish(End::Eof);
         }
