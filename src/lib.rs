@@ -69,9 +69,33 @@ macro_rules! scalars_give {
 }
 
 /// A closed vocabulary defined once: the enum, each value's doc and wire name (serde writes the
-/// same name), `ALL` in declaration order, `as_str` and Display. A vocabulary with more columns
-/// (see `Outcome`) adds them in its own table and passes the wire names through here.
+/// same name), `ALL` in declaration order, `as_str` and Display. A row written
+/// `Variant => ("wire", "summary"),` also gives `summary()`, the one line `mcp-verdict rules`
+/// prints for it. A vocabulary with more columns (see `Outcome`) adds them in its own table and
+/// passes the wire names through here.
 macro_rules! wire_names {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $($(#[doc = $doc:literal])* $variant:ident => ($wire:literal, $summary:literal),)*
+        }
+    ) => {
+        wire_names! {
+            $(#[$meta])*
+            pub enum $name {
+                $($(#[doc = $doc])* $variant => $wire,)*
+            }
+        }
+
+        impl $name {
+            /// One line: what the value means (as `mcp-verdict rules` prints it).
+            pub fn summary(self) -> &'static str {
+                match self {
+                    $($name::$variant => $summary,)*
+                }
+            }
+        }
+    };
     (
         $(#[$meta:meta])*
         pub enum $name:ident {

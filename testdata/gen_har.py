@@ -447,9 +447,19 @@ class Case:
 CASES = []
 
 
-def case(fn):
-    CASES.append(fn)
-    return fn
+def case(about, pv=V26, src="header", limits=None, handshake=False):
+    """Declares a corpus case: the decorated function's name is the case's name and `about` its
+    description; the function fills a fresh Case, begun with the handshake of `pv` when asked."""
+    def register(fill):
+        def make():
+            c = Case(fill.__name__, about, pv=pv, src=src, limits=limits)
+            if handshake:
+                c.handshake(pv)
+            fill(c)
+            return c
+        CASES.append(make)
+        return fill
+    return register
 
 
 SSE_OK = dict(outcome="TOOL_SUCCESS", advice="none", result_type="complete")
@@ -462,115 +472,92 @@ SSE_OK = dict(outcome="TOOL_SUCCESS", advice="none", result_type="complete")
 GOOD = tool_result("ok")
 
 
-@case
-def seed_baseline():
-    c = Case("seed_baseline", "Seed article case 'baseline complete -> TOOL_SUCCESS': HTTP 200, application/json, "
-             "resultType complete, isError false. A clean 2026-07-28 exchange with no violations.")
+@case("Seed article case 'baseline complete -> TOOL_SUCCESS': HTTP 200, application/json, "
+      "resultType complete, isError false. A clean 2026-07-28 exchange with no violations.")
+def seed_baseline(c):
     c.x(call26(1, "synthetic"), jresp(ok(1, GOOD)), outcome="TOOL_SUCCESS", advice="none", result_type="complete")
-    return c
 
 
-@case
-def seed_503_then_200():
-    c = Case("seed_503_then_200", "Seed article case '503 then 200 requires explicit second POST': two entries. "
-             "The 503 is HTTP_ERROR decided before the body; tool 'synthetic' has no annotations in the capture, so "
-             "it is not safe to repeat (do_not_retry). The second, explicit POST (new id) succeeds. Exit 1 because "
-             "one exchange is incomplete.")
+@case("Seed article case '503 then 200 requires explicit second POST': two entries. "
+      "The 503 is HTTP_ERROR decided before the body; tool 'synthetic' has no annotations in the capture, so "
+      "it is not safe to repeat (do_not_retry). The second, explicit POST (new id) succeeds. Exit 1 because "
+      "one exchange is incomplete.")
+def seed_503_then_200(c):
     c.x(call26(1, "synthetic"), jresp({"note": "synthetic outage"}, status=503),
         outcome="HTTP_ERROR", advice="do_not_retry")
     c.x(call26(2, "synthetic"), jresp(ok(2, GOOD)), **SSE_OK)
-    return c
 
 
-@case
-def seed_jsonrpc_error():
-    c = Case("seed_jsonrpc_error", "Seed article case 'HTTP 200 + JSON-RPC error': a complete answer at the protocol "
-             "layer (JSONRPC_ERROR, error_code -32602 kept); -32602 is not a pre-dispatch code, so advice none.")
+@case("Seed article case 'HTTP 200 + JSON-RPC error': a complete answer at the protocol "
+      "layer (JSONRPC_ERROR, error_code -32602 kept); -32602 is not a pre-dispatch code, so advice none.")
+def seed_jsonrpc_error(c):
     c.x(call26(1, "synthetic"), jresp(err(1, -32602, "synthetic invalid params")),
         outcome="JSONRPC_ERROR", advice="none", error_code=-32602)
-    return c
 
 
-@case
-def seed_tool_is_error():
-    c = Case("seed_tool_is_error", "Seed article case 'HTTP 200 + tool isError': isError true is a tool execution "
-             "error, a complete answer (TOOL_ERROR, advice none: show it to the model, do not resend).")
+@case("Seed article case 'HTTP 200 + tool isError': isError true is a tool execution "
+      "error, a complete answer (TOOL_ERROR, advice none: show it to the model, do not resend).")
+def seed_tool_is_error(c):
     c.x(call26(1, "synthetic"), jresp(ok(1, tool_result("failed", is_error=True))),
         outcome="TOOL_ERROR", advice="none", result_type="complete")
-    return c
 
 
-@case
-def seed_http500_success_body():
-    c = Case("seed_http500_success_body", "Seed article case 'transport_precedence': HTTP 500 with a success-looking "
-             "body is HTTP_ERROR (transport decides before the body); the body is no JSON-RPC error so error_code "
-             "is null; an unannotated tools/call may have run, so do_not_retry.")
+@case("Seed article case 'transport_precedence': HTTP 500 with a success-looking "
+      "body is HTTP_ERROR (transport decides before the body); the body is no JSON-RPC error so error_code "
+      "is null; an unannotated tools/call may have run, so do_not_retry.")
+def seed_http500_success_body(c):
     c.x(call26(1, "synthetic"), jresp(ok(1, GOOD), status=500), outcome="HTTP_ERROR", advice="do_not_retry")
-    return c
 
 
-@case
-def seed_malformed_json():
-    c = Case("seed_malformed_json", "Seed article case 'malformed JSON': body '{unclosed' on 200 application/json is "
-             "MALFORMED_JSON with jsonrpc.malformed; may have run, tool unknown, so do_not_retry.")
+@case("Seed article case 'malformed JSON': body '{unclosed' on 200 application/json is "
+      "MALFORMED_JSON with jsonrpc.malformed; may have run, tool unknown, so do_not_retry.")
+def seed_malformed_json(c):
     c.x(call26(1, "synthetic"), resp(200, "{unclosed", ctype="application/json"),
         outcome="MALFORMED_JSON", advice="do_not_retry", violations=["jsonrpc.malformed"])
-    return c
 
 
-@case
-def seed_result_and_error():
-    c = Case("seed_result_and_error", "Seed article case 'conflicting_envelope': result and error together is "
-             "INVALID_ENVELOPE (jsonrpc.result_and_error). Judgement: an invalid envelope reports neither its "
-             "error_code nor its resultType (both null).")
+@case("Seed article case 'conflicting_envelope': result and error together is "
+      "INVALID_ENVELOPE (jsonrpc.result_and_error). Judgement: an invalid envelope reports neither its "
+      "error_code nor its resultType (both null).")
+def seed_result_and_error(c):
     body = ok(1, GOOD)
     body["error"] = {"code": -32602, "message": "synthetic invalid params"}
     c.x(call26(1, "synthetic"), jresp(body), outcome="INVALID_ENVELOPE", advice="do_not_retry",
         violations=["jsonrpc.result_and_error"])
-    return c
 
 
-@case
-def seed_wrong_response_id():
-    c = Case("seed_wrong_response_id", "Seed article case 'wrong_response_id': a JSON body answering id 99 to request "
-             "id 1 is INVALID_ENVELOPE (jsonrpc.id_mismatch); result_type null because the result is not ours.")
+@case("Seed article case 'wrong_response_id': a JSON body answering id 99 to request "
+      "id 1 is INVALID_ENVELOPE (jsonrpc.id_mismatch); result_type null because the result is not ours.")
+def seed_wrong_response_id(c):
     c.x(call26(1, "synthetic"), jresp(ok(99, GOOD)), outcome="INVALID_ENVELOPE", advice="do_not_retry",
         violations=["jsonrpc.id_mismatch"])
-    return c
 
 
-@case
-def seed_input_required():
-    c = Case("seed_input_required", "Seed article case 'input_required is not successful completion': MRTR "
-             "InputRequiredResult with inputRequests on tools/call -> INPUT_REQUIRED (complete exchange, "
-             "unfinished operation), advice resubmit_with_input.")
+@case("Seed article case 'input_required is not successful completion': MRTR "
+      "InputRequiredResult with inputRequests on tools/call -> INPUT_REQUIRED (complete exchange, "
+      "unfinished operation), advice resubmit_with_input.")
+def seed_input_required(c):
     result = {"resultType": "input_required", "inputRequests": {"approval": {
         "method": "elicitation/create", "params": {"mode": "form", "message": "synthetic input",
                                                   "requestedSchema": {"type": "object", "properties": {}}}}}}
     c.x(call26(1, "synthetic", caps={"elicitation": {"form": {}}}), jresp(ok(1, result)),
         outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required")
-    return c
 
 
-@case
-def seed_legacy_no_result_type():
-    c = Case("seed_legacy_no_result_type", "Seed article case 'legacy result without resultType': a 2025-11-25 server "
-             "sends no resultType (the field does not exist before 2026-07-28); absent means complete, so plain "
-             "TOOL_SUCCESS with no violation. Version from initialize, later calls from the header.", pv=V1125)
-    c.handshake(V1125)
+@case("Seed article case 'legacy result without resultType': a 2025-11-25 server "
+      "sends no resultType (the field does not exist before 2026-07-28); absent means complete, so plain "
+      "TOOL_SUCCESS with no violation. Version from initialize, later calls from the header.", pv=V1125, handshake=True)
+def seed_legacy_no_result_type(c):
     c.x(call25(V1125, 2, "synthetic"), jresp(ok(2, tool_result("legacy ok", rt=None))),
         outcome="TOOL_SUCCESS", advice="none")
-    return c
 
 
-@case
-def seed_content_not_array():
-    c = Case("seed_content_not_array", "Seed article case 'invalid tool content shape': content is the string "
-             "'not-an-array' -> INVALID_TOOL_RESULT (tool.content_not_array); result_type is still reported as sent.")
+@case("Seed article case 'invalid tool content shape': content is the string "
+      "'not-an-array' -> INVALID_TOOL_RESULT (tool.content_not_array); result_type is still reported as sent.")
+def seed_content_not_array(c):
     result = {"resultType": "complete", "content": "not-an-array", "isError": False}
     c.x(call26(1, "synthetic"), jresp(ok(1, result)), outcome="INVALID_TOOL_RESULT", advice="do_not_retry",
         result_type="complete", violations=["tool.content_not_array"])
-    return c
 
 
 # ============================================================================================
@@ -589,236 +576,187 @@ def final(id_=1, text="12°C, light rain", **kw):
     return ok(id_, tool_result(text, **kw))
 
 
-@case
-def sse_cr_line_ends():
-    c = Case("sse_cr_line_ends", "SSE with CR-only line ends (WHATWG allows CR, LF and CRLF). A progress "
-             "notification, a keepalive comment and the final response: TOOL_SUCCESS, 2 counted events.")
+@case("SSE with CR-only line ends (WHATWG allows CR, LF and CRLF). A progress "
+      "notification, a keepalive comment and the final response: TOOL_SUCCESS, 2 counted events.")
+def sse_cr_line_ends(c):
     body = ev(progress(1), nl="\r") + b": keepalive\r\r" + ev(final(), nl="\r")
     c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
-    return c
 
 
-@case
-def sse_crlf_line_ends():
-    c = Case("sse_crlf_line_ends", "SSE with CRLF line ends: progress then final response -> TOOL_SUCCESS, "
-             "2 counted events.")
+@case("SSE with CRLF line ends: progress then final response -> TOOL_SUCCESS, "
+      "2 counted events.")
+def sse_crlf_line_ends(c):
     body = ev(progress(1), nl="\r\n") + ev(final(), nl="\r\n")
     c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
-    return c
 
 
-@case
-def sse_final_cr_at_eof():
-    c = Case("sse_final_cr_at_eof", "The body's very last byte is a CR that ends the final event's blank line "
-             "('...}\\r\\r' at EOF). A lone CR is a complete line end (WHATWG), so the final event is dispatched at "
-             "EOF without waiting for an LF: TOOL_SUCCESS, nothing unterminated.")
+@case("The body's very last byte is a CR that ends the final event's blank line "
+      "('...}\\r\\r' at EOF). A lone CR is a complete line end (WHATWG), so the final event is dispatched at "
+      "EOF without waiting for an LF: TOOL_SUCCESS, nothing unterminated.")
+def sse_final_cr_at_eof(c):
     body = ev(progress(1)) + ev(final(), nl="\r")
     assert body.endswith(b"}\r\r")
     c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
-    return c
 
 
-@case
-def sse_bom():
-    c = Case("sse_bom", "A leading UTF-8 BOM before the first 'data:' line; WHATWG strips one leading BOM, so the "
-             "line is still a data field and the response is found: TOOL_SUCCESS.")
+@case("A leading UTF-8 BOM before the first 'data:' line; WHATWG strips one leading BOM, so the "
+      "line is still a data field and the response is found: TOOL_SUCCESS.")
+def sse_bom(c):
     body = b"\xef\xbb\xbf" + ev(final(), event=None)
     c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
-    return c
 
 
-@case
-def sse_comments():
-    c = Case("sse_comments", "Comment lines (': keepalive') before, between and inside events are ignored and not "
-             "counted (HTTP-26: clients must ignore SSE comments): TOOL_SUCCESS, 2 counted events.")
+@case("Comment lines (': keepalive') before, between and inside events are ignored and not "
+      "counted (HTTP-26: clients must ignore SSE comments): TOOL_SUCCESS, 2 counted events.")
+def sse_comments(c):
     body = (b": keepalive\n\n" + ev(progress(1)) + b": keepalive\n\n"
             + b"event: message\n: inline comment\ndata: " + js(final()).encode() + b"\n\n")
     c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
-    return c
 
 
-@case
-def sse_data_colon_space():
-    c = Case("sse_data_colon_space", "'data:' without a space (progress) and 'data: ' with one (final): WHATWG "
-             "strips at most one leading space, both parse as JSON. TOOL_SUCCESS.")
+@case("'data:' without a space (progress) and 'data: ' with one (final): WHATWG "
+      "strips at most one leading space, both parse as JSON. TOOL_SUCCESS.")
+def sse_data_colon_space(c):
     body = ev(progress(1), space=False) + ev(final(), space=True)
     assert b"data:{" in body and b"data: {" in body
     c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
-    return c
 
 
-@case
-def sse_multiline_data():
-    c = Case("sse_multiline_data", "The final response is split over two 'data:' lines; WHATWG joins them with LF, "
-             "and JSON allows a newline between tokens, so it parses: TOOL_SUCCESS, 1 event.")
+@case("The final response is split over two 'data:' lines; WHATWG joins them with LF, "
+      "and JSON allows a newline between tokens, so it parses: TOOL_SUCCESS, 1 event.")
+def sse_multiline_data(c):
     text = js(final())
     cut = text.index(',"result"') + 1
     body = ev(data=text[:cut] + "\n" + text[cut:])
     assert body.count(b"data: ") == 2
     c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
-    return c
 
 
-@case
-def sse_event_field_optional():
-    c = Case("sse_event_field_optional", "A progress event with no 'event:' line and the final with 'event: message': "
-             "both are message events (absent type means message). TOOL_SUCCESS, no violation.")
+@case("A progress event with no 'event:' line and the final with 'event: message': "
+      "both are message events (absent type means message). TOOL_SUCCESS, no violation.")
+def sse_event_field_optional(c):
     body = ev(progress(1), event=None) + ev(final())
     c.x(weather_call(), sse(body), event_count=2, **SSE_OK)
-    return c
 
 
-@case
-def sse_non_message_event():
-    c = Case("sse_non_message_event", "An 'event: heartbeat' event (SDK clients ignore non-message events) then the "
-             "final: sse.non_message_event (should), TOOL_SUCCESS. Judgement: the heartbeat is dispatched with "
-             "non-empty data, so event_count counts it (2), but its data is not judged as JSON-RPC.")
+@case("An 'event: heartbeat' event (SDK clients ignore non-message events) then the "
+      "final: sse.non_message_event (should), TOOL_SUCCESS. Judgement: the heartbeat is dispatched with "
+      "non-empty data, so event_count counts it (2), but its data is not judged as JSON-RPC.")
+def sse_non_message_event(c):
     body = ev(event="heartbeat", data='{"ts":1796205600}') + ev(final())
     c.x(weather_call(), sse(body), event_count=2, violations=["sse.non_message_event"], **SSE_OK)
-    return c
 
 
-@case
-def sse_id_only_event():
-    c = Case("sse_id_only_event", "2025-06-18 stream with an id-only event ('id: 8' then a blank line): it dispatches "
-             "nothing but sets the last event id (WHATWG), and the final has no id line, so last_event_id is '8'; "
-             "resumable because an id was seen. TOOL_SUCCESS.", pv=V0618)
-    c.handshake(V0618)
+@case("2025-06-18 stream with an id-only event ('id: 8' then a blank line): it dispatches "
+      "nothing but sets the last event id (WHATWG), and the final has no id line, so last_event_id is '8'; "
+      "resumable because an id was seen. TOOL_SUCCESS.", pv=V0618, handshake=True)
+def sse_id_only_event(c):
     body = ev(progress(1), id="7") + b"id: 8\n\n" + ev(final(2, rt=None))
     c.x(call25(V0618, 2, "get_weather", WEATHER, meta=PT), sse(body), event_count=2, last_event_id="8",
         resumable=True, outcome="TOOL_SUCCESS", advice="none")
-    return c
 
 
-@case
-def sse_priming_event_1125():
-    c = Case("sse_priming_event_1125", "2025-11-25 priming event 'id: 1\\ndata:\\n\\n' (empty data, SEP-1699) then the "
-             "final with id 2: the priming event is not JSON-parsed and not counted (event_count 1); ids seen, so "
-             "resumable, last_event_id '2'. TOOL_SUCCESS.", pv=V1125)
-    c.handshake(V1125)
+@case("2025-11-25 priming event 'id: 1\\ndata:\\n\\n' (empty data, SEP-1699) then the "
+      "final with id 2: the priming event is not JSON-parsed and not counted (event_count 1); ids seen, so "
+      "resumable, last_event_id '2'. TOOL_SUCCESS.", pv=V1125, handshake=True)
+def sse_priming_event_1125(c):
     body = ev(event=None, id="1", data="", space=False) + ev(final(2, rt=None), id="2")
     assert body.startswith(b"id: 1\ndata:\n\n")
     c.x(call25(V1125, 2, "get_weather", WEATHER), sse(body), event_count=1, last_event_id="2", resumable=True,
         outcome="TOOL_SUCCESS", advice="none")
-    return c
 
 
-@case
-def sse_empty_data_event():
-    c = Case("sse_empty_data_event", "An event 'data: \\n' (one space stripped -> empty data) on a 2026-07-28 stream "
-             "is skipped, never flagged as bad JSON and not counted; then the final. TOOL_SUCCESS, event_count 1.")
+@case("An event 'data: \\n' (one space stripped -> empty data) on a 2026-07-28 stream "
+      "is skipped, never flagged as bad JSON and not counted; then the final. TOOL_SUCCESS, event_count 1.")
+def sse_empty_data_event(c):
     body = b"data: \n\n" + ev(final())
     c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
-    return c
 
 
-@case
-def sse_retry_field():
-    c = Case("sse_retry_field", "A 'retry: 3000' field on a 2025-06-18 stream (no id): the parser takes it as the "
-             "reconnection time, not as data; the final follows. TOOL_SUCCESS, no violation, not resumable (no id).",
-             pv=V0618)
-    c.handshake(V0618)
+@case("A 'retry: 3000' field on a 2025-06-18 stream (no id): the parser takes it as the "
+      "reconnection time, not as data; the final follows. TOOL_SUCCESS, no violation, not resumable (no id).", pv=V0618, handshake=True)
+def sse_retry_field(c):
     body = b"retry: 3000\n\n" + ev(final(2, rt=None))
     c.x(call25(V0618, 2, "get_weather", WEATHER), sse(body), event_count=1, outcome="TOOL_SUCCESS", advice="none")
-    return c
 
 
-@case
-def sse_invalid_utf8():
-    c = Case("sse_invalid_utf8", "The final event holds invalid UTF-8 bytes (0xE9, 0xFF) inside a JSON string; SSE "
-             "decodes with U+FFFD replacement so the JSON still parses: TOOL_SUCCESS. Body stored base64 in the HAR.")
+@case("The final event holds invalid UTF-8 bytes (0xE9, 0xFF) inside a JSON string; SSE "
+      "decodes with U+FFFD replacement so the JSON still parses: TOOL_SUCCESS. Body stored base64 in the HAR.")
+def sse_invalid_utf8(c):
     text = js(final(text="caf@ r@sum@"))
     raw = text.encode().replace(b"caf@", b"caf\xe9").replace(b"r@sum@", b"r\xffsum\xe9")
     body = b"event: message\ndata: " + raw + b"\n\n"
     c.x(weather_call(), sse(body), event_count=1, **SSE_OK)
-    return c
 
 
-@case
-def sse_unterminated_final():
-    c = Case("sse_unterminated_final", "The final response's 'data:' line ends but the blank line never comes before "
-             "EOF: WHATWG discards an unterminated event, so no response was dispatched -> STREAM_ABORTED with "
-             "unterminated.looked_final true, sse.unterminated_event and sse.closed_before_response (2026).")
+@case("The final response's 'data:' line ends but the blank line never comes before "
+      "EOF: WHATWG discards an unterminated event, so no response was dispatched -> STREAM_ABORTED with "
+      "unterminated.looked_final true, sse.unterminated_event and sse.closed_before_response (2026).")
+def sse_unterminated_final(c):
     body = ev(progress(1)) + b"event: message\ndata: " + js(final()).encode() + b"\n"
     c.x(weather_call(), sse(body), outcome="STREAM_ABORTED", advice="do_not_retry", event_count=1,
         violations=["sse.closed_before_response", "sse.unterminated_event"], unterminated=True)
-    return c
 
 
-@case
-def sse_unterminated_notification():
-    c = Case("sse_unterminated_notification", "resources/read stream: one progress event, then a second progress "
-             "event cut before its blank line at EOF. STREAM_ABORTED, unterminated.looked_final false; not a "
-             "tools/call, so safe to repeat -> retry.")
+@case("resources/read stream: one progress event, then a second progress "
+      "event cut before its blank line at EOF. STREAM_ABORTED, unterminated.looked_final false; not a "
+      "tools/call, so safe to repeat -> retry.")
+def sse_unterminated_notification(c):
     req = req26(1, "resources/read", {"uri": "file:///notes/todo.md"}, meta_more=PT)
     body = ev(progress(1)) + b"event: message\ndata: " + js(progress(2)).encode() + b"\n"
     c.x(req, sse(body), outcome="STREAM_ABORTED", advice="retry", event_count=1,
         violations=["sse.closed_before_response", "sse.unterminated_event"], unterminated=False)
-    return c
 
 
-@case
-def sse_progress_then_final():
-    c = Case("sse_progress_then_final", "Clean 2026-07-28 stream: increasing progress for the request's token and a "
-             "notifications/message allowed by _meta logLevel, then the final: TOOL_SUCCESS, 4 events, no violation.")
+@case("Clean 2026-07-28 stream: increasing progress for the request's token and a "
+      "notifications/message allowed by _meta logLevel, then the final: TOOL_SUCCESS, 4 events, no violation.")
+def sse_progress_then_final(c):
     req = weather_call(meta_more={"progressToken": "pt-1", "io.modelcontextprotocol/logLevel": "info"})
     body = ev(progress(1)) + ev(log_message("fetching forecast")) + ev(progress(2)) + ev(final())
     c.x(req, sse(body), event_count=4, **SSE_OK)
-    return c
 
 
-@case
-def sse_notifications_only_eof():
-    c = Case("sse_notifications_only_eof", "tools/list marks get_weather readOnlyHint; its call streams only progress "
-             "and the stream ends: STREAM_ABORTED, sse.closed_before_response (2026: closing loses the request). "
-             "Read-only tool, so retry as a new request; no Retry-After, after_ms null.")
+@case("tools/list marks get_weather readOnlyHint; its call streams only progress "
+      "and the stream ends: STREAM_ABORTED, sse.closed_before_response (2026: closing loses the request). "
+      "Read-only tool, so retry as a new request; no Retry-After, after_ms null.")
+def sse_notifications_only_eof(c):
     c.tools_list26(1)
     body = ev(progress(1)) + ev(progress(2))
     c.x(weather_call(2), sse(body), outcome="STREAM_ABORTED", advice="retry", event_count=2,
         violations=["sse.closed_before_response"])
-    return c
 
 
-@case
-def sse_foreign_then_ours():
-    c = Case("sse_foreign_then_ours", "A response for id 99 arrives on the stream of request 1 (sse.foreign_id_response; "
-             "the wait goes on), then ours: TOOL_SUCCESS, 2 events.")
+@case("A response for id 99 arrives on the stream of request 1 (sse.foreign_id_response; "
+      "the wait goes on), then ours: TOOL_SUCCESS, 2 events.")
+def sse_foreign_then_ours(c):
     body = ev(ok(99, tool_result("not for you"))) + ev(final())
     c.x(weather_call(), sse(body), event_count=2, violations=["sse.foreign_id_response"], **SSE_OK)
-    return c
 
 
-@case
-def sse_events_after_final():
-    c = Case("sse_events_after_final", "A progress notification after the final response (2026: the final response "
-             "SHOULD terminate the stream): sse.after_final, still TOOL_SUCCESS. Judgement: the trailing event is "
-             "counted (dispatched, non-empty data): event_count 3.")
+@case("A progress notification after the final response (2026: the final response "
+      "SHOULD terminate the stream): sse.after_final, still TOOL_SUCCESS. Judgement: the trailing event is "
+      "counted (dispatched, non-empty data): event_count 3.")
+def sse_events_after_final(c):
     body = ev(progress(1)) + ev(final()) + ev(progress(3))
     c.x(weather_call(), sse(body), event_count=3, violations=["sse.after_final"], **SSE_OK)
-    return c
 
 
-@case
-def sse_server_request_2026():
-    c = Case("sse_server_request_2026", "A server->client request (sampling/createMessage with an id) on a 2026-07-28 "
-             "POST stream: 'MUST NOT send independent JSON-RPC requests' -> sse.server_request; not terminal; the "
-             "final follows: TOOL_SUCCESS.")
+@case("A server->client request (sampling/createMessage with an id) on a 2026-07-28 "
+      "POST stream: 'MUST NOT send independent JSON-RPC requests' -> sse.server_request; not terminal; the "
+      "final follows: TOOL_SUCCESS.")
+def sse_server_request_2026(c):
     srv = rpc("srv-1", "sampling/createMessage", {"messages": [{"role": "user", "content": {"type": "text",
                                                   "text": "Summarize"}}], "maxTokens": 100})
     body = ev(srv) + ev(final())
     c.x(weather_call(), sse(body), event_count=2, violations=["sse.server_request"],
         server_requests=[("sampling/createMessage", "srv-1")], **SSE_OK)
-    return c
 
 
-@case
-def sse_server_request_2025_allowed():
-    c = Case("sse_server_request_2025_allowed", "2025-11-25 allows server requests on a POST stream: an "
-             "elicitation/create then the final, no violation. The client POSTs its answer (a JSON-RPC response, "
-             "no method) and gets 202: NOTIFICATION_ACCEPTED, kind response, method null, id 'srv-1' (the id it "
-             "answers). The tool call reports the server request; as calls, the answer joins the tool call.",
-             pv=V1125)
-    c.handshake(V1125)
+@case("2025-11-25 allows server requests on a POST stream: an "
+      "elicitation/create then the final, no violation. The client POSTs its answer (a JSON-RPC response, "
+      "no method) and gets 202: NOTIFICATION_ACCEPTED, kind response, method null, id 'srv-1' (the id it "
+      "answers). The tool call reports the server request; as calls, the answer joins the tool call.", pv=V1125, handshake=True)
+def sse_server_request_2025_allowed(c):
     srv = rpc("srv-1", "elicitation/create", {"mode": "form", "message": "Which unit?", "requestedSchema": {
         "type": "object", "properties": {"unit": {"type": "string", "enum": ["C", "F"]}}}})
     c.x(call25(V1125, 2, "get_weather", WEATHER), sse(ev(srv) + ev(final(2, rt=None))), event_count=2,
@@ -829,320 +767,253 @@ def sse_server_request_2025_allowed():
     c.call([0], outcome="SUCCESS", ids=[1], client="corpus-client@1.0.0")
     c.call([1], outcome="NOTIFICATION_ACCEPTED")
     c.call([2, 3], outcome="TOOL_SUCCESS", ids=[2])
-    return c
 
 
-@case
-def sse_not_json_then_eof():
-    c = Case("sse_not_json_then_eof", "tools/list stream whose only event is 'data: hello world' (not JSON) then EOF: "
-             "MALFORMED_JSON with sse.event_not_json; the stream also closed without the response "
-             "(sse.closed_before_response, judgement: the rule fires whenever a stream reaches EOF without our "
-             "response). Not a tools/call -> retry.")
+@case("tools/list stream whose only event is 'data: hello world' (not JSON) then EOF: "
+      "MALFORMED_JSON with sse.event_not_json; the stream also closed without the response "
+      "(sse.closed_before_response, judgement: the rule fires whenever a stream reaches EOF without our "
+      "response). Not a tools/call -> retry.")
+def sse_not_json_then_eof(c):
     c.x(req26(1, "tools/list"), sse(ev(data="hello world")), outcome="MALFORMED_JSON", advice="retry",
         event_count=1, violations=["sse.closed_before_response", "sse.event_not_json"])
-    return c
 
 
-@case
-def sse_foreign_only_eof():
-    c = Case("sse_foreign_only_eof", "The only response on the stream is for id 7, then EOF: INVALID_ENVELOPE "
-             "(sse.foreign_id_response, plus sse.closed_before_response as in sse_not_json_then_eof). Unannotated "
-             "tools/call -> do_not_retry.")
+@case("The only response on the stream is for id 7, then EOF: INVALID_ENVELOPE "
+      "(sse.foreign_id_response, plus sse.closed_before_response as in sse_not_json_then_eof). Unannotated "
+      "tools/call -> do_not_retry.")
+def sse_foreign_only_eof(c):
     c.x(weather_call(), sse(ev(ok(7, tool_result("not for you")))), outcome="INVALID_ENVELOPE",
         advice="do_not_retry", event_count=1,
         violations=["sse.closed_before_response", "sse.foreign_id_response"])
-    return c
 
 
-@case
-def sse_reset_midstream():
-    c = Case("sse_reset_midstream", "Status 200 SSE cut by net::ERR_INCOMPLETE_CHUNKED_ENCODING after one complete "
-             "progress event: end 'reset', STREAM_ABORTED; unannotated tools/call -> do_not_retry. Judgement: "
-             "sse.closed_before_response is not reported for a reset (a broken transfer, not a server close).")
+@case("Status 200 SSE cut by net::ERR_INCOMPLETE_CHUNKED_ENCODING after one complete "
+      "progress event: end 'reset', STREAM_ABORTED; unannotated tools/call -> do_not_retry. Judgement: "
+      "sse.closed_before_response is not reported for a reset (a broken transfer, not a server close).")
+def sse_reset_midstream(c):
     c.x(weather_call(), sse(ev(progress(1)), error="net::ERR_INCOMPLETE_CHUNKED_ENCODING"),
         outcome="STREAM_ABORTED", advice="do_not_retry", event_count=1)
-    return c
 
 
-@case
-def sse_stream_open():
-    c = Case("sse_stream_open", "The capture ended with the stream still open (_mcp_end 'open') after one progress "
-             "event: STREAM_OPEN, the outcome is unknown, not aborted; advice none, no violation.")
+@case("The capture ended with the stream still open (_mcp_end 'open') after one progress "
+      "event: STREAM_OPEN, the outcome is unknown, not aborted; advice none, no violation.")
+def sse_stream_open(c):
     c.x(weather_call(), sse(ev(progress(1)), mcp_end="open"), outcome="STREAM_OPEN", advice="none",
         event_count=1)
-    return c
 
 
-@case
-def sse_priming_retry_close_1125():
-    c = Case("sse_priming_retry_close_1125", "2025-11-25 priming event with id and 'retry: 3000', then the server "
-             "closes (SEP-1699 polling, allowed): STREAM_ABORTED but resumable -> resume after the retry value "
-             "(after_ms 3000), last_event_id 'ev-1', no violation.", pv=V1125)
-    c.handshake(V1125)
+@case("2025-11-25 priming event with id and 'retry: 3000', then the server "
+      "closes (SEP-1699 polling, allowed): STREAM_ABORTED but resumable -> resume after the retry value "
+      "(after_ms 3000), last_event_id 'ev-1', no violation.", pv=V1125, handshake=True)
+def sse_priming_retry_close_1125(c):
     body = ev(event=None, id="ev-1", retry=3000, data="", space=False)
     c.x(call25(V1125, 2, "delete_file", {"path": "/tmp/old.log"}), sse(body), outcome="STREAM_ABORTED",
         advice="resume", after_ms=3000, event_count=0, last_event_id="ev-1", resumable=True)
-    return c
 
 
-@case
-def sse_retry_missing_1125():
-    c = Case("sse_retry_missing_1125", "2025-11-25 priming event with an id but no 'retry:', then close: resumable "
-             "(resume, after_ms null) but the server SHOULD have sent retry first: sse.retry_missing. No "
-             "closed_before_response: 2025-11-25 may close after an id.", pv=V1125)
-    c.handshake(V1125)
+@case("2025-11-25 priming event with an id but no 'retry:', then close: resumable "
+      "(resume, after_ms null) but the server SHOULD have sent retry first: sse.retry_missing. No "
+      "closed_before_response: 2025-11-25 may close after an id.", pv=V1125, handshake=True)
+def sse_retry_missing_1125(c):
     body = ev(event=None, id="1", data="", space=False)
     c.x(call25(V1125, 2, "get_weather", WEATHER), sse(body), outcome="STREAM_ABORTED", advice="resume",
         event_count=0, last_event_id="1", resumable=True, violations=["sse.retry_missing"])
-    return c
 
 
-@case
-def sse_legacy_ids_2026():
-    c = Case("sse_legacy_ids_2026", "2026-07-28 prompts/get stream with 'id:' fields, closed before the response: ids "
-             "are legacy (sse.legacy_field) and give no resumption, so resumable false, last_event_id null; "
-             "prompts/get is safe to repeat -> retry (a new request), not resume.")
+@case("2026-07-28 prompts/get stream with 'id:' fields, closed before the response: ids "
+      "are legacy (sse.legacy_field) and give no resumption, so resumable false, last_event_id null; "
+      "prompts/get is safe to repeat -> retry (a new request), not resume.")
+def sse_legacy_ids_2026(c):
     req = req26(1, "prompts/get", {"name": "code_review", "arguments": {"lang": "rust"}}, meta_more=PT)
     body = ev(progress(1), id="ev-1")
     c.x(req, sse(body), outcome="STREAM_ABORTED", advice="retry", event_count=1,
         violations=["sse.closed_before_response", "sse.legacy_field"])
-    return c
 
 
-@case
-def sse_ids_closed_0618():
-    c = Case("sse_ids_closed_0618", "2025-06-18 stream with event ids closed before the response: the server SHOULD "
-             "NOT close early (sse.closed_before_response), but an id was seen, so resumable -> resume "
-             "(GET with Last-Event-ID), after_ms null (no retry field).", pv=V0618)
-    c.handshake(V0618)
+@case("2025-06-18 stream with event ids closed before the response: the server SHOULD "
+      "NOT close early (sse.closed_before_response), but an id was seen, so resumable -> resume "
+      "(GET with Last-Event-ID), after_ms null (no retry field).", pv=V0618, handshake=True)
+def sse_ids_closed_0618(c):
     body = ev(progress(1), id="s2-1")
     c.x(call25(V0618, 2, "get_weather", WEATHER, meta=PT), sse(body), outcome="STREAM_ABORTED", advice="resume",
         event_count=1, last_event_id="s2-1", resumable=True, violations=["sse.closed_before_response"])
-    return c
 
 
-@case
-def sse_ids_complete_0326():
-    c = Case("sse_ids_complete_0326", "2025-03-26 session (no MCP-Protocol-Version header exists in that revision, "
-             "so every exchange takes its version from initialize). A complete SSE reply with event ids: "
-             "TOOL_SUCCESS, resumable true, last_event_id '0326-2'.", pv=V0326, src="initialize")
-    c.handshake(V0326)
+@case("2025-03-26 session (no MCP-Protocol-Version header exists in that revision, "
+      "so every exchange takes its version from initialize). A complete SSE reply with event ids: "
+      "TOOL_SUCCESS, resumable true, last_event_id '0326-2'.", pv=V0326, src="initialize", handshake=True)
+def sse_ids_complete_0326(c):
     body = ev(progress(1), id="0326-1") + ev(final(2, rt=None), id="0326-2")
     c.x(call25(V0326, 2, "get_weather", WEATHER, meta=PT), sse(body), event_count=2, last_event_id="0326-2",
         resumable=True, outcome="TOOL_SUCCESS", advice="none")
-    return c
 
 
 # ============================================================================================
 # Progress and notifications
 
 
-@case
-def progress_token_mismatch():
-    c = Case("progress_token_mismatch", "A progress notification carries token 'pt-other' while the request's "
-             "_meta.progressToken is 'pt-1': progress.token_mismatch; the final completes: TOOL_SUCCESS.")
+@case("A progress notification carries token 'pt-other' while the request's "
+      "_meta.progressToken is 'pt-1': progress.token_mismatch; the final completes: TOOL_SUCCESS.")
+def progress_token_mismatch(c):
     body = ev(progress(1, token="pt-other")) + ev(final())
     c.x(weather_call(), sse(body), event_count=2, violations=["progress.token_mismatch"], **SSE_OK)
-    return c
 
 
-@case
-def progress_not_increasing():
-    c = Case("progress_not_increasing", "Progress 50 then 50 again (must increase with each notification): "
-             "progress.not_increasing; TOOL_SUCCESS.")
+@case("Progress 50 then 50 again (must increase with each notification): "
+      "progress.not_increasing; TOOL_SUCCESS.")
+def progress_not_increasing(c):
     body = ev(progress(50, total=100)) + ev(progress(50, total=100)) + ev(final())
     c.x(weather_call(), sse(body), event_count=3, violations=["progress.not_increasing"], **SSE_OK)
-    return c
 
 
-@case
-def message_without_log_level():
-    c = Case("message_without_log_level", "2026-07-28 notifications/message although the request _meta has no "
-             "io.modelcontextprotocol/logLevel (server MUST NOT send it then): "
-             "notification.message_without_log_level; TOOL_SUCCESS.")
+@case("2026-07-28 notifications/message although the request _meta has no "
+      "io.modelcontextprotocol/logLevel (server MUST NOT send it then): "
+      "notification.message_without_log_level; TOOL_SUCCESS.")
+def message_without_log_level(c):
     body = ev(log_message("cache miss")) + ev(final())
     c.x(weather_call(), sse(body), event_count=2, violations=["notification.message_without_log_level"], **SSE_OK)
-    return c
 
 
 # ============================================================================================
 # Limits (the test harness applies the expect file's "limits")
 
 
-@case
-def limit_sse_event_bytes():
-    c = Case("limit_sse_event_bytes", "With max_event_bytes 1024, a ~4 KiB final event exceeds the limit: "
-             "LIMIT_EXCEEDED, do_not_retry (the same reply would exceed it again). Judgement: the oversized event "
-             "is never dispatched, so event_count counts only the progress event (1).",
-             limits={"max_event_bytes": 1024})
+@case("With max_event_bytes 1024, a ~4 KiB final event exceeds the limit: "
+      "LIMIT_EXCEEDED, do_not_retry (the same reply would exceed it again). Judgement: the oversized event "
+      "is never dispatched, so event_count counts only the progress event (1).", limits={"max_event_bytes": 1024})
+def limit_sse_event_bytes(c):
     body = ev(progress(1)) + ev(final(text="x" * 4000))
     c.x(weather_call(), sse(body), outcome="LIMIT_EXCEEDED", advice="do_not_retry", event_count=1)
-    return c
 
 
-@case
-def limit_json_body_bytes():
-    c = Case("limit_json_body_bytes", "With max_body_bytes 1024, a ~3 KiB application/json reply exceeds the body "
-             "limit: LIMIT_EXCEEDED, do_not_retry; not SSE, so event_count null.",
-             limits={"max_body_bytes": 1024})
+@case("With max_body_bytes 1024, a ~3 KiB application/json reply exceeds the body "
+      "limit: LIMIT_EXCEEDED, do_not_retry; not SSE, so event_count null.", limits={"max_body_bytes": 1024})
+def limit_json_body_bytes(c):
     c.x(weather_call(), jresp(final(text="y" * 3000)), outcome="LIMIT_EXCEEDED", advice="do_not_retry")
-    return c
 
 
 # ============================================================================================
 # HTTP level
 
 
-@case
-def http_503_readonly_retry_after():
-    c = Case("http_503_readonly_retry_after", "tools/list annotates get_weather readOnlyHint: true; its call gets 503 "
-             "with Retry-After: 5 -> HTTP_ERROR, safe to repeat -> retry after 5000 ms.")
+@case("tools/list annotates get_weather readOnlyHint: true; its call gets 503 "
+      "with Retry-After: 5 -> HTTP_ERROR, safe to repeat -> retry after 5000 ms.")
+def http_503_readonly_retry_after(c):
     c.tools_list26(1)
     c.x(weather_call(2), jresp(err(2, -32603, "upstream unavailable"), status=503, headers=[("Retry-After", "5")]),
         outcome="HTTP_ERROR", advice="retry", after_ms=5000, error_code=-32603)
-    return c
 
 
-@case
-def http_503_destructive():
-    c = Case("http_503_destructive", "tools/list annotates delete_file destructive, not idempotent; its call gets 503 "
-             "(with Retry-After: 5): it may have run -> do_not_retry. Judgement: after_ms stays null, Retry-After "
-             "only fills it when the advice is retry.")
+@case("tools/list annotates delete_file destructive, not idempotent; its call gets 503 "
+      "(with Retry-After: 5): it may have run -> do_not_retry. Judgement: after_ms stays null, Retry-After "
+      "only fills it when the advice is retry.")
+def http_503_destructive(c):
     c.tools_list26(1)
     c.x(call26(2, "delete_file", {"path": "/srv/data/report.csv"}),
         resp(503, "Service Unavailable", [("Retry-After", "5")], "text/plain"),
         outcome="HTTP_ERROR", advice="do_not_retry")
-    return c
 
 
-@case
-def http_502_idempotent():
-    c = Case("http_502_idempotent", "tools/list annotates set_flag idempotentHint: true (readOnlyHint false); a 502 "
-             "on its call -> HTTP_ERROR, safe to repeat -> retry; no Retry-After, after_ms null.")
+@case("tools/list annotates set_flag idempotentHint: true (readOnlyHint false); a 502 "
+      "on its call -> HTTP_ERROR, safe to repeat -> retry; no Retry-After, after_ms null.")
+def http_502_idempotent(c):
     c.tools_list26(1)
     c.x(call26(2, "set_flag", {"flag": "beta", "on": True}), resp(502, "<html>Bad Gateway</html>", (), "text/html"),
         outcome="HTTP_ERROR", advice="retry")
-    return c
 
 
-@case
-def http_429_retry_after_date():
-    c = Case("http_429_retry_after_date", "429 is rejected before dispatch, so retry always, even for an "
-             "unannotated delete_file; Retry-After is an HTTP date 30 s after the response Date -> after_ms 30000.")
+@case("429 is rejected before dispatch, so retry always, even for an "
+      "unannotated delete_file; Retry-After is an HTTP date 30 s after the response Date -> after_ms 30000.")
+def http_429_retry_after_date(c):
     c.x(call26(1, "delete_file", {"path": "/srv/data/report.csv"}),
         resp(429, "Too Many Requests", [("Date", "Wed, 02 Dec 2026 10:00:00 GMT"),
                                         ("Retry-After", "Wed, 02 Dec 2026 10:00:30 GMT")], "text/plain"),
         outcome="HTTP_ERROR", advice="retry", after_ms=30000)
-    return c
 
 
-@case
-def http_400_header_mismatch():
-    c = Case("http_400_header_mismatch", "Mcp-Name says get_weather but params.name is delete_file "
-             "(request.mcp_name_header); the server answers 400 with HeaderMismatch -32020: HTTP_ERROR, "
-             "error_code -32020 kept, fix_request.")
+@case("Mcp-Name says get_weather but params.name is delete_file "
+      "(request.mcp_name_header); the server answers 400 with HeaderMismatch -32020: HTTP_ERROR, "
+      "error_code -32020 kept, fix_request.")
+def http_400_header_mismatch(c):
     c.x(call26(1, "delete_file", {"path": "/srv/data/report.csv"}, mcp_name="get_weather"),
         jresp(err(1, -32020, "Mcp-Name header does not match params.name"), status=400),
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32020, violations=["request.mcp_name_header"])
-    return c
 
 
-@case
-def http_404_method_not_found():
-    c = Case("http_404_method_not_found", "2026-07-28 server without prompts answers prompts/list with 404 and "
-             "-32601 (HTTP-26: unimplemented method). No session id -> fix_request; error_code -32601 kept.")
+@case("2026-07-28 server without prompts answers prompts/list with 404 and "
+      "-32601 (HTTP-26: unimplemented method). No session id -> fix_request; error_code -32601 kept.")
+def http_404_method_not_found(c):
     c.x(req26(1, "prompts/list"), jresp(err(1, -32601, "Method not found"), status=404),
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32601)
-    return c
 
 
-@case
-def http_404_session_expired_1125():
-    c = Case("http_404_session_expired_1125", "2025-11-25: a tools/call carrying Mcp-Session-Id gets 404 (session "
-             "expired; the client MUST re-initialize) -> HTTP_ERROR, reinitialize; the id-less -32001 body's code "
-             "is kept.", pv=V1125)
-    c.handshake(V1125)
+@case("2025-11-25: a tools/call carrying Mcp-Session-Id gets 404 (session "
+      "expired; the client MUST re-initialize) -> HTTP_ERROR, reinitialize; the id-less -32001 body's code "
+      "is kept.", pv=V1125, handshake=True)
+def http_404_session_expired_1125(c):
     c.x(call25(V1125, 2, "get_weather", WEATHER),
         jresp({"jsonrpc": "2.0", "error": {"code": -32001, "message": "Session not found"}, "id": None}, status=404),
         outcome="HTTP_ERROR", advice="reinitialize", error_code=-32001)
-    return c
 
 
-@case
-def http_html_on_200():
-    c = Case("http_html_on_200", "A 200 text/html page (a login proxy) answers tools/list: neither JSON nor SSE -> "
-             "UNEXPECTED_CONTENT_TYPE, http.content_type; tools/list is safe to repeat -> retry.")
+@case("A 200 text/html page (a login proxy) answers tools/list: neither JSON nor SSE -> "
+      "UNEXPECTED_CONTENT_TYPE, http.content_type; tools/list is safe to repeat -> retry.")
+def http_html_on_200(c):
     c.x(req26(1, "tools/list"), resp(200, "<!doctype html><title>Sign in</title>", (), "text/html; charset=utf-8"),
         outcome="UNEXPECTED_CONTENT_TYPE", advice="retry", violations=["http.content_type"])
-    return c
 
 
-@case
-def http_202_to_request():
-    c = Case("http_202_to_request", "A tools/call (a request) answered 202 with no body: UNEXPECTED_ACCEPTED, "
-             "http.accepted_for_request; the unannotated tool may have run -> do_not_retry.")
+@case("A tools/call (a request) answered 202 with no body: UNEXPECTED_ACCEPTED, "
+      "http.accepted_for_request; the unannotated tool may have run -> do_not_retry.")
+def http_202_to_request(c):
     c.x(call26(1, "delete_file", {"path": "/tmp/x"}), accepted(), outcome="UNEXPECTED_ACCEPTED",
         advice="do_not_retry", violations=["http.accepted_for_request"])
-    return c
 
 
-@case
-def http_202_notification_0618():
-    c = Case("http_202_notification_0618", "2025-06-18 handshake plus notifications/roots/list_changed; every "
-             "notification is answered 202 with no body: NOTIFICATION_ACCEPTED (complete, advice none), no "
-             "violation.", pv=V0618)
-    c.handshake(V0618)
+@case("2025-06-18 handshake plus notifications/roots/list_changed; every "
+      "notification is answered 202 with no body: NOTIFICATION_ACCEPTED (complete, advice none), no "
+      "violation.", pv=V0618, handshake=True)
+def http_202_notification_0618(c):
     c.x(notif25(V0618, "notifications/roots/list_changed"), accepted(), outcome="NOTIFICATION_ACCEPTED",
         advice="none")
-    return c
 
 
-@case
-def http_202_with_body_notification():
-    c = Case("http_202_with_body_notification", "2025-11-25 notifications/initialized answered 202 with a JSON body: "
-             "still NOTIFICATION_ACCEPTED, plus http.accepted_with_body (202 carries no body).", pv=V1125)
+@case("2025-11-25 notifications/initialized answered 202 with a JSON body: "
+      "still NOTIFICATION_ACCEPTED, plus http.accepted_with_body (202 carries no body).", pv=V1125)
+def http_202_with_body_notification(c):
     c.handshake(V1125, initialized_resp=accepted(body='{"jsonrpc":"2.0","result":{}}', ctype="application/json"),
                 initialized_violations=["http.accepted_with_body"])
-    return c
 
 
-@case
-def http_200_empty_to_notification_0326():
-    c = Case("http_200_empty_to_notification_0326", "A 2025-03-26 server answers notifications/initialized with "
-             "200 and an empty body: 'any 2xx with empty body' to a notification is NOTIFICATION_ACCEPTED, no "
-             "violation.", pv=V0326, src="initialize")
+@case("A 2025-03-26 server answers notifications/initialized with "
+      "200 and an empty body: 'any 2xx with empty body' to a notification is NOTIFICATION_ACCEPTED, no "
+      "violation.", pv=V0326, src="initialize")
+def http_200_empty_to_notification_0326(c):
     c.handshake(V0326, initialized_resp=accepted(status=200))
-    return c
 
 
-@case
-def http_session_id_on_stateless():
-    c = Case("http_session_id_on_stateless", "A 2026-07-28 JSON reply carries Mcp-Session-Id (sessions were "
-             "removed; servers SHOULD not mint them): http.session_id_on_stateless, TOOL_SUCCESS.")
+@case("A 2026-07-28 JSON reply carries Mcp-Session-Id (sessions were "
+      "removed; servers SHOULD not mint them): http.session_id_on_stateless, TOOL_SUCCESS.")
+def http_session_id_on_stateless(c):
     c.x(weather_call(), jresp(final(), headers=[("Mcp-Session-Id", "sess-legacy-42")]),
         violations=["http.session_id_on_stateless"], **SSE_OK)
-    return c
 
 
-@case
-def connection_failed():
-    c = Case("connection_failed", "No response head (_error net::ERR_CONNECTION_REFUSED, status 0): "
-             "CONNECTION_FAILED, status/content_type null; tools/list is safe -> retry. Judgement: end is "
-             "'reset' (the transfer failed; there is no body).")
+@case("No response head (_error net::ERR_CONNECTION_REFUSED, status 0): "
+      "CONNECTION_FAILED, status/content_type null; tools/list is safe -> retry. Judgement: end is "
+      "'reset' (the transfer failed; there is no body).")
+def connection_failed(c):
     c.x(req26(1, "tools/list"), no_response("net::ERR_CONNECTION_REFUSED"), outcome="CONNECTION_FAILED",
         advice="retry")
-    return c
 
 
-@case
-def skip_non_mcp_entry():
-    c = Case("skip_non_mcp_entry", "A browser capture with GET /favicon.ico between two MCP POSTs: that entry is "
-             "skipped (index 1) but keeps its index, so the verdicts are at 0 and 2.")
+@case("A browser capture with GET /favicon.ico between two MCP POSTs: that entry is "
+      "skipped (index 1) but keeps its index, so the verdicts are at 0 and 2.")
+def skip_non_mcp_entry(c):
     c.tools_list26(1)
     c.skip({"headers": [("Accept", "image/avif,image/webp,*/*")]}, resp(404, "Not Found", (), "text/plain"),
            url="https://mcp.example.test/favicon.ico")
     c.x(weather_call(2), jresp(final(2)), **SSE_OK)
-    return c
 
 
 # ============================================================================================
@@ -1155,8 +1026,7 @@ ELICIT = {"confirm": {"method": "elicitation/create", "params": {
 STATE = "eyJzdGVwIjoiY29uZmlybSIsImJ1aWxkIjoxNDMyfQ"
 
 
-def mrtr_case(name, about, follow_id, follow_violations):
-    c = Case(name, about)
+def mrtr_case(c, follow_id, follow_violations):
     caps = {"elicitation": {"form": {}}}
     args = {"build": 1432, "env": "prod"}
     c.x(call26(1, "deploy", args, caps=caps),
@@ -1167,352 +1037,286 @@ def mrtr_case(name, about, follow_id, follow_violations):
         "inputResponses": {"confirm": {"action": "accept", "content": {"confirmed": True}}},
         "requestState": STATE}, caps=caps)
     c.x(follow, jresp(ok(follow_id, tool_result("deployed build 1432"))), violations=follow_violations, **SSE_OK)
-    return c
 
 
-@case
-def mrtr_followup_new_id():
-    return mrtr_case("mrtr_followup_new_id", "MRTR done right: tools/call id 1 gets input_required (inputRequests + "
-                     "requestState) -> INPUT_REQUIRED, resubmit_with_input; the follow-up with inputResponses, the "
-                     "echoed requestState and a NEW id 2 completes: TOOL_SUCCESS, no violation.", 2, [])
+@case("MRTR done right: tools/call id 1 gets input_required (inputRequests + "
+      "requestState) -> INPUT_REQUIRED, resubmit_with_input; the follow-up with inputResponses, the "
+      "echoed requestState and a NEW id 2 completes: TOOL_SUCCESS, no violation.")
+def mrtr_followup_new_id(c):
+    mrtr_case(c, 2, [])
 
 
-@case
-def mrtr_followup_reused_id():
-    return mrtr_case("mrtr_followup_reused_id", "MRTR follow-up reuses id 1 of the input_required request (mrtr.mdx: "
-                     "the id MUST differ): request.mrtr_reused_id on the follow-up, whose reply is still "
-                     "TOOL_SUCCESS.", 1, ["request.mrtr_reused_id"])
+@case("MRTR follow-up reuses id 1 of the input_required request (mrtr.mdx: "
+      "the id MUST differ): request.mrtr_reused_id on the follow-up, whose reply is still "
+      "TOOL_SUCCESS.")
+def mrtr_followup_reused_id(c):
+    mrtr_case(c, 1, ["request.mrtr_reused_id"])
 
 
-@case
-def mrtr_not_allowed_tools_list():
-    c = Case("mrtr_not_allowed_tools_list", "input_required answering tools/list (only tools/call, resources/read, "
-             "prompts/get may): mrtr.not_allowed. Judgement: the outcome still follows resultType -> INPUT_REQUIRED, "
-             "resubmit_with_input.")
+@case("input_required answering tools/list (only tools/call, resources/read, "
+      "prompts/get may): mrtr.not_allowed. Judgement: the outcome still follows resultType -> INPUT_REQUIRED, "
+      "resubmit_with_input.")
+def mrtr_not_allowed_tools_list(c):
     c.x(req26(1, "tools/list"), jresp(ok(1, {"resultType": "input_required", "requestState": STATE})),
         outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required",
         violations=["mrtr.not_allowed"])
-    return c
 
 
-@case
-def mrtr_empty():
-    c = Case("mrtr_empty", "input_required with neither inputRequests nor requestState (MUST carry one): "
-             "mrtr.empty; outcome INPUT_REQUIRED, resubmit_with_input.")
+@case("input_required with neither inputRequests nor requestState (MUST carry one): "
+      "mrtr.empty; outcome INPUT_REQUIRED, resubmit_with_input.")
+def mrtr_empty(c):
     c.x(call26(1, "deploy", {"build": 1432}), jresp(ok(1, {"resultType": "input_required"})),
         outcome="INPUT_REQUIRED", advice="resubmit_with_input", result_type="input_required",
         violations=["mrtr.empty"])
-    return c
 
 
 # ============================================================================================
 # JSON body and envelope
 
 
-@case
-def envelope_id_type():
-    c = Case("envelope_id_type", "Request id 1 (number), response id \"1\" (string): ids differ in type -> "
-             "INVALID_ENVELOPE, jsonrpc.id_mismatch (stricter than SDKs that coerce ids).")
+@case("Request id 1 (number), response id \"1\" (string): ids differ in type -> "
+      "INVALID_ENVELOPE, jsonrpc.id_mismatch (stricter than SDKs that coerce ids).")
+def envelope_id_type(c):
     c.x(weather_call(), jresp(final(id_="1")), outcome="INVALID_ENVELOPE", advice="do_not_retry",
         violations=["jsonrpc.id_mismatch"])
-    return c
 
 
-@case
-def envelope_jsonrpc_1_0():
-    c = Case("envelope_jsonrpc_1_0", "jsonrpc \"1.0\" instead of \"2.0\": INVALID_ENVELOPE, jsonrpc.version.")
+@case("jsonrpc \"1.0\" instead of \"2.0\": INVALID_ENVELOPE, jsonrpc.version.")
+def envelope_jsonrpc_1_0(c):
     body = final()
     body["jsonrpc"] = "1.0"
     c.x(weather_call(), jresp(body), outcome="INVALID_ENVELOPE", advice="do_not_retry",
         violations=["jsonrpc.version"])
-    return c
 
 
-@case
-def envelope_error_object():
-    c = Case("envelope_error_object", "error.code is a string: not an error object with integer code and string "
-             "message -> INVALID_ENVELOPE, jsonrpc.error_object; error_code null (no integer code).")
+@case("error.code is a string: not an error object with integer code and string "
+      "message -> INVALID_ENVELOPE, jsonrpc.error_object; error_code null (no integer code).")
+def envelope_error_object(c):
     body = {"jsonrpc": "2.0", "id": 1, "error": {"code": "E_UPSTREAM", "message": "upstream failed"}}
     c.x(weather_call(), jresp(body), outcome="INVALID_ENVELOPE", advice="do_not_retry",
         violations=["jsonrpc.error_object"])
-    return c
 
 
-@case
-def envelope_neither():
-    c = Case("envelope_neither", "A response object with our id but neither result nor error: INVALID_ENVELOPE, "
-             "jsonrpc.result_and_error (the rule covers 'both or neither').")
+@case("A response object with our id but neither result nor error: INVALID_ENVELOPE, "
+      "jsonrpc.result_and_error (the rule covers 'both or neither').")
+def envelope_neither(c):
     c.x(weather_call(), jresp({"jsonrpc": "2.0", "id": 1}), outcome="INVALID_ENVELOPE", advice="do_not_retry",
         violations=["jsonrpc.result_and_error"])
-    return c
 
 
-@case
-def json_trailing_bytes():
-    c = Case("json_trailing_bytes", "A valid response object followed by ' trailing': trailing bytes -> "
-             "MALFORMED_JSON, jsonrpc.malformed.")
+@case("A valid response object followed by ' trailing': trailing bytes -> "
+      "MALFORMED_JSON, jsonrpc.malformed.")
+def json_trailing_bytes(c):
     c.x(weather_call(), resp(200, js(final()) + " trailing", (), "application/json"), outcome="MALFORMED_JSON",
         advice="do_not_retry", violations=["jsonrpc.malformed"])
-    return c
 
 
-@case
-def json_empty_body():
-    c = Case("json_empty_body", "200 application/json with an empty body to a request: MALFORMED_JSON, "
-             "jsonrpc.malformed.")
+@case("200 application/json with an empty body to a request: MALFORMED_JSON, "
+      "jsonrpc.malformed.")
+def json_empty_body(c):
     c.x(weather_call(), resp(200, b"", (), "application/json"), outcome="MALFORMED_JSON", advice="do_not_retry",
         violations=["jsonrpc.malformed"])
-    return c
 
 
-@case
-def json_array_response_0618():
-    c = Case("json_array_response_0618", "2025-06-18 removed batches: a JSON array holding our tools/list response "
-             "is INVALID_ENVELOPE, jsonrpc.batch_response; tools/list is safe -> retry.", pv=V0618)
-    c.handshake(V0618)
+@case("2025-06-18 removed batches: a JSON array holding our tools/list response "
+      "is INVALID_ENVELOPE, jsonrpc.batch_response; tools/list is safe -> retry.", pv=V0618, handshake=True)
+def json_array_response_0618(c):
     c.x(req25(V0618, 2, "tools/list"), jresp([ok(2, {"tools": TOOLS})]), outcome="INVALID_ENVELOPE",
         advice="retry", violations=["jsonrpc.batch_response"])
-    return c
 
 
-@case
-def request_batch_0618():
-    c = Case("request_batch_0618", "The client POSTs a JSON array (tools/list + prompts/list) on 2025-06-18: "
-             "request.batch; method/id are those of the first request. The server rejects it with 400 -32600: "
-             "HTTP_ERROR, fix_request; one row per request id (batch_position 0 and 1).", pv=V0618)
-    c.handshake(V0618)
+@case("The client POSTs a JSON array (tools/list + prompts/list) on 2025-06-18: "
+      "request.batch; method/id are those of the first request. The server rejects it with 400 -32600: "
+      "HTTP_ERROR, fix_request; one row per request id (batch_position 0 and 1).", pv=V0618, handshake=True)
+def request_batch_0618(c):
     req = {"body": [rpc(2, "tools/list", {}), rpc(3, "prompts/list", {})], "headers": h25(V0618)}
     for k in (0, 1):
         c.x(req, jresp(err(None, -32600, "Invalid Request: batches are not supported"), status=400),
             outcome="HTTP_ERROR", advice="fix_request", error_code=-32600, violations=["request.batch"],
             batch_position=k)
-    return c
 
 
-@case
-def json_base64_body():
-    c = Case("json_base64_body", "The JSON response body is stored base64 in the HAR (content.encoding 'base64', "
-             "as some exporters do): decoded it is a normal TOOL_SUCCESS.")
+@case("The JSON response body is stored base64 in the HAR (content.encoding 'base64', "
+      "as some exporters do): decoded it is a normal TOOL_SUCCESS.")
+def json_base64_body(c):
     c.x(weather_call(), jresp(final(), b64=True), **SSE_OK)
-    return c
 
 
-@case
-def json_content_type_params():
-    c = Case("json_content_type_params", "Content-Type 'Application/JSON; charset=UTF-8': matched case-insensitively "
-             "and reported lowercased without parameters (application/json). TOOL_SUCCESS.")
+@case("Content-Type 'Application/JSON; charset=UTF-8': matched case-insensitively "
+      "and reported lowercased without parameters (application/json). TOOL_SUCCESS.")
+def json_content_type_params(c):
     c.x(weather_call(), jresp(final(), ctype="Application/JSON; charset=UTF-8"), **SSE_OK)
-    return c
 
 
 # ============================================================================================
 # Result layer
 
 
-@case
-def result_type_missing_2026():
-    c = Case("result_type_missing_2026", "A 2026-07-28 tools/call result without resultType: servers MUST include it "
-             "(result.type_missing) but clients treat absent as complete -> still TOOL_SUCCESS, result_type null.")
+@case("A 2026-07-28 tools/call result without resultType: servers MUST include it "
+      "(result.type_missing) but clients treat absent as complete -> still TOOL_SUCCESS, result_type null.")
+def result_type_missing_2026(c):
     c.x(weather_call(), jresp(ok(1, tool_result("12°C", rt=None))), outcome="TOOL_SUCCESS", advice="none",
         violations=["result.type_missing"])
-    return c
 
 
-@case
-def result_type_banana():
-    c = Case("result_type_banana", "resultType 'banana' on tools/call: an unrecognised resultType MUST be considered "
-             "invalid -> INVALID_TOOL_RESULT, result.type_unknown, result_type reported as sent.")
+@case("resultType 'banana' on tools/call: an unrecognised resultType MUST be considered "
+      "invalid -> INVALID_TOOL_RESULT, result.type_unknown, result_type reported as sent.")
+def result_type_banana(c):
     c.x(weather_call(), jresp(ok(1, tool_result("12°C", rt="banana"))), outcome="INVALID_TOOL_RESULT",
         advice="do_not_retry", result_type="banana", violations=["result.type_unknown"])
-    return c
 
 
-@case
-def tool_is_error_yes():
-    c = Case("tool_is_error_yes", "isError is the string \"yes\", not a boolean: INVALID_TOOL_RESULT, "
-             "tool.is_error_not_bool.")
+@case("isError is the string \"yes\", not a boolean: INVALID_TOOL_RESULT, "
+      "tool.is_error_not_bool.")
+def tool_is_error_yes(c):
     c.x(weather_call(), jresp(ok(1, tool_result("12°C", is_error="yes"))), outcome="INVALID_TOOL_RESULT",
         advice="do_not_retry", result_type="complete", violations=["tool.is_error_not_bool"])
-    return c
 
 
-@case
-def tool_result_not_object_0618():
-    c = Case("tool_result_not_object_0618", "A 2025-06-18 tools/call whose result is the string \"done\": "
-             "INVALID_TOOL_RESULT, tool.result_not_object (2025-06-18 chosen so that no resultType rule applies).",
-             pv=V0618)
-    c.handshake(V0618)
+@case("A 2025-06-18 tools/call whose result is the string \"done\": "
+      "INVALID_TOOL_RESULT, tool.result_not_object (2025-06-18 chosen so that no resultType rule applies).", pv=V0618, handshake=True)
+def tool_result_not_object_0618(c):
     c.x(call25(V0618, 2, "get_weather", WEATHER), jresp(ok(2, "done")), outcome="INVALID_TOOL_RESULT",
         advice="do_not_retry", violations=["tool.result_not_object"])
-    return c
 
 
-@case
-def result_not_object_0618():
-    c = Case("result_not_object_0618", "A 2025-06-18 tools/list whose result is the string \"done\": "
-             "INVALID_ENVELOPE, result.not_object (the tools/call form is tool.result_not_object); tools/list "
-             "is safe to send again -> retry.", pv=V0618)
-    c.handshake(V0618)
+@case("A 2025-06-18 tools/list whose result is the string \"done\": "
+      "INVALID_ENVELOPE, result.not_object (the tools/call form is tool.result_not_object); tools/list "
+      "is safe to send again -> retry.", pv=V0618, handshake=True)
+def result_not_object_0618(c):
     c.x(req25(V0618, 2, "tools/list"), jresp(ok(2, "done")), outcome="INVALID_ENVELOPE",
         advice="retry", violations=["result.not_object"])
-    return c
 
 
-@case
-def tool_structured_not_object_0618():
-    c = Case("tool_structured_not_object_0618", "2025-06-18 structuredContent is an array (must be an object in "
-             "2025-06-18/2025-11-25): tool.structured_content_not_object. Judgement: that rule is not in the "
-             "INVALID_TOOL_RESULT list, so the outcome stays TOOL_SUCCESS.", pv=V0618)
-    c.handshake(V0618)
+@case("2025-06-18 structuredContent is an array (must be an object in "
+      "2025-06-18/2025-11-25): tool.structured_content_not_object. Judgement: that rule is not in the "
+      "INVALID_TOOL_RESULT list, so the outcome stays TOOL_SUCCESS.", pv=V0618, handshake=True)
+def tool_structured_not_object_0618(c):
     c.x(call25(V0618, 2, "get_weather", WEATHER),
         jresp(ok(2, tool_result("[12, 13]", rt=None, structuredContent=[12, 13]))),
         outcome="TOOL_SUCCESS", advice="none", violations=["tool.structured_content_not_object"])
-    return c
 
 
-@case
-def tool_structured_array_2026():
-    c = Case("tool_structured_array_2026", "2026-07-28 allows any JSON value as structuredContent (SEP-2106): the "
-             "same array as tool_structured_not_object_0618 is clean here. TOOL_SUCCESS, no violation.")
+@case("2026-07-28 allows any JSON value as structuredContent (SEP-2106): the "
+      "same array as tool_structured_not_object_0618 is clean here. TOOL_SUCCESS, no violation.")
+def tool_structured_array_2026(c):
     c.x(weather_call(), jresp(final(text="[12, 13]", structuredContent=[12, 13])), **SSE_OK)
-    return c
 
 
-@case
-def deferred_task_2026():
-    c = Case("deferred_task_2026", "resultType 'task' (Tasks extension): the call was turned into a task -> DEFERRED, "
-             "complete exchange, advice none (poll tasks/get).")
-    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": 2000}
+def task_created(c, poll_ms):
+    """tools/call render_video (id 1) turned into task task-7f3a: DEFERRED, advice none."""
+    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": poll_ms}
     c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
         outcome="DEFERRED", advice="none", result_type="task")
-    return c
 
 
-@case
-def deferred_create_task_1125():
-    c = Case("deferred_create_task_1125", "2025-11-25 task-augmented tools/call (params.task) answered with a "
-             "CreateTaskResult (result.task object, no content): DEFERRED, advice none, result_type null.", pv=V1125)
-    c.handshake(V1125)
+@case("resultType 'task' (Tasks extension): the call was turned into a task -> DEFERRED, "
+      "complete exchange, advice none (poll tasks/get).")
+def deferred_task_2026(c):
+    task_created(c, poll_ms=2000)
+
+
+@case("2025-11-25 task-augmented tools/call (params.task) answered with a "
+      "CreateTaskResult (result.task object, no content): DEFERRED, advice none, result_type null.", pv=V1125, handshake=True)
+def deferred_create_task_1125(c):
     task = {"taskId": "786512e2-9e0d-44bd-8f29-789f320fe840", "status": "working",
             "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000,
             "pollInterval": 5000}
     req = req25(V1125, 2, "tools/call", {"name": "render_video", "arguments": {"scene": 4}, "task": {"ttl": 60000}})
     c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="none")
-    return c
 
 
-@case
-def jsonrpc_error_32021_on_200():
-    c = Case("jsonrpc_error_32021_on_200", "200 with JSON-RPC error -32021 (MissingRequiredClientCapability): a "
-             "complete JSONRPC_ERROR, but -32020/-32021/-32022 mean 'fix the request' at any status -> fix_request.")
+@case("200 with JSON-RPC error -32021 (MissingRequiredClientCapability): a "
+      "complete JSONRPC_ERROR, but -32020/-32021/-32022 mean 'fix the request' at any status -> fix_request.")
+def jsonrpc_error_32021_on_200(c):
     c.x(call26(1, "summarize", {"doc": "q3.pdf"}),
         jresp(err(1, -32021, "Missing required client capability", {"requiredCapabilities": {"sampling": {}}})),
         outcome="JSONRPC_ERROR", advice="fix_request", error_code=-32021)
-    return c
 
 
 # ============================================================================================
 # Request side and version sources
 
 
-@case
-def version_source_default():
-    c = Case("version_source_default", "No MCP-Protocol-Version header, no _meta, no initialize in the capture: "
-             "version 2025-03-26 by default (servers SHOULD assume it). Clean TOOL_SUCCESS; the body's trailing "
-             "newline is JSON whitespace, not trailing bytes.", pv=V0326, src="default")
+@case("No MCP-Protocol-Version header, no _meta, no initialize in the capture: "
+      "version 2025-03-26 by default (servers SHOULD assume it). Clean TOOL_SUCCESS; the body's trailing "
+      "newline is JSON whitespace, not trailing bytes.", pv=V0326, src="default")
+def version_source_default(c):
     req = {"body": rpc(1, "tools/call", {"name": "get_weather", "arguments": WEATHER}),
            "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json")]}
     c.x(req, resp(200, js(final(text="12°C", rt=None)) + "\n", (), "application/json"),
         outcome="TOOL_SUCCESS", advice="none")
-    return c
 
 
-@case
-def version_source_meta():
-    c = Case("version_source_meta", "Only params._meta gives the version (2026-07-28, source meta); the missing "
-             "MCP-Protocol-Version header is request.protocol_version_header, and the server rejects it with 400 "
-             "-32020 -> fix_request. Judgement: protocol_version_mismatch needs both values present.",
-             src="meta")
+@case("Only params._meta gives the version (2026-07-28, source meta); the missing "
+      "MCP-Protocol-Version header is request.protocol_version_header, and the server rejects it with 400 "
+      "-32020 -> fix_request. Judgement: protocol_version_mismatch needs both values present.", src="meta")
+def version_source_meta(c):
     c.x(weather_call(version=None), jresp(err(1, -32020, "Missing MCP-Protocol-Version header"), status=400),
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32020,
         violations=["request.protocol_version_header"])
-    return c
 
 
-@case
-def version_source_earlier():
-    c = Case("version_source_earlier", "A 2025-06-18 capture that starts mid-session (no initialize): the first call "
-             "has MCP-Protocol-Version (source header), the second omits it and inherits 2025-06-18 from the earlier "
-             "exchange (source earlier). No initialize was seen, so no request.protocol_version_header.", pv=V0618)
+@case("A 2025-06-18 capture that starts mid-session (no initialize): the first call "
+      "has MCP-Protocol-Version (source header), the second omits it and inherits 2025-06-18 from the earlier "
+      "exchange (source earlier). No initialize was seen, so no request.protocol_version_header.", pv=V0618)
+def version_source_earlier(c):
     c.x(call25(V0618, 7, "get_weather", WEATHER), jresp(ok(7, tool_result("12°C", rt=None))),
         outcome="TOOL_SUCCESS", advice="none")
     c.x(call25(V0618, 8, "get_weather", {"city": "Paris"}, send_version=False),
         jresp(ok(8, tool_result("15°C", rt=None))), outcome="TOOL_SUCCESS", advice="none", src="earlier")
-    return c
 
 
-@case
-def request_version_header_missing_0618():
-    c = Case("request_version_header_missing_0618", "2025-06-18: after initialize the client MUST send "
-             "MCP-Protocol-Version; a tools/call without it -> request.protocol_version_header, version taken from "
-             "initialize. The reply itself is a clean TOOL_SUCCESS.", pv=V0618)
-    c.handshake(V0618)
+@case("2025-06-18: after initialize the client MUST send "
+      "MCP-Protocol-Version; a tools/call without it -> request.protocol_version_header, version taken from "
+      "initialize. The reply itself is a clean TOOL_SUCCESS.", pv=V0618, handshake=True)
+def request_version_header_missing_0618(c):
     c.x(call25(V0618, 2, "get_weather", WEATHER, send_version=False), jresp(ok(2, tool_result("12°C", rt=None))),
         outcome="TOOL_SUCCESS", advice="none", src="initialize", violations=["request.protocol_version_header"])
-    return c
 
 
-@case
-def request_accept_json_only():
-    c = Case("request_accept_json_only", "Accept lists only application/json (as the seed article's toy client did): "
-             "request.accept; the server answers anyway: TOOL_SUCCESS.")
+@case("Accept lists only application/json (as the seed article's toy client did): "
+      "request.accept; the server answers anyway: TOOL_SUCCESS.")
+def request_accept_json_only(c):
     c.x(weather_call(accept="application/json"), jresp(final()), violations=["request.accept"], **SSE_OK)
-    return c
 
 
-@case
-def request_meta_missing():
-    c = Case("request_meta_missing", "2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing, "
-             "and the schema's shape.missing_member (RequestMetaObject requires it); the server answers 400 with "
-             "-32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
+@case("2026-07-28 request whose _meta lacks clientCapabilities: request.meta_missing, "
+      "and the schema's shape.missing_member (RequestMetaObject requires it); the server answers 400 with "
+      "-32602 (basic/index.mdx) -> HTTP_ERROR, fix_request, error_code -32602.")
+def request_meta_missing(c):
     meta = {"io.modelcontextprotocol/protocolVersion": V26}
     c.x(call26(1, "get_weather", WEATHER, meta=meta),
         jresp(err(1, -32602, "Missing _meta io.modelcontextprotocol/clientCapabilities"), status=400),
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32602,
         violations=["request.meta_missing", "shape.missing_member"])
-    return c
 
 
-@case
-def request_version_mismatch():
-    c = Case("request_version_mismatch", "MCP-Protocol-Version 2026-07-28 but _meta protocolVersion 2025-11-25: "
-             "request.protocol_version_mismatch (the header decides the version); 400 HeaderMismatch -32020 -> "
-             "fix_request.")
+@case("MCP-Protocol-Version 2026-07-28 but _meta protocolVersion 2025-11-25: "
+      "request.protocol_version_mismatch (the header decides the version); 400 HeaderMismatch -32020 -> "
+      "fix_request.")
+def request_version_mismatch(c):
     meta = meta26()
     meta["io.modelcontextprotocol/protocolVersion"] = V1125
     c.x(call26(1, "get_weather", WEATHER, meta=meta),
         jresp(err(1, -32020, "MCP-Protocol-Version header does not match _meta"), status=400),
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32020,
         violations=["request.protocol_version_mismatch"])
-    return c
 
 
-@case
-def request_mcp_method_missing():
-    c = Case("request_mcp_method_missing", "2026-07-28 tools/list without the Mcp-Method header "
-             "(request.mcp_method_header); a lenient server answers anyway: SUCCESS with the violation.")
+@case("2026-07-28 tools/list without the Mcp-Method header "
+      "(request.mcp_method_header); a lenient server answers anyway: SUCCESS with the violation.")
+def request_mcp_method_missing(c):
     c.x(req26(1, "tools/list", mcp_method=None), jresp(ok(1, {"resultType": "complete", "cacheScope": "public",
                                                               "ttlMs": 0, "tools": TOOLS})),
         outcome="SUCCESS", advice="none", result_type="complete", violations=["request.mcp_method_header"])
-    return c
 
 
-@case
-def shape_violations_2607():
-    c = Case("shape_violations_2607", "2026-07-28 tools/list results checked against the revision's schema: "
-             "without the required cacheScope and ttlMs (shape.missing_member), a tool name that is a number "
-             "(shape.wrong_type), a cacheScope outside its enum (shape.bad_value). Judgement: violations only, "
-             "the outcome stays SUCCESS (only a tools/call result the client cannot read changes the outcome).")
+@case("2026-07-28 tools/list results checked against the revision's schema: "
+      "without the required cacheScope and ttlMs (shape.missing_member), a tool name that is a number "
+      "(shape.wrong_type), a cacheScope outside its enum (shape.bad_value). Judgement: violations only, "
+      "the outcome stays SUCCESS (only a tools/call result the client cannot read changes the outcome).")
+def shape_violations_2607(c):
     listing = {"resultType": "complete", "cacheScope": "public", "ttlMs": 0}
     c.x(req26(1, "tools/list"), jresp(ok(1, {"resultType": "complete", "tools": TOOLS})),
         outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.missing_member"])
@@ -1520,7 +1324,6 @@ def shape_violations_2607():
         outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.wrong_type"])
     c.x(req26(3, "tools/list"), jresp(ok(3, {**listing, "cacheScope": "everyone", "tools": TOOLS})),
         outcome="SUCCESS", advice="none", result_type="complete", violations=["shape.bad_value"])
-    return c
 
 
 # ============================================================================================
@@ -1551,16 +1354,14 @@ def init_calls(c):
 SESSION_GONE = err(None, -32001, "Session not found")
 
 
-@case
-def session_listen_resume_delete_1125():
-    c = Case("session_listen_resume_delete_1125", "A whole 2025-11-25 session: handshake; a standalone GET stream "
-             "(LISTENING, kind listen); a tools/call with a progress token whose stream is cut after event id e-2 "
-             "(STREAM_ABORTED, resume after 500 ms); the GET with Last-Event-ID e-2 carries the rest and the "
-             "final (judged as the tools/call's answer: TOOL_SUCCESS, kind resume); DELETE (SESSION_TERMINATED); "
-             "a tools/call after the DELETE gets 404 Session not found: HTTP_ERROR, reinitialize, and "
-             "session.request_after_delete (the client's fault). Calls: the cut call and its resumption are one "
-             "call (retry_origin resume, one POST).", pv=V1125)
-    c.handshake(V1125)
+@case("A whole 2025-11-25 session: handshake; a standalone GET stream "
+      "(LISTENING, kind listen); a tools/call with a progress token whose stream is cut after event id e-2 "
+      "(STREAM_ABORTED, resume after 500 ms); the GET with Last-Event-ID e-2 carries the rest and the "
+      "final (judged as the tools/call's answer: TOOL_SUCCESS, kind resume); DELETE (SESSION_TERMINATED); "
+      "a tools/call after the DELETE gets 404 Session not found: HTTP_ERROR, reinitialize, and "
+      "session.request_after_delete (the client's fault). Calls: the cut call and its resumption are one "
+      "call (retry_origin resume, one POST).", pv=V1125, handshake=True)
+def session_listen_resume_delete_1125(c):
     c.x(get25(V1125), sse(ev(notif("notifications/tools/list_changed")), mcp_end="open"), http="GET",
         outcome="LISTENING", advice="none", src="header", event_count=1)
     call = call25(V1125, 2, "long_task", {"seconds": 5}, meta={"progressToken": "pt-2"})
@@ -1578,14 +1379,11 @@ def session_listen_resume_delete_1125():
     c.call([3, 4], outcome="TOOL_SUCCESS", ids=[2], statuses=[200, 200], post_count=1, retry_origin="resume")
     c.call([5], outcome="SESSION_TERMINATED")
     c.call([6], outcome="HTTP_ERROR", ids=[3], error_code=-32001)
-    return c
 
 
-@case
-def session_get_delete_405_0618():
-    c = Case("session_get_delete_405_0618", "A 2025-06-18 server without a GET stream and without DELETE answers "
-             "both with 405: allowed by the revision, METHOD_NOT_ALLOWED (complete), no violation.", pv=V0618)
-    c.handshake(V0618)
+@case("A 2025-06-18 server without a GET stream and without DELETE answers "
+      "both with 405: allowed by the revision, METHOD_NOT_ALLOWED (complete), no violation.", pv=V0618, handshake=True)
+def session_get_delete_405_0618(c):
     c.x(get25(V0618), resp(405, headers=[("Allow", "POST")]), http="GET", outcome="METHOD_NOT_ALLOWED",
         advice="none")
     c.x(delete25(V0618), resp(405, headers=[("Allow", "POST")]), http="DELETE", outcome="METHOD_NOT_ALLOWED",
@@ -1593,31 +1391,23 @@ def session_get_delete_405_0618():
     init_calls(c)
     c.call([2], outcome="METHOD_NOT_ALLOWED", post_count=0)
     c.call([3], outcome="METHOD_NOT_ALLOWED", post_count=0)
-    return c
 
 
-@case
-def listen_carries_response_1125():
-    c = Case("listen_carries_response_1125", "A standalone GET stream that carries a JSON-RPC response (listen.response: "
-             "responses belong on the request's stream or a resumption) and a roots/list server request that the "
-             "client never answers (server_requests on the verdict; call.server_request_unanswered on the call).",
-             pv=V1125)
-    c.handshake(V1125)
+@case("A standalone GET stream that carries a JSON-RPC response (listen.response: "
+      "responses belong on the request's stream or a resumption) and a roots/list server request that the "
+      "client never answers (server_requests on the verdict; call.server_request_unanswered on the call).", pv=V1125, handshake=True)
+def listen_carries_response_1125(c):
     body = ev(rpc("r-1", "roots/list", {})) + ev(ok(7, {"tools": []}))
     c.x(get25(V1125), sse(body), http="GET", outcome="LISTENING", advice="none", src="header", event_count=2,
         violations=["listen.response"], server_requests=[("roots/list", "r-1")])
     init_calls(c)
     c.call([2], outcome="LISTENING", violations=["call.server_request_unanswered"])
-    return c
 
 
-@case
-def server_request_wrong_id_1125():
-    c = Case("server_request_wrong_id_1125", "elicitation/create with id srv-7 on a tools/call stream; the client "
-             "answers with id srv-8: the response POST gets session.response_unknown_id, and the tools/call's call "
-             "gets call.server_request_unanswered (srv-7 never answered). The stray answer is a call of its own.",
-             pv=V1125)
-    c.handshake(V1125)
+@case("elicitation/create with id srv-7 on a tools/call stream; the client "
+      "answers with id srv-8: the response POST gets session.response_unknown_id, and the tools/call's call "
+      "gets call.server_request_unanswered (srv-7 never answered). The stray answer is a call of its own.", pv=V1125, handshake=True)
+def server_request_wrong_id_1125(c):
     srv = rpc("srv-7", "elicitation/create", {"mode": "form", "message": "Which unit?", "requestedSchema": {
         "type": "object", "properties": {"unit": {"type": "string"}}}})
     c.x(call25(V1125, 2, "get_weather", WEATHER), sse(ev(srv) + ev(final(2, rt=None))), event_count=2,
@@ -1628,16 +1418,12 @@ def server_request_wrong_id_1125():
     init_calls(c)
     c.call([2], outcome="TOOL_SUCCESS", ids=[2], violations=["call.server_request_unanswered"])
     c.call([3], outcome="NOTIFICATION_ACCEPTED")
-    return c
 
 
-@case
-def batch_rows_0326():
-    c = Case("batch_rows_0326", "2025-03-26 batches: [tools/list 2, a notification, prompts/list 3] answered by a "
-             "JSON array in the other order, then [ping 4, tools/list 5] answered on an SSE stream, 5 first. One "
-             "row per request id with batch_position; a sibling's response is neither foreign nor after-final.",
-             pv=V0326, src="initialize")
-    c.handshake(V0326)
+@case("2025-03-26 batches: [tools/list 2, a notification, prompts/list 3] answered by a "
+      "JSON array in the other order, then [ping 4, tools/list 5] answered on an SSE stream, 5 first. One "
+      "row per request id with batch_position; a sibling's response is neither foreign nor after-final.", pv=V0326, src="initialize", handshake=True)
+def batch_rows_0326(c):
     batch = {"body": [rpc(2, "tools/list", {}), notif("notifications/roots/list_changed"), rpc(3, "prompts/list", {})],
              "headers": h25(V0326)}
     answer = jresp([ok(3, {"prompts": []}), ok(2, {"tools": TOOLS})])
@@ -1652,16 +1438,14 @@ def batch_rows_0326():
     c.call([2], outcome="SUCCESS", ids=[3], method="prompts/list")
     c.call([3], outcome="SUCCESS", ids=[4], method="ping")
     c.call([3], outcome="SUCCESS", ids=[5], method="tools/list")
-    return c
 
 
-@case
-def retry_audit_2026():
-    c = Case("retry_audit_2026", "Re-sends, grouped into calls and audited. delete_file (destructive) gets 503 and is "
-             "re-sent 0.5 s later: automatic, double_execution_risk, call.double_execution_risk. get_weather gets "
-             "429 Retry-After: 2 and is re-sent 0.5 s later with the same id: call.retry_too_soon and "
-             "call.reused_id. set_flag succeeds and is re-sent 1 s later: call.resent_after_complete. get_weather "
-             "for another city (read-only) gets 503 and is re-sent 33 s later: manual, no risk.")
+@case("Re-sends, grouped into calls and audited. delete_file (destructive) gets 503 and is "
+      "re-sent 0.5 s later: automatic, double_execution_risk, call.double_execution_risk. get_weather gets "
+      "429 Retry-After: 2 and is re-sent 0.5 s later with the same id: call.retry_too_soon and "
+      "call.reused_id. set_flag succeeds and is re-sent 1 s later: call.resent_after_complete. get_weather "
+      "for another city (read-only) gets 503 and is re-sent 33 s later: manual, no risk.")
+def retry_audit_2026(c):
     c.tools_list26(1)
     path = {"path": "/tmp/old.log"}
     c.x(call26(2, "delete_file", path), jresp(err(2, -32603, "upstream down"), status=503), at=1,
@@ -1684,16 +1468,12 @@ def retry_audit_2026():
     c.call([5, 6], outcome="TOOL_SUCCESS", ids=[6, 7], retry_origin="automatic",
            violations=["call.resent_after_complete"])
     c.call([7, 8], outcome="TOOL_SUCCESS", ids=[8, 9], retry_origin="manual")
-    return c
 
 
-@case
-def task_polling_2026():
-    c = Case("task_polling_2026", "A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
-             "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS.")
-    task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": 1000}
-    c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
-        outcome="DEFERRED", advice="none", result_type="task")
+@case("A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
+      "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS.")
+def task_polling_2026(c):
+    task_created(c, poll_ms=1000)
     for id_, status in ((2, "working"), (3, "completed")):
         c.x(req26(id_, "tasks/get", {"taskId": "task-7f3a"}),
             jresp(ok(id_, {"resultType": "complete", "taskId": "task-7f3a", "status": status})),
@@ -1702,16 +1482,13 @@ def task_polling_2026():
         outcome="SUCCESS", advice="none", result_type="complete")
     c.call([0, 1, 2, 3], outcome="SUCCESS", ids=[1, 2, 3, 4], retry_origin="poll", method="tools/call",
            tool="render_video")
-    return c
 
 
-@case
-def session_rules_1125():
-    c = Case("session_rules_1125", "Session lifecycle rules: tools/list before notifications/initialized "
-             "(session.before_initialized); MCP-Protocol-Version 2025-06-18 after initialize negotiated 2025-11-25 "
-             "(session.version_header; the header decides the rules applied); a different Mcp-Session-Id with no "
-             "initialize between (session.id_changed), which the server does not know: 404, reinitialize.",
-             pv=V1125, src="header")
+@case("Session lifecycle rules: tools/list before notifications/initialized "
+      "(session.before_initialized); MCP-Protocol-Version 2025-06-18 after initialize negotiated 2025-11-25 "
+      "(session.version_header; the header decides the rules applied); a different Mcp-Session-Id with no "
+      "initialize between (session.id_changed), which the server does not know: 404, reinitialize.", pv=V1125, src="header")
+def session_rules_1125(c):
     init = {"body": rpc(1, "initialize", {"protocolVersion": V1125, "capabilities": {},
                                           "clientInfo": {"name": "corpus-client", "version": "1.0.0"}}),
             "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json")]}
@@ -1726,16 +1503,13 @@ def session_rules_1125():
         pv=V0618, violations=["session.version_header"])
     c.x(req25(V1125, 4, "tools/list", session="0b7e1c55-other"), jresp(SESSION_GONE, status=404),
         outcome="HTTP_ERROR", advice="reinitialize", error_code=-32001, violations=["session.id_changed"])
-    return c
 
 
-@case
-def request_after_delete_400_1125():
-    c = Case("request_after_delete_400_1125", "After its own DELETE (200) the client sends tools/list with the old "
-             "session id; the server answers 400 'No valid session ID provided': HTTP_ERROR, but the advice is "
-             "reinitialize (not fix_request: the client ended the session itself) and the request carries "
-             "session.request_after_delete.", pv=V1125, src="header")
-    c.handshake(V1125)
+@case("After its own DELETE (200) the client sends tools/list with the old "
+      "session id; the server answers 400 'No valid session ID provided': HTTP_ERROR, but the advice is "
+      "reinitialize (not fix_request: the client ended the session itself) and the request carries "
+      "session.request_after_delete.", pv=V1125, src="header", handshake=True)
+def request_after_delete_400_1125(c):
     c.x(delete25(V1125), resp(200), http="DELETE", outcome="SESSION_TERMINATED", advice="none")
     c.x(req25(V1125, 2, "tools/list"),
         jresp(err(None, -32000, "Bad Request: No valid session ID provided"), status=400),
@@ -1743,14 +1517,12 @@ def request_after_delete_400_1125():
     init_calls(c)
     c.call([2], outcome="SESSION_TERMINATED", post_count=0)
     c.call([3], outcome="HTTP_ERROR", ids=[2])
-    return c
 
 
-@case
-def resume_on_2026():
-    c = Case("resume_on_2026", "2026-07-28 streams are not resumable: after a cut stream the client GETs with "
-             "Last-Event-ID (session.resume_not_supported); the server answers 405 (METHOD_NOT_ALLOWED). The cut "
-             "tools/call stays STREAM_ABORTED; the GET is a call of its own.")
+@case("2026-07-28 streams are not resumable: after a cut stream the client GETs with "
+      "Last-Event-ID (session.resume_not_supported); the server answers 405 (METHOD_NOT_ALLOWED). The cut "
+      "tools/call stays STREAM_ABORTED; the GET is a call of its own.")
+def resume_on_2026(c):
     body = ev(progress(1, 3, "pt-1"))
     c.x(weather_call(1), sse(body, error="net::ERR_CONNECTION_RESET"), outcome="STREAM_ABORTED", advice="do_not_retry",
         event_count=1)
@@ -1760,7 +1532,6 @@ def resume_on_2026():
         violations=["session.resume_not_supported"])
     c.call([0], outcome="STREAM_ABORTED", ids=[1])
     c.call([1], outcome="METHOD_NOT_ALLOWED", post_count=0)
-    return c
 
 
 # ============================================================================================

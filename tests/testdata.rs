@@ -94,12 +94,7 @@ fn every_stated_call_grouping_matches() {
         let calls = replay_calls(&load(&har), limits_of(&expectation(&har)), &mut || {
             usize::MAX
         });
-        if calls.len() != wanted.len() {
-            failures.push(format!(
-                "{name}: {} calls, expected {}",
-                calls.len(),
-                wanted.len()
-            ));
+        if !same_count(&name, "calls", calls.len(), wanted.len(), &mut failures) {
             continue;
         }
         for (want, got) in wanted.iter().zip(&calls) {
@@ -112,23 +107,12 @@ fn every_stated_call_grouping_matches() {
                 .collect();
             rules.sort_by_key(|r| r.to_string());
             got["violations"] = Value::Array(rules);
-            for (key, want_value) in want.as_object().unwrap() {
-                if &got[key] != want_value {
-                    failures.push(format!(
-                        "{name} call {}: {key} = {}, expected {want_value}",
-                        want["call"], got[key]
-                    ));
-                }
-            }
+            let at = format!("{name} call {}", want["call"]);
+            compare_members(&at, want, &got, &[], &mut failures);
         }
     }
     assert!(stated >= 8, "only {stated} cases state their calls");
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_mismatch(&failures);
 }
 
 #[test]
@@ -151,6 +135,57 @@ fn calls_do_not_depend_on_chunking() {
             [3, 1, 7, 64][n % 4]
         });
         assert_eq!(whole, odd, "{}: calls differ in odd chunks", har.display());
+    }
+}
+
+fn assert_no_mismatch(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Records a mismatch when `got` rows were produced where the case expects `wanted`.
+fn same_count(
+    name: &str,
+    what: &str,
+    got: usize,
+    wanted: usize,
+    failures: &mut Vec<String>,
+) -> bool {
+    if got != wanted {
+        failures.push(format!("{name}: {got} {what}, expected {wanted}"));
+    }
+    got == wanted
+}
+
+/// Compares every member `want` states with the same member of `got`. For the members named in
+/// `nested`, an expectation may state only some members of the nested object.
+fn compare_members(
+    at: &str,
+    want: &Value,
+    got: &Value,
+    nested: &[&str],
+    failures: &mut Vec<String>,
+) {
+    for (key, want_value) in want.as_object().unwrap() {
+        let got_value = match &got[key] {
+            Value::Object(m) if nested.contains(&key.as_str()) && want_value.is_object() => {
+                let keys = want_value.as_object().unwrap();
+                Value::Object(
+                    m.iter()
+                        .filter(|(k, _)| keys.contains_key(*k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                )
+            }
+            v => v.clone(),
+        };
+        if &got_value != want_value {
+            failures.push(format!("{at}: {key} = {got_value}, expected {want_value}"));
+        }
     }
 }
 
@@ -196,37 +231,19 @@ fn every_case_matches_its_expectation() {
             ));
         }
         let wanted = expect["verdicts"].as_array().expect("verdicts array");
-        if wanted.len() != verdicts.len() {
-            failures.push(format!(
-                "{name}: {} verdicts, expected {}",
-                verdicts.len(),
-                wanted.len()
-            ));
+        if !same_count(
+            &name,
+            "verdicts",
+            verdicts.len(),
+            wanted.len(),
+            &mut failures,
+        ) {
             continue;
         }
         for (want, got) in wanted.iter().zip(&verdicts) {
-            let got = comparable(got);
-            for (key, want_value) in want.as_object().unwrap() {
-                let got_value = match (key.as_str(), &got[key]) {
-                    // Expectations may state only some members of nested objects.
-                    ("retry" | "unterminated", Value::Object(m)) if want_value.is_object() => {
-                        let keys = want_value.as_object().unwrap();
-                        Value::Object(
-                            m.iter()
-                                .filter(|(k, _)| keys.contains_key(*k))
-                                .map(|(k, v)| (k.clone(), v.clone()))
-                                .collect(),
-                        )
-                    }
-                    (_, v) => v.clone(),
-                };
-                if &got_value != want_value {
-                    failures.push(format!(
-                        "{name} #{}: {key} = {got_value}, expected {want_value}",
-                        want["index"]
-                    ));
-                }
-            }
+            let at = format!("{name} #{}", want["index"]);
+            let nested = ["retry", "unterminated"];
+            compare_members(&at, want, &comparable(got), &nested, &mut failures);
         }
         let exit = if verdicts.iter().all(|v| v.complete) {
             0
@@ -240,12 +257,7 @@ fn every_case_matches_its_expectation() {
             ));
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert_no_mismatch(&failures);
 }
 
 #[test]

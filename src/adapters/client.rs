@@ -572,35 +572,22 @@ impl Client {
             exchange.check_request_shape(m);
         }
         let headers = &exchange.request().headers;
-        let recorded_headers = inner.recorder.as_ref().map(|_| self.redacted(headers));
-
         let started = Instant::now();
-        let wall = SystemTime::now();
+        // The record keeps its own copy of the body; without one the body moves into reqwest.
+        let draft = inner.recorder.as_ref().map(|_| Draft {
+            method: http_method.to_string(),
+            headers: self.redacted(headers),
+            body: body.clone(),
+            wall: SystemTime::now(),
+        });
         let mut rb = inner
             .http
-            .request(http_method.clone(), inner.url.clone())
-            .body(if inner.recorder.is_some() {
-                body.clone()
-            } else {
-                std::mem::take(&mut body)
-            });
+            .request(http_method, inner.url.clone())
+            .body(std::mem::take(&mut body));
         for (n, v) in headers.iter() {
             rb = rb.header(n, v);
         }
         let result = inner.deadlines.until_head(rb.send()).await;
-        let record = |resp: Option<&ResponseHead>, url: &reqwest::Url| Entry {
-            index: 0,
-            method: http_method.to_string(),
-            url: url.to_string(),
-            request_headers: recorded_headers.clone().unwrap_or_default(),
-            request_body: body.clone(),
-            response: resp.cloned(),
-            response_body: Vec::new(),
-            end: End::Eof,
-            started: Some(rfc3339(wall)),
-            time_ms: None,
-            timings: None,
-        };
         let response = match result {
             Ok(Ok(r)) => r,
             failed => {
@@ -608,8 +595,8 @@ impl Client {
                     Ok(Err(e)) => (End::Reset, Some(super::cause::of_error(e, &inner.url))),
                     _ => (End::Timeout, None),
                 };
-                if let Some(rec) = &inner.recorder {
-                    let mut r = record(None, &inner.url);
+                if let (Some(rec), Some(draft)) = (&inner.recorder, &draft) {
+                    let mut r = draft.entry(None, &inner.url);
                     r.end = end;
                     r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
                     lock(rec).push(r);
@@ -617,19 +604,7 @@ impl Client {
                 return JudgedBody::finished(self.judge_failure(exchange, end, cause.as_deref()));
             }
         };
-        let head = ResponseHead {
-            status: response.status().as_u16(),
-            headers: response
-                .headers()
-                .iter()
-                .map(|(n, v)| {
-                    (
-                        n.as_str().to_owned(),
-                        String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                    )
-                })
-                .collect(),
-        };
+        let head = head_of(&response);
         if is_init && let Some(sid) = head.headers.get("mcp-session-id") {
             lock(&inner.state).session_id = Some(sid.to_owned());
         }
@@ -638,35 +613,19 @@ impl Client {
         let recorded = inner
             .recorder
             .as_ref()
-            .map(|rec| (rec, record(Some(&head), &final_url)));
+            .zip(draft)
+            .map(|(rec, draft)| (rec.clone(), draft.entry(Some(&head), &final_url)));
         // The recording keeps what the verdict needed, no more: one byte past `max_body_bytes`
         // still replays as LIMIT_EXCEEDED, and an endless stream cannot grow it without bound.
         let record_cap = lock(&inner.session)
             .limits()
             .max_body_bytes
             .saturating_add(1);
-        let mut call = self.judge_body(exchange, head, stream, started);
-        if let Some((rec, entry)) = recorded {
-            let rec = rec.clone();
-            let mut entry = Some(entry);
-            call = call.with_tap(Box::new(move |tap| match tap {
-                super::body::Tap::Chunk(bytes) => {
-                    if let Some(e) = entry.as_mut() {
-                        let room = record_cap.saturating_sub(e.response_body.len() as u64);
-                        let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
-                        e.response_body.extend_from_slice(&bytes[..take]);
-                    }
-                }
-                super::body::Tap::End(end) => {
-                    if let Some(mut e) = entry.take() {
-                        e.end = end;
-                        e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                        lock(&rec).push(e);
-                    }
-                }
-            }));
+        let call = self.judge_body(exchange, head, stream, started);
+        match recorded {
+            Some((rec, entry)) => call.with_tap(recording_tap(rec, entry, record_cap, started)),
+            None => call,
         }
-        call
     }
 
     fn redacted(&self, headers: &Headers) -> Headers {
@@ -681,6 +640,70 @@ impl Client {
             })
             .collect()
     }
+}
+
+/// What a recorded entry takes from the request, before the response is known.
+struct Draft {
+    method: String,
+    headers: Headers,
+    body: Vec<u8>,
+    wall: SystemTime,
+}
+
+impl Draft {
+    fn entry(&self, resp: Option<&ResponseHead>, url: &reqwest::Url) -> Entry {
+        Entry {
+            index: 0,
+            method: self.method.clone(),
+            url: url.to_string(),
+            request_headers: self.headers.clone(),
+            request_body: self.body.clone(),
+            response: resp.cloned(),
+            response_body: Vec::new(),
+            end: End::Eof,
+            started: Some(rfc3339(self.wall)),
+            time_ms: None,
+            timings: None,
+        }
+    }
+}
+
+/// The response head as the core takes it.
+fn head_of(response: &reqwest::Response) -> ResponseHead {
+    ResponseHead {
+        status: response.status().as_u16(),
+        headers: response
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Keeps up to `cap` body bytes in `entry` and pushes it to `rec` when the body ends.
+fn recording_tap(rec: Recorder, entry: Entry, cap: u64, started: Instant) -> super::body::TapFn {
+    let mut entry = Some(entry);
+    Box::new(move |tap| match tap {
+        super::body::Tap::Chunk(bytes) => {
+            if let Some(e) = entry.as_mut() {
+                let room = cap.saturating_sub(e.response_body.len() as u64);
+                let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
+                e.response_body.extend_from_slice(&bytes[..take]);
+            }
+        }
+        super::body::Tap::End(end) => {
+            if let Some(mut e) = entry.take() {
+                e.end = end;
+                e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+                lock(&rec).push(e);
+            }
+        }
+    })
 }
 
 /// The redirect policy of the built-in client: none unless asked; then 307/308 only, at most
@@ -775,7 +798,7 @@ fn is_legacy_signal(v: &Verdict) -> bool {
     }
 }
 
-fn rfc3339(t: SystemTime) -> String {
+pub(super) fn rfc3339(t: SystemTime) -> String {
     rfc3339_with(t, false)
 }
 

@@ -28,17 +28,7 @@ pub(crate) fn check_request(
     if req.headers.is_empty() || req.http_method != "POST" {
         return;
     }
-    let accept = req.headers.get("accept").unwrap_or("").to_ascii_lowercase();
-    if !(accept.contains(wire::JSON) && accept.contains(wire::EVENT_STREAM)) {
-        findings.add(
-            Rule::RequestAccept,
-            format!(
-                "Accept is {:?}",
-                req.headers.get("accept").unwrap_or("absent")
-            ),
-            None,
-        );
-    }
+    check_accept(req, findings);
     let header = req.headers.get("mcp-protocol-version");
     let is_initialize = req.method.as_deref() == Some("initialize");
     let header_required = version.is_stateless()
@@ -53,6 +43,28 @@ pub(crate) fn check_request(
     if !version.is_stateless() || req.kind != BodyKind::Request {
         return;
     }
+    check_meta(req, header, findings);
+    check_routing_headers(req, findings);
+}
+
+/// Accept names both JSON and SSE.
+fn check_accept(req: &Request, findings: &mut Findings) {
+    let accept = req.headers.get("accept").unwrap_or("").to_ascii_lowercase();
+    if !(accept.contains(wire::JSON) && accept.contains(wire::EVENT_STREAM)) {
+        findings.add(
+            Rule::RequestAccept,
+            format!(
+                "Accept is {:?}",
+                req.headers.get("accept").unwrap_or("absent")
+            ),
+            None,
+        );
+    }
+}
+
+/// 2026-07-28: `_meta` carries the version and the client's capabilities, and agrees with the
+/// version header.
+fn check_meta(req: &Request, header: Option<&str>, findings: &mut Findings) {
     let meta_version = req.meta(VERSION_META).and_then(|v| v.as_str());
     if meta_version.is_none() || req.meta(CAPS_META).is_none() {
         findings.add(
@@ -70,6 +82,10 @@ pub(crate) fn check_request(
             None,
         );
     }
+}
+
+/// 2026-07-28: `Mcp-Method` and `Mcp-Name` repeat the method and its name for routing.
+fn check_routing_headers(req: &Request, findings: &mut Findings) {
     let method = req.method.as_deref().unwrap_or("");
     match req.headers.get("mcp-method") {
         Some(h) if h == method => {}

@@ -13,36 +13,32 @@ use crate::rules::Rule;
 use crate::verdict::Verdict;
 use crate::version::ProtocolVersion;
 
-/// What one entry is, from the client's side. One table, so that verdicts, calls and the README
-/// use the same words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ExchangeKind {
-    /// A POSTed JSON-RPC request (or a batch holding one).
-    Request,
-    /// A POSTed notification.
-    Notification,
-    /// A POSTed response: the client's answer to a server request.
-    Response,
-    /// A standalone `GET` stream for server messages.
-    Listen,
-    /// A `GET` with `Last-Event-ID`: resumes an earlier stream.
-    Resume,
-    /// A `DELETE` ending the session.
-    Terminate,
+wire_names! {
+    /// What one entry is, from the client's side. One table, so that verdicts, calls, the README
+    /// and `mcp-verdict rules` use the same words.
+    pub enum ExchangeKind {
+        /// A POSTed JSON-RPC request (or a batch holding one).
+        Request => ("request", "a POSTed JSON-RPC request (or one row of a batch)"),
+        /// A POSTed notification.
+        Notification => ("notification", "a POSTed notification"),
+        /// A POSTed response: the client's answer to a server request.
+        Response => (
+            "response",
+            "a POSTed response: the client's answer to a server request"
+        ),
+        /// A standalone `GET` stream for server messages.
+        Listen => (
+            "listen",
+            "a GET without Last-Event-ID: the standalone server stream"
+        ),
+        /// A `GET` with `Last-Event-ID`: resumes an earlier stream.
+        Resume => ("resume", "a GET with Last-Event-ID: resumes an earlier stream"),
+        /// A `DELETE` ending the session.
+        Terminate => ("terminate", "a DELETE of the session"),
+    }
 }
 
 impl ExchangeKind {
-    /// Every kind, in table order.
-    pub const ALL: [ExchangeKind; 6] = [
-        ExchangeKind::Request,
-        ExchangeKind::Notification,
-        ExchangeKind::Response,
-        ExchangeKind::Listen,
-        ExchangeKind::Resume,
-        ExchangeKind::Terminate,
-    ];
-
     /// The kind of `req`, from its HTTP method, headers and body.
     pub fn of(req: &Request) -> ExchangeKind {
         match req.http_method.as_str() {
@@ -55,30 +51,6 @@ impl ExchangeKind {
                 BodyKind::Batch if req.ids.is_empty() => ExchangeKind::Notification,
                 _ => ExchangeKind::Request,
             },
-        }
-    }
-
-    /// The wire name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ExchangeKind::Request => "request",
-            ExchangeKind::Notification => "notification",
-            ExchangeKind::Response => "response",
-            ExchangeKind::Listen => "listen",
-            ExchangeKind::Resume => "resume",
-            ExchangeKind::Terminate => "terminate",
-        }
-    }
-
-    /// One line: what the entry is.
-    pub fn summary(self) -> &'static str {
-        match self {
-            ExchangeKind::Request => "a POSTed JSON-RPC request (or one row of a batch)",
-            ExchangeKind::Notification => "a POSTed notification",
-            ExchangeKind::Response => "a POSTed response: the client's answer to a server request",
-            ExchangeKind::Listen => "a GET without Last-Event-ID: the standalone server stream",
-            ExchangeKind::Resume => "a GET with Last-Event-ID: resumes an earlier stream",
-            ExchangeKind::Terminate => "a DELETE of the session",
         }
     }
 

@@ -4,7 +4,7 @@
 //! cannot make the analyzer allocate without bound. Hitting a limit is a verdict
 //! ([`Outcome::LimitExceeded`](crate::Outcome::LimitExceeded)) naming the limit, not a panic.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Limits applied to one exchange. `Default` gives values suitable for real traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -33,35 +33,23 @@ impl Default for Limits {
     }
 }
 
-/// Which limit was hit. One name per limit, the same everywhere: the [`Limits`] field, the
-/// verdict's `limit` field in JSON and [`LimitKind::name`] all say `max_event_bytes`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum LimitKind {
-    /// [`Limits::max_event_bytes`]
-    #[serde(rename = "max_event_bytes")]
-    EventBytes,
-    /// [`Limits::max_body_bytes`]
-    #[serde(rename = "max_body_bytes")]
-    BodyBytes,
-    /// [`Limits::max_events`]
-    #[serde(rename = "max_events")]
-    Events,
-}
-
-impl LimitKind {
-    /// The CLI/config name of the limit.
-    pub fn name(self) -> &'static str {
-        match self {
-            LimitKind::EventBytes => "max_event_bytes",
-            LimitKind::BodyBytes => "max_body_bytes",
-            LimitKind::Events => "max_events",
-        }
+wire_names! {
+    /// Which limit was hit. One name per limit, the same everywhere: the [`Limits`] field, the
+    /// verdict's `limit` field in JSON and [`LimitKind::name`] all say `max_event_bytes`.
+    pub enum LimitKind {
+        /// [`Limits::max_event_bytes`]
+        EventBytes => "max_event_bytes",
+        /// [`Limits::max_body_bytes`]
+        BodyBytes => "max_body_bytes",
+        /// [`Limits::max_events`]
+        Events => "max_events",
     }
 }
 
-impl std::fmt::Display for LimitKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+impl LimitKind {
+    /// The CLI/config name of the limit (its wire name).
+    pub fn name(self) -> &'static str {
+        self.as_str()
     }
 }
 

@@ -37,67 +37,10 @@ fn is_pre_dispatch_code(code: Option<i64>) -> bool {
 /// Decides what to do next.
 pub fn advise(f: &RetryFacts) -> RetryAdvice {
     use Outcome::*;
-    let advice = |advice, after_ms, reason: &str| RetryAdvice {
-        advice,
-        after_ms,
-        reason: reason.to_owned(),
-    };
-    let may_have_run = |what: &str| {
-        if f.safe_to_repeat {
-            advice(
-                Advice::Retry,
-                f.retry_after_ms,
-                &format!("{what}; the call is safe to repeat as a new request"),
-            )
-        } else {
-            advice(
-                Advice::DoNotRetry,
-                None,
-                &format!(
-                    "{what}; the call may already have taken effect and is not known to be idempotent"
-                ),
-            )
-        }
-    };
     match f.outcome {
-        ToolSuccess | Success => advice(Advice::None, None, "complete answer"),
-        ToolError => advice(
-            Advice::None,
-            None,
-            "the tool ran and reported an error; show it to the model rather than resend",
-        ),
-        NotificationAccepted => advice(Advice::None, None, "accepted; nothing to wait for"),
-        Listening => advice(
-            Advice::None,
-            None,
-            "a server-message stream; it answers no request of its own",
-        ),
-        SessionTerminated => advice(Advice::None, None, "the session was ended"),
-        MethodNotAllowed => advice(
-            Advice::None,
-            None,
-            "the server offers no GET stream or DELETE here (allowed)",
-        ),
-        Deferred => advice(
-            Advice::None,
-            None,
-            "a task was created; poll it for the result",
-        ),
-        Cancelled => advice(
-            Advice::None,
-            None,
-            "the client closed the stream on purpose; send a new request if it still wants the answer",
-        ),
-        StreamOpen => advice(
-            Advice::None,
-            None,
-            "the capture ended while the stream was open; the outcome is unknown",
-        ),
-        NotCaptured => advice(
-            Advice::None,
-            None,
-            "the capture did not keep the response body; the outcome is unknown",
-        ),
+        ToolSuccess | Success | ToolError | NotificationAccepted | Listening
+        | SessionTerminated | MethodNotAllowed | Deferred | Cancelled | StreamOpen
+        | NotCaptured => advice(Advice::None, None, settled_reason(f.outcome)),
         InputRequired => advice(
             Advice::ResubmitWithInput,
             None,
@@ -114,28 +57,70 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             None,
             "the reply exceeded a configured limit and would again; raise the limit",
         ),
-        HttpError => http_advice(f, &advice, &may_have_run),
+        HttpError => http_advice(f),
         StreamAborted | TimedOut if f.resumable && f.version.has_resumption() => advice(
             Advice::Resume,
             f.sse_retry_ms,
             "the stream carried an event id: GET with Last-Event-ID to resume",
         ),
-        StreamAborted => may_have_run("the stream ended before the response"),
-        TimedOut => may_have_run("no response before the deadline"),
-        ConnectionFailed => may_have_run("the connection failed"),
-        UnexpectedContentType => may_have_run("the reply was not JSON or SSE"),
-        UnexpectedAccepted => may_have_run("a request was answered 202 with no response"),
-        MalformedJson => may_have_run("the reply was not valid JSON"),
-        InvalidEnvelope => may_have_run("the reply was not a valid response to this request"),
-        InvalidToolResult => may_have_run("the tool result broke the schema"),
+        StreamAborted => may_have_run(f, "the stream ended before the response"),
+        TimedOut => may_have_run(f, "no response before the deadline"),
+        ConnectionFailed => may_have_run(f, "the connection failed"),
+        UnexpectedContentType => may_have_run(f, "the reply was not JSON or SSE"),
+        UnexpectedAccepted => may_have_run(f, "a request was answered 202 with no response"),
+        MalformedJson => may_have_run(f, "the reply was not valid JSON"),
+        InvalidEnvelope => may_have_run(f, "the reply was not a valid response to this request"),
+        InvalidToolResult => may_have_run(f, "the tool result broke the schema"),
     }
 }
 
-fn http_advice(
-    f: &RetryFacts,
-    advice: &dyn Fn(Advice, Option<u64>, &str) -> RetryAdvice,
-    may_have_run: &dyn Fn(&str) -> RetryAdvice,
-) -> RetryAdvice {
+/// Why an outcome that needs nothing more (an answer, or nothing to retry) gets no advice.
+fn settled_reason(outcome: Outcome) -> &'static str {
+    use Outcome::*;
+    match outcome {
+        ToolError => "the tool ran and reported an error; show it to the model rather than resend",
+        NotificationAccepted => "accepted; nothing to wait for",
+        Listening => "a server-message stream; it answers no request of its own",
+        SessionTerminated => "the session was ended",
+        MethodNotAllowed => "the server offers no GET stream or DELETE here (allowed)",
+        Deferred => "a task was created; poll it for the result",
+        Cancelled => {
+            "the client closed the stream on purpose; send a new request if it still wants the answer"
+        }
+        StreamOpen => "the capture ended while the stream was open; the outcome is unknown",
+        NotCaptured => "the capture did not keep the response body; the outcome is unknown",
+        _ => "complete answer",
+    }
+}
+
+fn advice(advice: Advice, after_ms: Option<u64>, reason: &str) -> RetryAdvice {
+    RetryAdvice {
+        advice,
+        after_ms,
+        reason: reason.to_owned(),
+    }
+}
+
+/// A failure after which the call may have run: retry only what is safe to repeat.
+fn may_have_run(f: &RetryFacts, what: &str) -> RetryAdvice {
+    if f.safe_to_repeat {
+        advice(
+            Advice::Retry,
+            f.retry_after_ms,
+            &format!("{what}; the call is safe to repeat as a new request"),
+        )
+    } else {
+        advice(
+            Advice::DoNotRetry,
+            None,
+            &format!(
+                "{what}; the call may already have taken effect and is not known to be idempotent"
+            ),
+        )
+    }
+}
+
+fn http_advice(f: &RetryFacts) -> RetryAdvice {
     let status = f.status.unwrap_or(0);
     if is_pre_dispatch_code(f.error_code) {
         return advice(
@@ -155,7 +140,7 @@ fn http_advice(
             None,
             "the session is gone (404 with a session id): initialize again",
         ),
-        408 => may_have_run("HTTP 408"),
+        408 => may_have_run(f, "HTTP 408"),
         // A redirect is the server's answer, not something to follow silently: the call was
         // not dispatched here, and following could hand secret headers to another origin.
         300..=399 => advice(
@@ -165,13 +150,13 @@ fn http_advice(
                 "HTTP {status}: a redirect, not followed; check the target and change the URL"
             ),
         ),
-        500..=599 => may_have_run(&format!("HTTP {status}")),
+        500..=599 => may_have_run(f, &format!("HTTP {status}")),
         400..=499 => advice(
             Advice::FixRequest,
             None,
             &format!("HTTP {status}: rejected before dispatch; change the request"),
         ),
-        _ => may_have_run(&format!("HTTP {status}")),
+        _ => may_have_run(f, &format!("HTTP {status}")),
     }
 }
 

@@ -299,25 +299,33 @@ pub struct Unterminated {
 /// ```
 ///
 /// One verdict per exchange: one HTTP POST carrying JSON-RPC, a `GET` (a standalone stream, or
-/// one resuming an earlier stream) or a `DELETE` of the session. Outcomes are judged in order (transport, stream, envelope, result), so `outcome`
-/// names the first layer that failed, or the layer that answered.
+/// one resuming an earlier stream) or a `DELETE` of the session. Outcomes are judged in order
+/// (transport, stream, envelope, result), so `outcome` names the first layer that failed, or the
+/// layer that answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[must_use]
 pub struct Verdict {
     /// 0-based position of the entry in the capture (skipped non-MCP entries still use up an
     /// index), or the exchange number, live.
     pub index: u64,
-    /// HTTP method of the entry: `POST`, `GET` or `DELETE`.
+    /// HTTP method of the entry: `POST`, `GET` or `DELETE`. Set on every verdict this crate
+    /// makes; `null` is kept for records from elsewhere.
     pub http_method: Option<String>,
-    /// What the entry is: request, notification, response, listen, resume or terminate.
+    /// What the entry is: [`ExchangeKind`] (`request`, `notification`, `response`, `listen`,
+    /// `resume`, `terminate`). Set on every verdict this crate makes; `null` is kept for records
+    /// from elsewhere.
     pub kind: Option<ExchangeKind>,
-    /// 2025-03-26 batch: 0-based position of this request among the batch's requests.
+    /// 2025-03-26 batch: 0-based position of this request among the batch's requests (one
+    /// verdict per request id). `null` when the body is not a batch.
     pub batch_position: Option<u32>,
-    /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch).
+    /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch). `null`
+    /// for `GET`/`DELETE` (except a resumption judged as the answer to its POST) and for a
+    /// response POST.
     pub method: Option<String>,
     /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
+    /// `null` for notifications, `GET` and `DELETE`.
     pub id: Option<Value>,
-    /// `params.name` of a `tools/call`.
+    /// `params.name` of a `tools/call`; `null` for any other method.
     pub tool: Option<String>,
     /// The protocol version whose rules were applied.
     pub protocol_version: ProtocolVersion,
@@ -332,12 +340,13 @@ pub struct Verdict {
     pub complete: bool,
     /// HTTP status; `null` when there was no response head.
     pub status: Option<u16>,
-    /// Response media type, lowercased, without parameters.
+    /// Response media type, lowercased, without parameters; `null` when there was no head or
+    /// no `Content-Type`.
     pub content_type: Option<String>,
     /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error). `null` when the
     /// reply is not ours (another id), except an id-less error, which still answers us.
     pub error_code: Option<i64>,
-    /// JSON-RPC error message.
+    /// JSON-RPC error message; `null` exactly when `error_code` is.
     pub error_message: Option<String>,
     /// `result.resultType` as sent (`null` when absent, or when the result is not ours).
     pub result_type: Option<String>,
@@ -357,12 +366,13 @@ pub struct Verdict {
     /// Broken rules, in the order seen.
     pub violations: Vec<Violation>,
     /// SSE: an event cut off at the end of the body (no closing blank line): `{"bytes",
-    /// "looked_final"}`.
+    /// "looked_final"}`; `null` when the body ended on an event boundary or is not SSE.
     pub unterminated: Option<Unterminated>,
-    /// Which limit was hit, for `LIMIT_EXCEEDED`; serialized as the limit's name, e.g.
-    /// `max_event_bytes`.
+    /// Which limit was hit, for `LIMIT_EXCEEDED` ([`LimitKind`]: `max_event_bytes`,
+    /// `max_body_bytes`, `max_events`); `null` for every other outcome.
     pub limit: Option<LimitKind>,
-    /// Requests the server sent on this exchange's SSE stream (method and id), in order.
+    /// Requests the server sent on this exchange's SSE stream, in order, each `{"method",
+    /// "id"}`; `[]` when none (and for every non-SSE body).
     pub server_requests: Vec<ServerRequest>,
 }
 

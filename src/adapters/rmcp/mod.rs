@@ -36,9 +36,16 @@
 //! `GET` streams are passed through (framed by this crate). A `GET` that resumes a POST stream
 //! (`Last-Event-ID` of an earlier resumable exchange) is judged as the answer to that POST.
 //! `DELETE` has no verdict.
+//!
+//! With [`VerdictHttpClient::with_recording`], every judged exchange is also kept as a capture
+//! entry next to its verdict ([`Recording`]): `har::write` makes it a HAR, and
+//! [`Recording::calls`] groups it into logical calls exactly as `replay --calls` groups that HAR.
 
 mod errors;
+mod record;
 mod tee;
+
+pub use record::Recording;
 
 use errors::*;
 use tee::*;
@@ -122,6 +129,7 @@ pub struct VerdictHttpClient {
     session: SharedSession,
     sink: VerdictSink,
     deadlines: Deadlines,
+    recording: Option<Recording>,
 }
 
 impl std::fmt::Debug for VerdictHttpClient {
@@ -159,6 +167,7 @@ impl VerdictHttpClient {
                 max_total: None,
                 grace: Duration::from_millis(100),
             },
+            recording: None,
         }
     }
 
@@ -181,13 +190,35 @@ impl VerdictHttpClient {
         self
     }
 
+    /// Records every judged exchange into `recording` (a capture of the traffic with its
+    /// verdicts, and its logical calls: [`Recording::calls`]). Call it after
+    /// [`with_limits`](Self::with_limits), which starts a fresh session.
+    pub fn with_recording(mut self, recording: &Recording) -> Self {
+        let sink = self.sink.clone();
+        let r = recording.clone();
+        self.sink = Arc::new(move |v: &Verdict| {
+            r.judged(v);
+            sink(v);
+        });
+        self.recording = Some(recording.clone());
+        self
+    }
+
     /// The session shared by the exchanges of this client (negotiated version, tool annotations).
     pub fn session(&self) -> SharedSession {
         self.session.clone()
     }
 
-    fn begin(&self, req: Request) -> Begun {
-        let exchange = lock(&self.session).begin(req);
+    /// Begins judging `sent` (its body is `body`) by the rules for `req`.
+    fn begin(&self, req: Request, sent: &reqwest::Request, body: &[u8]) -> Begun {
+        let (exchange, cap) = {
+            let mut session = lock(&self.session);
+            let cap = session.limits().max_body_bytes.saturating_add(1);
+            (session.begin(req), cap)
+        };
+        if let Some(r) = &self.recording {
+            r.begin(exchange.index(), sent, body, cap);
+        }
         Begun {
             exchange: Some(exchange),
             session: self.session.clone(),
@@ -226,10 +257,15 @@ impl VerdictHttpClient {
         started: Instant,
         tap: Option<TapFn>,
     ) -> JudgedBody<BodyStream> {
-        exchange.on_head(ResponseHead {
+        let head = ResponseHead {
             status: response.status().as_u16(),
             headers: headers_of(response.headers()),
-        });
+        };
+        let tap = match &self.recording {
+            Some(r) => Some(recording_tap(r.clone(), &exchange, &head, tap)),
+            None => tap,
+        };
+        exchange.on_head(head);
         let stream: BodyStream = Box::pin(response.bytes_stream());
         let mut judged = JudgedBody::new(exchange, stream, self.deadlines, started)
             .with_session(self.session.clone())
@@ -315,17 +351,49 @@ impl VerdictHttpClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
-        let body = serde_json::to_vec(&message)?;
+        let session_was_attached = session_id.is_some();
+        let (request, body) =
+            self.post_request(&uri, &message, session_id, auth_header, custom_headers)?;
+        let judged_as = Request::new("POST", headers_of(request.headers()), &body);
+        let mut begun = self.begin(judged_as, &request, &body);
+        let (response, started) = self.send(&mut begun, request).await?;
+        let exchange = begun.take();
+        let reply = PostReply::of(&response, &message, session_was_attached);
+        if let Some(answer) = reply.answer_without_body() {
+            self.finish_later(exchange, response, started);
+            return answer;
+        }
+        let body = Body {
+            exchange,
+            response,
+            started,
+        };
+        if reply.status.is_success() {
+            self.success_reply(body, reply, limits).await
+        } else {
+            self.error_reply(body, reply, &message, limits).await
+        }
+    }
+
+    /// The POST exactly as rmcp's own reqwest client builds it, and its body.
+    fn post_request(
+        &self,
+        uri: &str,
+        message: &ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(reqwest::Request, Vec<u8>), Error> {
+        let body = serde_json::to_vec(message)?;
         let mut rb = self
             .http
-            .post(uri.as_ref())
+            .post(uri)
             .header(ACCEPT, [EVENT_STREAM, JSON].join(", "))
             .header(CONTENT_TYPE, JSON);
         if let Some(token) = auth_header {
             rb = rb.bearer_auth(token);
         }
         rb = apply_custom_headers(rb, custom_headers)?;
-        let session_was_attached = session_id.is_some();
         if let Some(sid) = &session_id {
             rb = rb.header(SESSION_ID, sid.as_ref());
         }
@@ -333,154 +401,131 @@ impl VerdictHttpClient {
             .body(body.clone())
             .build()
             .map_err(StreamableHttpError::Client)?;
-        let mut begun = self.begin(Request::new("POST", headers_of(request.headers()), &body));
-        let (response, started) = self.send(&mut begun, request).await?;
-        let exchange = begun.take();
+        Ok((request, body))
+    }
 
-        let status = response.status();
-        let headers = response.headers().clone();
-        match (status, headers.get(WWW_AUTHENTICATE)) {
-            (StatusCode::UNAUTHORIZED, Some(challenge)) => {
-                self.finish_later(exchange, response, started);
-                let challenge = header_text(challenge)?;
-                return Err(StreamableHttpError::AuthRequired(AuthRequiredError::new(
-                    challenge,
-                )));
-            }
-            (StatusCode::FORBIDDEN, Some(challenge)) => {
-                self.finish_later(exchange, response, started);
-                let challenge = header_text(challenge)?;
-                let scope = scope_of(&challenge);
-                return Err(StreamableHttpError::InsufficientScope(
-                    InsufficientScopeError::new(challenge, scope),
-                ));
-            }
-            _ => {}
-        }
-        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
-            self.finish_later(exchange, response, started);
-            return Ok(StreamableHttpPostResponse::Accepted);
-        }
-        if status == StatusCode::NOT_FOUND && session_was_attached {
-            self.finish_later(exchange, response, started);
-            return Err(StreamableHttpError::SessionExpired);
-        }
-        let content_type = headers
-            .get(CONTENT_TYPE)
-            .map(|ct| String::from_utf8_lossy(ct.as_bytes()).into_owned());
-        let is_json = content_type
-            .as_deref()
-            .is_some_and(|ct| media_type_is(ct, JSON));
-        let status_error = match (http_status_error(status, &headers), is_json) {
-            (Some(error), is_json) if !is_json || status == StatusCode::TOO_MANY_REQUESTS => {
-                self.finish_later(exchange, response, started);
-                return Err(error.into());
-            }
-            (error, _) => error,
+    /// A failed POST: rmcp gets the JSON-RPC error in the body, the legacy `server/discover`
+    /// fallback, or an error carrying the status and the start of the body.
+    async fn error_reply(
+        &self,
+        body: Body,
+        reply: PostReply,
+        message: &ClientJsonRpcMessage,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let status = reply.status;
+        let status_error = http_status_error(status, &reply.headers);
+        let legacy = |text: &str| {
+            legacy_discover_response(message, reply.session_was_attached, status, text)
         };
-        let content_length = response.content_length();
-        let session_header = headers
-            .get(SESSION_ID)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let awaits_no_response = matches!(
-            message,
-            JsonRpcMessage::Notification(_)
-                | JsonRpcMessage::Response(_)
-                | JsonRpcMessage::Error(_)
-        );
-        if status.is_success() && content_length == Some(0) && awaits_no_response {
-            self.finish_later(exchange, response, started);
-            return Ok(StreamableHttpPostResponse::Accepted);
-        }
-        if !status.is_success() {
-            let is_auth_failure =
-                status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
-            let text = if is_json && !is_auth_failure {
-                let body = self
-                    .read_body(exchange, response, started, limits.max_json_response_size)
-                    .await;
-                if body.over {
-                    return Err(status_error.map(StreamableHttpError::from).unwrap_or(
-                        StreamableHttpError::ResponseBodyTooLarge {
-                            max_size: limits.max_json_response_size,
-                        },
+        let is_auth_failure = status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN;
+        let text = if reply.is_json && !is_auth_failure {
+            let max = limits.max_json_response_size;
+            let read = self.read_all(body, max).await;
+            if read.over {
+                return Err(status_error
+                    .map(StreamableHttpError::from)
+                    .unwrap_or(StreamableHttpError::ResponseBodyTooLarge { max_size: max }));
+            }
+            if read.broke() {
+                truncated_read_failure(limits.max_error_response_size)
+            } else {
+                let full = String::from_utf8_lossy(&read.bytes).into_owned();
+                if let Some(error) = parse_json_rpc_error(&full) {
+                    if let Some(r) = legacy(&full) {
+                        return Ok(r);
+                    }
+                    return Ok(StreamableHttpPostResponse::Json(
+                        error,
+                        reply.session_header,
                     ));
                 }
-                if body.broke() {
-                    truncated_read_failure(limits.max_error_response_size)
-                } else {
-                    let full = String::from_utf8_lossy(&body.bytes).into_owned();
-                    if let Some(error) = parse_json_rpc_error(&full) {
-                        if let Some(r) =
-                            legacy_discover_response(&message, session_was_attached, status, &full)
-                        {
-                            return Ok(r);
-                        }
-                        return Ok(StreamableHttpPostResponse::Json(error, session_header));
-                    }
-                    prefix(full, limits.max_error_response_size)
-                }
+                prefix(full, limits.max_error_response_size)
+            }
+        } else {
+            let read = self.read_all(body, limits.max_error_response_size).await;
+            if read.broke() && read.bytes.is_empty() {
+                truncated_read_failure(limits.max_error_response_size)
             } else {
-                let body = self
-                    .read_body(exchange, response, started, limits.max_error_response_size)
-                    .await;
-                if body.broke() && body.bytes.is_empty() {
-                    truncated_read_failure(limits.max_error_response_size)
-                } else {
-                    String::from_utf8_lossy(&body.bytes).into_owned()
-                }
-            };
-            if let Some(r) = legacy_discover_response(&message, session_was_attached, status, &text)
-            {
-                return Ok(r);
+                String::from_utf8_lossy(&read.bytes).into_owned()
             }
-            if let Some(error) = status_error {
-                return Err(error.into());
-            }
-            return Err(StreamableHttpError::UnexpectedServerResponse(
-                format!("HTTP {status}: {text}").into(),
-            ));
+        };
+        if let Some(r) = legacy(&text) {
+            return Ok(r);
         }
-        match content_type.as_deref() {
+        if let Some(error) = status_error {
+            return Err(error.into());
+        }
+        Err(StreamableHttpError::UnexpectedServerResponse(
+            format!("HTTP {status}: {text}").into(),
+        ))
+    }
+
+    /// A successful POST: SSE events, a parsed JSON body, or `Accepted` for a message that
+    /// awaits no response.
+    async fn success_reply(
+        &self,
+        body: Body,
+        reply: PostReply,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let Body {
+            exchange,
+            response,
+            started,
+        } = body;
+        match reply.content_type.as_deref() {
             Some(ct) if media_type_is(ct, EVENT_STREAM) => {
                 let events = self.sse(exchange, response, started, limits.max_sse_event_size);
-                Ok(StreamableHttpPostResponse::Sse(events, session_header))
+                Ok(StreamableHttpPostResponse::Sse(
+                    events,
+                    reply.session_header,
+                ))
             }
             Some(ct) if media_type_is(ct, JSON) => {
                 let max = limits.max_json_response_size;
-                if content_length.is_some_and(|n| n > max as u64) {
+                if reply.content_length.is_some_and(|n| n > max as u64) {
                     self.finish_later(exchange, response, started);
                     return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
                 }
-                let body = self.read_body(exchange, response, started, max).await;
-                if body.over {
+                let read = self.read_body(exchange, response, started, max).await;
+                if read.over {
                     return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
                 }
-                if let Some(e) = body.failure() {
+                if let Some(e) = read.failure() {
                     return Err(StreamableHttpError::Io(e));
                 }
-                match serde_json::from_slice::<ServerJsonRpcMessage>(&body.bytes) {
-                    Ok(parsed) => Ok(StreamableHttpPostResponse::Json(parsed, session_header)),
-                    Err(_) if awaits_no_response => Ok(StreamableHttpPostResponse::Accepted),
+                match serde_json::from_slice::<ServerJsonRpcMessage>(&read.bytes) {
+                    Ok(parsed) => Ok(StreamableHttpPostResponse::Json(
+                        parsed,
+                        reply.session_header,
+                    )),
+                    Err(_) if reply.awaits_no_response => Ok(StreamableHttpPostResponse::Accepted),
                     Err(e) => Err(StreamableHttpError::UnexpectedServerResponse(
                         format!(
                             "could not parse JSON response as ServerJsonRpcMessage: {e}: {}",
-                            preview(&body.bytes)
+                            preview(&read.bytes)
                         )
                         .into(),
                     )),
                 }
             }
-            _ if awaits_no_response => {
+            _ if reply.awaits_no_response => {
                 self.finish_later(exchange, response, started);
                 Ok(StreamableHttpPostResponse::Accepted)
             }
             _ => {
                 self.finish_later(exchange, response, started);
-                Err(StreamableHttpError::UnexpectedContentType(content_type))
+                Err(StreamableHttpError::UnexpectedContentType(
+                    reply.content_type,
+                ))
             }
         }
+    }
+
+    async fn read_all(&self, body: Body, keep: usize) -> Captured {
+        self.read_body(body.exchange, body.response, body.started, keep)
+            .await
     }
 
     async fn get(
@@ -520,7 +565,7 @@ impl VerdictHttpClient {
             let response = check_get_response(response)?;
             return Ok(plain_sse(response, max_event_bytes));
         };
-        let mut begun = self.begin(resumed);
+        let mut begun = self.begin(resumed, &request, &[]);
         let (response, started) = self.send(&mut begun, request).await?;
         let exchange = begun.take();
         if let Some(error) = get_error(&response) {
@@ -532,6 +577,124 @@ impl VerdictHttpClient {
             return Err(StreamableHttpError::Client(e));
         }
         Ok(self.sse(exchange, response, started, max_event_bytes))
+    }
+}
+
+/// Records the head and body of exchange `exchange`, then hands the body on to `then`.
+fn recording_tap(
+    recording: Recording,
+    exchange: &Exchange,
+    head: &ResponseHead,
+    mut then: Option<TapFn>,
+) -> TapFn {
+    let index = exchange.index();
+    recording.head(index, head);
+    Box::new(move |tap| {
+        if let Tap::Chunk(bytes) = &tap {
+            recording.chunk(index, bytes);
+        }
+        if let Some(then) = then.as_mut() {
+            then(tap);
+        }
+    })
+}
+
+/// A POST's response whose body has not been read yet.
+struct Body {
+    exchange: Exchange,
+    response: reqwest::Response,
+    started: Instant,
+}
+
+/// What the answer to a POST depends on, read from its head.
+struct PostReply {
+    status: StatusCode,
+    headers: HeaderMap,
+    content_type: Option<String>,
+    is_json: bool,
+    content_length: Option<u64>,
+    session_header: Option<String>,
+    session_was_attached: bool,
+    /// A notification or a response: the server owes no JSON-RPC answer.
+    awaits_no_response: bool,
+}
+
+impl PostReply {
+    fn of(
+        response: &reqwest::Response,
+        message: &ClientJsonRpcMessage,
+        session_was_attached: bool,
+    ) -> Self {
+        let headers = response.headers().clone();
+        let content_type = headers
+            .get(CONTENT_TYPE)
+            .map(|ct| String::from_utf8_lossy(ct.as_bytes()).into_owned());
+        let is_json = content_type
+            .as_deref()
+            .is_some_and(|ct| media_type_is(ct, JSON));
+        let session_header = headers
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        PostReply {
+            status: response.status(),
+            content_length: response.content_length(),
+            headers,
+            content_type,
+            is_json,
+            session_header,
+            session_was_attached,
+            awaits_no_response: matches!(
+                message,
+                JsonRpcMessage::Notification(_)
+                    | JsonRpcMessage::Response(_)
+                    | JsonRpcMessage::Error(_)
+            ),
+        }
+    }
+
+    /// The answers rmcp gets without the body being read (an auth challenge, `202`, an expired
+    /// session, a rate limit or server error without JSON, an empty success to a notification);
+    /// the body is then judged in the background.
+    fn answer_without_body(&self) -> Option<Result<StreamableHttpPostResponse, Error>> {
+        let status = self.status;
+        if let Some(error) = self.challenge() {
+            return Some(Err(error));
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return Some(Ok(StreamableHttpPostResponse::Accepted));
+        }
+        if status == StatusCode::NOT_FOUND && self.session_was_attached {
+            return Some(Err(StreamableHttpError::SessionExpired));
+        }
+        if let Some(error) = http_status_error(status, &self.headers)
+            && (!self.is_json || status == StatusCode::TOO_MANY_REQUESTS)
+        {
+            return Some(Err(error.into()));
+        }
+        if status.is_success() && self.content_length == Some(0) && self.awaits_no_response {
+            return Some(Ok(StreamableHttpPostResponse::Accepted));
+        }
+        None
+    }
+
+    /// A 401 or 403 with a `WWW-Authenticate` challenge, as rmcp's errors.
+    fn challenge(&self) -> Option<Error> {
+        let forbidden = match self.status {
+            StatusCode::UNAUTHORIZED => false,
+            StatusCode::FORBIDDEN => true,
+            _ => return None,
+        };
+        let challenge = match header_text(self.headers.get(WWW_AUTHENTICATE)?) {
+            Ok(text) => text,
+            Err(e) => return Some(e),
+        };
+        Some(if forbidden {
+            let scope = scope_of(&challenge);
+            StreamableHttpError::InsufficientScope(InsufficientScopeError::new(challenge, scope))
+        } else {
+            StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge))
+        })
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_verdict::replay::{self, Tally};
-use mcp_verdict::{Call, ExchangeKind, Level, Limits, Outcome};
+use mcp_verdict::{Call, ExchangeKind, Level, Limits, Outcome, RetryOrigin};
 use serde_json::Value;
 
 use crate::{FormatArg, OutputArgs, OutputFormatArg};
@@ -269,7 +269,8 @@ pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
 }
 
 /// After the rules, `mcp-verdict rules` lists the outcomes (with layer and completeness) and the
-/// entry kinds, so that every name a verdict or call can carry is explained in one place.
+/// entry kinds and the calls' retry origins, so that every name a verdict or call can carry is
+/// explained in one place.
 pub fn list_vocabulary(out: &mut dyn Write) {
     let mut lines = vec![String::new(), "outcomes:".to_owned()];
     for o in Outcome::ALL {
@@ -290,6 +291,11 @@ pub fn list_vocabulary(out: &mut dyn Write) {
     lines.push("kinds:".to_owned());
     for k in ExchangeKind::ALL {
         lines.push(format!("  {:<26} {}", k.as_str(), k.summary()));
+    }
+    lines.push(String::new());
+    lines.push("retry origins (calls; a guess from traffic):".to_owned());
+    for r in RetryOrigin::ALL {
+        lines.push(format!("  {:<26} {}", r.as_str(), r.summary()));
     }
     let _ = writeln!(out, "{}", lines.join("\n"));
 }

@@ -9,7 +9,8 @@ use mcp_verdict::faults::{FaultServer, ServeLimits};
 
 use crate::{DemoArgs, FormatArg, ServeArgs};
 
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+/// A current-thread runtime, or exit 2 when it cannot start.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

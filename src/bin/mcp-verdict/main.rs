@@ -655,12 +655,59 @@ fn open_capture(path: &std::path::Path, name: &str) -> Option<Box<dyn io::Read>>
 }
 
 fn run_replay(args: ReplayArgs) -> ExitCode {
-    let mut files = args.files.clone();
+    let (files, mut unusable) = match capture_paths(&args.files) {
+        Ok(found) => found,
+        Err(code) => return code,
+    };
+    if args.calls {
+        let code = calls_out::run(&files, &args.out, args.limits.limits());
+        return if unusable { ExitCode::from(2) } else { code };
+    }
+    let mut printer = args.out.printer();
+    let limits = args.limits.limits();
+    if !args.out.wants_run() {
+        // Plain output: files judged in parallel, bodies streamed, printed in input order.
+        let jobs = args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        unusable |= replay_streamed(&files, limits, jobs, &mut printer);
+        printer.finish();
+        return exit_code(&printer, unusable);
+    }
+    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let mut run = Run {
+        command: "replay",
+        ..Run::default()
+    };
+    for path in &files {
+        let name = path.display().to_string();
+        let Some(reader) = open_capture(path, &name) else {
+            unusable = true;
+            continue;
+        };
+        printer.begin_file(&name);
+        let error = replay_one(reader, limits, &name, &mut printer, &mut run);
+        if let Some(e) = &error {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
+        }
+        printer.end_file(&name, error.as_deref());
+    }
+    unusable |= args.out.write_reports(&mut printer, &run, unusable);
+    printer.finish();
+    exit_code(&printer, unusable)
+}
+
+/// The captures to replay, directories and globs expanded (stdin when none is named and it is
+/// not a terminal), and whether a named one was unusable. `Err` with the exit code when there
+/// is nothing to read.
+fn capture_paths(named: &[PathBuf]) -> Result<(Vec<PathBuf>, bool), ExitCode> {
+    let mut files = named.to_vec();
     if files.is_empty() {
         if io::stdin().is_terminal() {
-            return exit::unusable(
+            return Err(exit::unusable(
                 "replay: no capture given; name HAR files, or pipe one in (`mcp-verdict replay - < capture.har`)",
-            );
+            ));
         }
         files.push(PathBuf::from("-"));
     }
@@ -675,146 +722,83 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             }
         }
     }
-    let files = paths;
-    if args.calls {
-        let code = calls_out::run(&files, &args.out, args.limits.limits());
-        return if unusable { ExitCode::from(2) } else { code };
-    }
-    let mut printer = args.out.printer();
-    let limits = args.limits.limits();
-    if !args.out.wants_run() {
-        // Plain output: files judged in parallel, bodies streamed, printed in input order.
-        let jobs = args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        let mut begun = None;
-        replay_files::judge_files(&files, limits, jobs, &mut |i, event| {
-            let name = files[i].display().to_string();
-            if let replay_files::Event::Unopened(e) = &event {
-                eprintln!("mcp-verdict: {name}: {e}");
-                unusable = true;
-                return;
-            }
-            if begun != Some(i) {
-                begun = Some(i);
-                printer.begin_file(&name);
-            }
-            match event {
-                replay_files::Event::Item(item) => printer.item(&name, &item),
-                replay_files::Event::End(result) => {
-                    let error = result.as_ref().err().map(String::as_str);
-                    if let Some(e) = error {
-                        eprintln!("mcp-verdict: {name}: {e}");
-                        unusable = true;
-                    }
-                    if let Ok(stats) = &result
-                        && stats.tools_forgotten > 0
-                    {
-                        eprintln!(
-                            "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
-                            stats.tools_forgotten, limits.max_tools
-                        );
-                    }
-                    printer.end_file(&name, error);
-                }
-                replay_files::Event::Unopened(_) => {}
-            }
-        });
-        printer.finish();
-        return exit_code(&printer, unusable);
-    }
-    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
-    let mut run = args.out.wants_run().then(|| Run {
-        command: "replay",
-        ..Run::default()
-    });
-    for path in &files {
-        let name = path.display().to_string();
-        let Some(reader) = open_capture(path, &name) else {
-            unusable = true;
-            continue;
-        };
-        printer.begin_file(&name);
-        let error = replay_one(reader, limits, &name, &mut printer, run.as_mut());
-        if let Some(e) = &error {
-            eprintln!("mcp-verdict: {name}: {e}");
-            unusable = true;
-        }
-        printer.end_file(&name, error.as_deref());
-    }
-    if let Some(run) = &run {
-        unusable |= args.out.write_reports(&mut printer, run, unusable);
-    }
-    printer.finish();
-    exit_code(&printer, unusable)
+    Ok((paths, unusable))
 }
 
-/// Replays one capture; `Some(reason)` when it could not be used: unreadable, empty, not HAR,
-/// or without any MCP exchange (exit 2: there is nothing to judge, most likely the wrong file).
+/// Plain output: `files` judged on `jobs` threads, bodies streamed, printed in input order.
+/// Returns whether a file was unusable.
+fn replay_streamed(
+    files: &[PathBuf],
+    limits: Limits,
+    jobs: usize,
+    printer: &mut Printer<impl Write>,
+) -> bool {
+    let mut unusable = false;
+    let mut begun = None;
+    replay_files::judge_files(files, limits, jobs, &mut |i, event| {
+        let name = files[i].display().to_string();
+        if let replay_files::Event::Unopened(e) = &event {
+            eprintln!("mcp-verdict: {name}: {e}");
+            unusable = true;
+            return;
+        }
+        if begun != Some(i) {
+            begun = Some(i);
+            printer.begin_file(&name);
+        }
+        match event {
+            replay_files::Event::Item(item) => printer.item(&name, &item),
+            replay_files::Event::End(result) => {
+                let error = result.as_ref().err().map(String::as_str);
+                if let Some(e) = error {
+                    eprintln!("mcp-verdict: {name}: {e}");
+                    unusable = true;
+                }
+                if let Ok(stats) = &result {
+                    warn_forgotten(&name, stats, limits);
+                }
+                printer.end_file(&name, error);
+            }
+            replay_files::Event::Unopened(_) => {}
+        }
+    });
+    unusable
+}
+
+/// Says when tool annotations were forgotten past `--max-tools` (their calls got the advice of
+/// an unknown tool).
+fn warn_forgotten(name: &str, stats: &replay::ReplayStats, limits: Limits) {
+    if stats.tools_forgotten > 0 {
+        eprintln!(
+            "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
+            stats.tools_forgotten, limits.max_tools
+        );
+    }
+}
+
+/// Replays one capture for the reports, keeping every exchange with its timeline in `run`;
+/// `Some(reason)` when it could not be used: unreadable, empty, not HAR, or without any MCP
+/// exchange (exit 2: there is nothing to judge, most likely the wrong file).
 fn replay_one(
     reader: Box<dyn io::Read>,
     limits: Limits,
     name: &str,
     printer: &mut Printer<io::StdoutLock<'static>>,
-    run: Option<&mut Run>,
+    run: &mut Run,
 ) -> Option<String> {
     let mut reader = io::BufReader::with_capacity(1 << 16, reader);
-    match reader.fill_buf() {
-        Ok([]) => return Some("empty file".into()),
-        Ok(buf) if buf.iter().all(u8::is_ascii_whitespace) && buf.len() < (1 << 16) => {
-            return Some("empty file (only whitespace)".into());
-        }
-        Ok(_) => {}
-        Err(e) => return Some(e.to_string()),
+    if let Some(reason) = empty_capture(&mut reader) {
+        return Some(reason);
     }
     let (mut judged, mut skipped) = (0u64, 0u64);
-    let mut count = |item: &Item| match item {
-        Item::Verdict(_) => judged += 1,
-        Item::Skipped(_) => skipped += 1,
-    };
-    // Reports need every exchange with its timeline; plain output streams and keeps nothing.
-    let result = match run {
-        None => replay::replay_har(reader, limits, &mut |item| {
-            count(&item);
-            printer.item(name, &item);
-        }),
-        Some(run) => {
-            run.sources.push(name.to_owned());
-            let mut session = Session::new(limits);
-            har::read_entries(reader, &mut |entry| {
-                let mut seen = TraceObserver::default();
-                let mut rows = Vec::with_capacity(1);
-                replay::judge_entry_rows_with(
-                    &mut session,
-                    &entry,
-                    &mut std::iter::empty(),
-                    &mut seen,
-                    &mut |item| rows.push(item),
-                );
-                // A batch's rows share one body: its timeline goes to none of them.
-                let single = rows.len() == 1;
-                for item in rows {
-                    count(&item);
-                    match &item {
-                        Item::Verdict(v) => {
-                            let seen = if single {
-                                std::mem::take(&mut seen)
-                            } else {
-                                TraceObserver::default()
-                            };
-                            run.traces
-                                .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
-                        }
-                        Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
-                    }
-                    printer.item(name, &item);
-                }
-            })
-            .map(|()| replay::ReplayStats {
-                tools_forgotten: session.tools_forgotten(),
-            })
+    let mut each = |item: Item| {
+        match &item {
+            Item::Verdict(_) => judged += 1,
+            Item::Skipped(_) => skipped += 1,
         }
+        printer.item(name, &item);
     };
+    let result = replay_into_run(reader, limits, name, run, &mut each);
     match result {
         Err(e) => Some(e.to_string()),
         Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
@@ -822,15 +806,66 @@ fn replay_one(
             "no MCP exchange among its {skipped} entries (none is an MCP exchange)"
         )),
         Ok(stats) => {
-            if stats.tools_forgotten > 0 {
-                eprintln!(
-                    "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
-                    stats.tools_forgotten, limits.max_tools
-                );
-            }
+            warn_forgotten(name, &stats, limits);
             None
         }
     }
+}
+
+/// `Some(reason)` when the capture is empty or only whitespace, or cannot be read at all.
+fn empty_capture(reader: &mut impl BufRead) -> Option<String> {
+    match reader.fill_buf() {
+        Ok([]) => Some("empty file".into()),
+        Ok(buf) if buf.iter().all(u8::is_ascii_whitespace) && buf.len() < (1 << 16) => {
+            Some("empty file (only whitespace)".into())
+        }
+        Ok(_) => None,
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// Replays a capture keeping every exchange's timeline in `run` (for the reports); each row
+/// also goes to `each`.
+fn replay_into_run(
+    reader: impl io::Read,
+    limits: Limits,
+    name: &str,
+    run: &mut Run,
+    each: &mut dyn FnMut(Item),
+) -> Result<replay::ReplayStats, har::HarError> {
+    run.sources.push(name.to_owned());
+    let mut session = Session::new(limits);
+    har::read_entries(reader, &mut |entry| {
+        let mut seen = TraceObserver::default();
+        let mut rows = Vec::with_capacity(1);
+        replay::judge_entry_rows_with(
+            &mut session,
+            &entry,
+            &mut std::iter::empty(),
+            &mut seen,
+            &mut |item| rows.push(item),
+        );
+        // A batch's rows share one body: its timeline goes to none of them.
+        let single = rows.len() == 1;
+        for item in rows {
+            match &item {
+                Item::Verdict(v) => {
+                    let seen = if single {
+                        std::mem::take(&mut seen)
+                    } else {
+                        TraceObserver::default()
+                    };
+                    run.traces
+                        .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                }
+                Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
+            }
+            each(item);
+        }
+    })
+    .map(|()| replay::ReplayStats {
+        tools_forgotten: session.tools_forgotten(),
+    })
 }
 
 #[cfg(test)]

@@ -183,18 +183,7 @@ impl<W: Write> Printer<W> {
     }
 
     fn human(&mut self, v: &Verdict) {
-        let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
-            Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
-                format!("({})", kind.as_str())
-            }
-            _ => "(response)".into(),
-        });
-        if let Some(tool) = &v.tool {
-            method = format!("{method} {tool}");
-        }
-        if method.chars().count() > 28 {
-            method = method.chars().take(27).collect::<String>() + "…";
-        }
+        let method = method_column(v);
         let status = v
             .status
             .map(|s| s.to_string())
@@ -228,34 +217,7 @@ impl<W: Write> Printer<W> {
             events,
             retry
         ));
-        let mut notes = Vec::new();
-        if let Some(code) = v.error_code {
-            notes.push(format!(
-                "error {code}: {}",
-                v.error_message.as_deref().unwrap_or("")
-            ));
-        }
-        if let Some(u) = &v.unterminated {
-            notes.push(format!(
-                "cut-off event: {} bytes{}",
-                u.bytes,
-                if u.looked_final {
-                    ", and it was the final response"
-                } else {
-                    ""
-                }
-            ));
-        }
-        if let Some(limit) = &v.limit {
-            notes.push(format!("limit hit: {limit}"));
-        }
-        if v.resumable {
-            notes.push(format!(
-                "resumable from Last-Event-ID {}",
-                v.last_event_id.as_deref().unwrap_or("")
-            ));
-        }
-        for n in notes {
+        for n in notes_of(v) {
             let line = self.paint(DIM, &format!("      {n}"));
             self.emit(&format!("{line}\n"));
         }
@@ -335,6 +297,57 @@ impl<W: Write> Printer<W> {
 /// A refused `server/discover`: a legacy server's answer to the 2026-07-28 probe.
 fn is_discovery_refusal(v: &Verdict) -> bool {
     !v.complete && v.method.as_deref() == Some("server/discover") && v.status.is_some()
+}
+
+/// The method column of a human row: the method (or the exchange's kind), the tool's name,
+/// cut to 28 characters.
+fn method_column(v: &Verdict) -> String {
+    let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
+        Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
+            format!("({})", kind.as_str())
+        }
+        _ => "(response)".into(),
+    });
+    if let Some(tool) = &v.tool {
+        method = format!("{method} {tool}");
+    }
+    if method.chars().count() > 28 {
+        method = method.chars().take(27).collect::<String>() + "…";
+    }
+    method
+}
+
+/// The dim notes under a human row: the JSON-RPC error, a cut-off event, a limit hit, where
+/// the stream can be resumed.
+fn notes_of(v: &Verdict) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(code) = v.error_code {
+        notes.push(format!(
+            "error {code}: {}",
+            v.error_message.as_deref().unwrap_or("")
+        ));
+    }
+    if let Some(u) = &v.unterminated {
+        notes.push(format!(
+            "cut-off event: {} bytes{}",
+            u.bytes,
+            if u.looked_final {
+                ", and it was the final response"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(limit) = &v.limit {
+        notes.push(format!("limit hit: {limit}"));
+    }
+    if v.resumable {
+        notes.push(format!(
+            "resumable from Last-Event-ID {}",
+            v.last_event_id.as_deref().unwrap_or("")
+        ));
+    }
+    notes
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
+use crate::output::Printer;
 use crate::report::{Run, Trace, TraceObserver};
 use crate::{OutputFormatArg, ProbeArgs, exit, exit_code, tool_args};
 
@@ -87,55 +88,18 @@ pub(crate) fn tool_args(args: Option<&str>) -> Result<Value, String> {
 }
 
 pub fn run(args: ProbeArgs) -> ExitCode {
-    let prepared = (|| {
-        endpoint(&args.url)?;
-        let handshake = handshake_of(&args.protocol)?;
-        let tool_args = tool_args(args.args.as_deref())?;
-        // The record file is opened before the work, so a bad path fails at once.
-        let record = args
-            .record
-            .as_ref()
-            .map(|p| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display())))
-            .transpose()?;
-        Ok::<_, String>((handshake, tool_args, record))
-    })();
-    let (handshake, tool_args, record) = match prepared {
+    let (handshake, tool_args, record) = match setup(&args) {
         Ok(p) => p,
         Err(e) => return fail(e),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
-    let mut builder = Client::builder(args.url.clone())
-        .limits(args.limits.limits())
-        .deadlines(Deadlines {
-            overall: Some(args.timeout),
-            idle: args.idle_timeout,
-            ..Deadlines::default()
-        });
-    #[cfg(feature = "otel")]
-    let otlp_asked = args.otlp.is_some();
-    #[cfg(not(feature = "otel"))]
-    let otlp_asked = false;
-    // Bodies are kept only for what shows them (`--record`, `--html`, JUnit, OTLP), and then at
-    // most `max_body_bytes + 1` per exchange; otherwise nothing is copied.
-    // Human output shows the server's answers (server info, tools, a tool's error text).
-    let human = args.out.format == OutputFormatArg::Human;
-    if args.record.is_some() || args.out.wants_run() || otlp_asked || human || args.calls {
-        builder = builder.record(recorder.clone());
-    }
-    let builder = match with_headers(builder, &args.headers) {
-        Ok(b) => b,
+    let client = match client_for(&args, &recorder) {
+        Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let client = match builder.build() {
-        Ok(c) => c,
-        Err(e) => return fail(format!("bad URL {e}")),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::faults::runtime() {
         Ok(rt) => rt,
-        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+        Err(code) => return code,
     };
     #[cfg(feature = "otel")]
     let otlp = match args
@@ -156,48 +120,16 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let judged = runtime.block_on(session(&client, handshake, calls));
     let recorded = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if args.calls {
-        let verdicts: Vec<Verdict> = judged
-            .into_iter()
-            .enumerate()
-            .map(|(i, (mut v, _))| {
-                v.index = i as u64;
-                v
-            })
-            .collect();
-        let calls = mcp_verdict::replay::calls_of(&verdicts, &recorded);
-        let unusable = match (record, &args.record) {
-            (Some(file), Some(path)) => !write_har(path, file, &recorded),
-            _ => false,
-        };
-        return crate::calls_out::print(&args.out, &args.url, &calls, unusable);
+        return print_calls(&args, judged, &recorded, record);
     }
 
     let mut printer = args.out.printer();
+    let human = args.out.format == OutputFormatArg::Human;
     if human {
         printer.note(&answer_summary(&recorded, client.protocol()));
     }
     let shown_url = redact::url(&args.url);
-    printer.begin_file(&shown_url);
-    let mut verdicts = Vec::with_capacity(judged.len());
-    let mut hinted = false;
-    for (i, (mut v, live)) in judged.into_iter().enumerate() {
-        v.index = i as u64;
-        if v.status == Some(404) && root_path(&args.url) && !hinted {
-            hinted = true;
-            eprintln!(
-                "mcp-verdict: hint: 404 at the root path; MCP endpoints usually live at /mcp (try {}mcp)",
-                shown_url.trim_end_matches('/').to_owned() + "/"
-            );
-        }
-        printer.item(&shown_url, &Item::Verdict(Box::new(v.clone())));
-        if human
-            && v.outcome == Outcome::ToolError
-            && let Some(text) = tool_error_text(&recorded)
-        {
-            printer.note(&format!("      tool error text: {text}\n"));
-        }
-        verdicts.push((v, live));
-    }
+    let verdicts = print_verdicts(&mut printer, &args.url, judged, &recorded, human);
     printer.end_file(&shown_url, None);
     let mut unusable = false;
     #[cfg(feature = "otel")]
@@ -231,6 +163,103 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         unusable |= !write_har(path, file, &recorded);
     }
     exit_code(&printer, unusable)
+}
+
+/// The arguments that need checking before any work. The record file is opened here, so a bad
+/// path fails at once.
+fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), String> {
+    endpoint(&args.url)?;
+    let handshake = handshake_of(&args.protocol)?;
+    let tool_args = tool_args(args.args.as_deref())?;
+    let record = args
+        .record
+        .as_ref()
+        .map(|p| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display())))
+        .transpose()?;
+    Ok((handshake, tool_args, record))
+}
+
+/// The client the probe runs with, recording into `recorder` when anything shows the bodies.
+fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Client, String> {
+    let mut builder = Client::builder(args.url.clone())
+        .limits(args.limits.limits())
+        .deadlines(Deadlines {
+            overall: Some(args.timeout),
+            idle: args.idle_timeout,
+            ..Deadlines::default()
+        });
+    #[cfg(feature = "otel")]
+    let otlp_asked = args.otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let otlp_asked = false;
+    // Bodies are kept only for what shows them (`--record`, `--html`, JUnit, OTLP), and then at
+    // most `max_body_bytes + 1` per exchange; otherwise nothing is copied.
+    // Human output shows the server's answers (server info, tools, a tool's error text).
+    let human = args.out.format == OutputFormatArg::Human;
+    if args.record.is_some() || args.out.wants_run() || otlp_asked || human || args.calls {
+        builder = builder.record(recorder.clone());
+    }
+    with_headers(builder, &args.headers)?
+        .build()
+        .map_err(|e| format!("bad URL {e}"))
+}
+
+/// `--calls`: the session's exchanges grouped into logical calls, printed; the recording
+/// written if asked.
+fn print_calls(
+    args: &ProbeArgs,
+    judged: Vec<(Verdict, Measured)>,
+    recorded: &[Entry],
+    record: Option<std::fs::File>,
+) -> ExitCode {
+    let verdicts: Vec<Verdict> = judged
+        .into_iter()
+        .enumerate()
+        .map(|(i, (mut v, _))| {
+            v.index = i as u64;
+            v
+        })
+        .collect();
+    let calls = mcp_verdict::replay::calls_of(&verdicts, recorded);
+    let unusable = match (record, &args.record) {
+        (Some(file), Some(path)) => !write_har(path, file, recorded),
+        _ => false,
+    };
+    crate::calls_out::print(&args.out, &args.url, &calls, unusable)
+}
+
+/// Prints each verdict (numbered in session order), with the hint for a 404 at the root path
+/// and, in human output, a tool error's text. Returns the verdicts with their measurements.
+fn print_verdicts(
+    printer: &mut Printer<impl Write>,
+    url: &str,
+    judged: Vec<(Verdict, Measured)>,
+    recorded: &[Entry],
+    human: bool,
+) -> Vec<(Verdict, Measured)> {
+    let shown_url = redact::url(url);
+    printer.begin_file(&shown_url);
+    let mut verdicts = Vec::with_capacity(judged.len());
+    let mut hinted = false;
+    for (i, (mut v, live)) in judged.into_iter().enumerate() {
+        v.index = i as u64;
+        if v.status == Some(404) && root_path(url) && !hinted {
+            hinted = true;
+            eprintln!(
+                "mcp-verdict: hint: 404 at the root path; MCP endpoints usually live at /mcp (try {}mcp)",
+                shown_url.trim_end_matches('/').to_owned() + "/"
+            );
+        }
+        printer.item(&shown_url, &Item::Verdict(Box::new(v.clone())));
+        if human
+            && v.outcome == Outcome::ToolError
+            && let Some(text) = tool_error_text(recorded)
+        {
+            printer.note(&format!("      tool error text: {text}\n"));
+        }
+        verdicts.push((v, live));
+    }
+    verdicts
 }
 
 /// Which tools the probe calls after listing them.

@@ -56,65 +56,88 @@ fn output_file(path: Option<&PathBuf>) -> Result<Option<(PathBuf, File)>, String
     .transpose()
 }
 
+/// What the run needs, checked before any work: a bad argument or path fails first.
+struct Setup {
+    client: Client,
+    config: SoakConfig,
+    listen: Option<std::net::SocketAddr>,
+    report_out: Option<(PathBuf, File)>,
+    metrics_file: Option<(PathBuf, File)>,
+}
+
+fn setup(args: &SoakArgs) -> Result<Setup, String> {
+    endpoint(&args.url)?;
+    let handshake = handshake_of(&args.protocol)?;
+    let mix = mix_of(args)?;
+    if let Some(r) = args.rate {
+        check_rate(r)?;
+    }
+    let listen = args
+        .metrics_listen
+        .as_deref()
+        .map(metrics_addr)
+        .transpose()?;
+    let report_out = output_file(args.report_out.as_ref())?;
+    let metrics_file = output_file(args.metrics_file.as_ref())?;
+    let builder = Client::builder(args.url.clone())
+        .limits(args.limits.limits())
+        .deadlines(Deadlines {
+            overall: Some(args.timeout),
+            ..Deadlines::default()
+        });
+    let client = with_headers(builder, &args.headers)?
+        .build()
+        .map_err(|e| format!("bad URL {e}"))?;
+    let config = SoakConfig {
+        mix,
+        concurrency: usize::try_from(args.concurrency).unwrap_or(usize::MAX),
+        requests: args.requests,
+        duration: args.duration,
+        rate: args.rate,
+        handshake,
+        max_connect_failures: args.max_connect_failures,
+    };
+    Ok(Setup {
+        client,
+        config,
+        listen,
+        report_out,
+        metrics_file,
+    })
+}
+
+/// `--rate` is positive and its interval is a representable time.
+fn check_rate(r: f64) -> Result<(), String> {
+    if r.is_nan() || r <= 0.0 {
+        return Err("--rate must be positive".to_owned());
+    }
+    let interval_fits = Duration::try_from_secs_f64(1.0 / r)
+        .ok()
+        .and_then(|d| std::time::Instant::now().checked_add(d))
+        .is_some();
+    if !interval_fits {
+        return Err(format!(
+            "--rate {r}: one call every {:e} s is past any representable time",
+            1.0 / r
+        ));
+    }
+    Ok(())
+}
+
 pub fn run(args: SoakArgs) -> ExitCode {
-    let prepared = (|| {
-        endpoint(&args.url)?;
-        let handshake = handshake_of(&args.protocol)?;
-        let mix = mix_of(&args)?;
-        if args.rate.is_some_and(|r| r.is_nan() || r <= 0.0) {
-            return Err("--rate must be positive".to_owned());
-        }
-        let interval_fits = |r: f64| {
-            Duration::try_from_secs_f64(1.0 / r)
-                .ok()
-                .and_then(|d| std::time::Instant::now().checked_add(d))
-                .is_some()
-        };
-        if let Some(r) = args.rate
-            && !interval_fits(r)
-        {
-            return Err(format!(
-                "--rate {r}: one call every {:e} s is past any representable time",
-                1.0 / r
-            ));
-        }
-        let listen = args
-            .metrics_listen
-            .as_deref()
-            .map(metrics_addr)
-            .transpose()?;
-        let report_out = output_file(args.report_out.as_ref())?;
-        let metrics_file = output_file(args.metrics_file.as_ref())?;
-        let builder = Client::builder(args.url.clone())
-            .limits(args.limits.limits())
-            .deadlines(Deadlines {
-                overall: Some(args.timeout),
-                ..Deadlines::default()
-            });
-        let client = with_headers(builder, &args.headers)?
-            .build()
-            .map_err(|e| format!("bad URL {e}"))?;
-        let config = SoakConfig {
-            mix,
-            concurrency: usize::try_from(args.concurrency).unwrap_or(usize::MAX),
-            requests: args.requests,
-            duration: args.duration,
-            rate: args.rate,
-            handshake,
-            max_connect_failures: args.max_connect_failures,
-        };
-        Ok::<_, String>((client, config, listen, report_out, metrics_file))
-    })();
-    let (client, config, listen, report_out, metrics_file) = match prepared {
-        Ok(p) => p,
+    let Setup {
+        client,
+        config,
+        listen,
+        report_out,
+        metrics_file,
+    } = match setup(&args) {
+        Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match crate::faults::runtime() {
         Ok(rt) => rt,
-        Err(e) => return fail(format!("cannot start the async runtime: {e}")),
+        Err(code) => return code,
     };
     #[cfg(feature = "otel")]
     let otlp = match args
@@ -134,96 +157,22 @@ pub fn run(args: SoakArgs) -> ExitCode {
     #[cfg(not(feature = "otel"))]
     let live = Arc::new(Live::default());
     let samples = Arc::new(Mutex::new(Vec::new()));
-    let result = rt.block_on(async {
-        tokio::spawn(on_ctrl_c(live.clone()));
-        if let Some(addr) = listen {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
-            let live = live.clone();
-            tokio::spawn(serve_metrics(listener, move || {
-                live.snapshot().prometheus()
-            }));
-        }
-        let progress = std::io::stderr()
-            .is_terminal()
-            .then(|| tokio::spawn(progress_bar(live.clone())));
-        let sampler = args
-            .html
-            .is_some()
-            .then(|| tokio::spawn(sample(live.clone(), samples.clone())));
-        let report = soak::run(&client, &config, live.clone()).await;
-        if let Some(p) = progress {
-            p.abort();
-            eprint!("\r\x1b[2K");
-        }
-        if let Some(s) = sampler {
-            s.abort();
-        }
-        Ok::<_, String>(report)
-    });
-    let report = match result {
-        Ok(Ok(r)) => r,
-        Ok(Err(SoakError::Interrupted)) => {
-            eprintln!("mcp-verdict: {}", SoakError::Interrupted);
-            return exit::Run {
-                interrupted: true,
-                ..exit::Run::default()
-            }
-            .code();
-        }
-        Ok(Err(e)) => return fail(e),
-        Err(e) => return fail(e),
+    let result = rt.block_on(drive(
+        &client,
+        &config,
+        live,
+        listen,
+        args.html.is_some().then(|| samples.clone()),
+    ));
+    let report = match finished(result) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    let mut samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
-    // The final counts close the last interval; a sliver under half a second joins the one
-    // before it rather than showing as a spike.
-    if samples.len() > 1
-        && samples
-            .last()
-            .is_some_and(|l| report.elapsed_ms.saturating_sub(l.t_ms) < 500)
-    {
-        samples.pop();
-    }
-    samples.push(Sample {
-        t_ms: report.elapsed_ms,
-        requests: report.requests,
-        incomplete: report.incomplete,
-    });
+    let samples = closed_samples(&samples, &report);
     let mut out = std::io::stdout().lock();
-    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
-    let _ = match args.out.format {
-        FormatArg::Human => {
-            out.write_all(paint_summary(&report, args.out.color.enabled()).as_bytes())
-        }
-        FormatArg::Json | FormatArg::Jsonl => writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&report).unwrap_or_default()
-        ),
-    };
-    let mut unusable = false;
-    if let Some((path, file)) = report_out {
-        unusable |= write_file(&path, file, &json);
-    }
-    if let Some((path, file)) = metrics_file {
-        unusable |= write_file(&path, file, &report.prometheus());
-    }
-    let mut broken = Vec::new();
-    if let Some(max) = args.max_incomplete_rate
-        && report.incomplete_rate() > max
-    {
-        broken.push(format!(
-            "incomplete rate {:.5} > {max}",
-            report.incomplete_rate()
-        ));
-    }
-    if let Some(max) = args.max_p99 {
-        let p99 = Duration::from_micros(report.terminal_us.quantile(0.99));
-        if p99 > max || (report.terminal_us.count() == 0 && report.requests > 0) {
-            broken.push(format!("p99 to terminal response {p99:?} > {max:?}"));
-        }
-    }
+    print_report(&args, &report, &mut out);
+    let mut unusable = write_outputs(report_out, metrics_file, &report);
+    let broken = broken_thresholds(&args, &report);
     for b in &broken {
         eprintln!("mcp-verdict: threshold broken: {b}");
         if args.out.format == FormatArg::Human {
@@ -249,6 +198,127 @@ pub fn run(args: SoakArgs) -> ExitCode {
         broken_pipe: false,
     }
     .code()
+}
+
+/// The report of a run that finished, or the exit code of one that did not: 130 when
+/// interrupted before the load, 2 when it could not run.
+fn finished(result: Result<Result<Report, SoakError>, String>) -> Result<Report, ExitCode> {
+    match result {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(SoakError::Interrupted)) => {
+            eprintln!("mcp-verdict: {}", SoakError::Interrupted);
+            Err(exit::Run {
+                interrupted: true,
+                ..exit::Run::default()
+            }
+            .code())
+        }
+        Ok(Err(e)) => Err(fail(e)),
+        Err(e) => Err(fail(e)),
+    }
+}
+
+/// The run itself, with Ctrl-C handling, the metrics endpoint, the progress bar on a terminal
+/// and, for `--html`, the sampler. `Err` when the metrics address cannot be bound.
+async fn drive(
+    client: &Client,
+    config: &SoakConfig,
+    live: Arc<Live>,
+    listen: Option<std::net::SocketAddr>,
+    samples: Option<Arc<Mutex<Vec<Sample>>>>,
+) -> Result<Result<Report, SoakError>, String> {
+    tokio::spawn(on_ctrl_c(live.clone()));
+    if let Some(addr) = listen {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+        let live = live.clone();
+        tokio::spawn(serve_metrics(listener, move || {
+            live.snapshot().prometheus()
+        }));
+    }
+    let progress = std::io::stderr()
+        .is_terminal()
+        .then(|| tokio::spawn(progress_bar(live.clone())));
+    let sampler = samples.map(|s| tokio::spawn(sample(live.clone(), s)));
+    let report = soak::run(client, config, live.clone()).await;
+    if let Some(p) = progress {
+        p.abort();
+        eprint!("\r\x1b[2K");
+    }
+    if let Some(s) = sampler {
+        s.abort();
+    }
+    Ok(report)
+}
+
+/// The samples with the final counts closing the last interval; a sliver under half a second
+/// joins the one before it rather than showing as a spike.
+fn closed_samples(samples: &Mutex<Vec<Sample>>, report: &Report) -> Vec<Sample> {
+    let mut samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
+    if samples.len() > 1
+        && samples
+            .last()
+            .is_some_and(|l| report.elapsed_ms.saturating_sub(l.t_ms) < 500)
+    {
+        samples.pop();
+    }
+    samples.push(Sample {
+        t_ms: report.elapsed_ms,
+        requests: report.requests,
+        incomplete: report.incomplete,
+    });
+    samples
+}
+
+/// `-o` (the JSON report) and `--metrics-file` (Prometheus text); true when one could not be
+/// written.
+fn write_outputs(
+    report_out: Option<(PathBuf, File)>,
+    metrics_file: Option<(PathBuf, File)>,
+    report: &Report,
+) -> bool {
+    let mut unusable = false;
+    if let Some((path, file)) = report_out {
+        let json = serde_json::to_string_pretty(report).unwrap_or_default();
+        unusable |= write_file(&path, file, &json);
+    }
+    if let Some((path, file)) = metrics_file {
+        unusable |= write_file(&path, file, &report.prometheus());
+    }
+    unusable
+}
+
+/// The report on stdout, in the chosen format.
+fn print_report(args: &SoakArgs, report: &Report, out: &mut impl Write) {
+    let _ = match args.out.format {
+        FormatArg::Human => {
+            out.write_all(paint_summary(report, args.out.color.enabled()).as_bytes())
+        }
+        FormatArg::Json | FormatArg::Jsonl => {
+            writeln!(out, "{}", serde_json::to_string(report).unwrap_or_default())
+        }
+    };
+}
+
+/// The thresholds the run broke (`--max-incomplete-rate`, `--max-p99`), as sentences.
+fn broken_thresholds(args: &SoakArgs, report: &Report) -> Vec<String> {
+    let mut broken = Vec::new();
+    if let Some(max) = args.max_incomplete_rate
+        && report.incomplete_rate() > max
+    {
+        broken.push(format!(
+            "incomplete rate {:.5} > {max}",
+            report.incomplete_rate()
+        ));
+    }
+    if let Some(max) = args.max_p99 {
+        let p99 = Duration::from_micros(report.terminal_us.quantile(0.99));
+        if p99 > max || (report.terminal_us.count() == 0 && report.requests > 0) {
+            broken.push(format!("p99 to terminal response {p99:?} > {max:?}"));
+        }
+    }
+    broken
 }
 
 /// The human report, the first line coloured by what it says.

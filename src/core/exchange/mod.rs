@@ -255,6 +255,11 @@ impl Exchange {
         }
     }
 
+    /// Its position in the session (the verdict's `index`).
+    pub(crate) fn index(&self) -> u64 {
+        self.setup.index
+    }
+
     /// The request being judged.
     pub fn request(&self) -> &Request {
         &self.req

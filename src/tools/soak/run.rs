@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use super::{DEFAULT_REQUESTS, Report, SoakConfig, schedule};
 use crate::adapters::h1::Connection;
-use crate::adapters::{Client, Timings, lock};
+use crate::adapters::{Client, Prepared, Timings, lock};
 use crate::verdict::{Outcome, Verdict};
+use hyper::header::HeaderMap;
 
 /// A worker whose call found no server waits this long before the next one, doubling up to
 /// [`BACKOFF_MAX`]: a dead server is not hammered while the run decides to stop.
@@ -158,7 +159,37 @@ pub async fn run(
     if config.mix.is_empty() {
         return Err(SoakError::EmptyMix);
     }
-    // Before the load, a Ctrl-C stops the handshake and tools/list too.
+    prelude(client, config, &live).await?;
+    let plan = Plan {
+        requests: match (config.requests, config.duration) {
+            (None, None) => Some(DEFAULT_REQUESTS),
+            (r, _) => r,
+        },
+        order: Arc::new(schedule(&config.mix)),
+        mix: prepared_mix(client, config),
+        begin: tokio::time::Instant::now(),
+        deadline: None,
+        rate: config.rate,
+        max_failures: config.max_connect_failures,
+    };
+    // A duration too long to represent runs until stopped (or `requests`), never panics.
+    let plan = Plan {
+        deadline: config.duration.and_then(|d| plan.begin.checked_add(d)),
+        ..plan
+    };
+    let begin = plan.begin;
+    let workers: Vec<_> = (0..config.concurrency.max(1))
+        .map(|_| tokio::spawn(worker(client.clone(), live.clone(), plan.clone())))
+        .collect();
+    join_workers(workers, config.concurrency.max(1)).await?;
+    Ok(final_report(&live, config, begin))
+}
+
+/// The handshake and `tools/list` before the load (a Ctrl-C stops them too). `tools/list`
+/// once, so retry advice knows the tools' annotations; and a tool the server does not list is
+/// refused before the load: every call would be a JSON-RPC error, a complete answer, and the
+/// run would pass while testing nothing.
+async fn prelude(client: &Client, config: &SoakConfig, live: &Live) -> Result<(), SoakError> {
     let prelude = async {
         let handshake = client.handshake(config.handshake).await;
         let mut list = client.request("tools/list", json!({})).await;
@@ -181,9 +212,6 @@ pub async fn run(
     {
         return Err(SoakError::Handshake(Box::new(last.clone())));
     }
-    // tools/list once, so retry advice knows the tools' annotations; and a tool the server
-    // does not list is refused before the load: every call would be a JSON-RPC error, a
-    // complete answer, and the run would pass while testing nothing.
     if let Some(names) = listed
         && let Some(m) = config.mix.iter().find(|m| !names.contains(&m.tool))
     {
@@ -192,13 +220,12 @@ pub async fn run(
             listed: names,
         });
     }
+    Ok(())
+}
 
-    let requests = match (config.requests, config.duration) {
-        (None, None) => Some(DEFAULT_REQUESTS),
-        (r, _) => r,
-    };
-    let order = Arc::new(schedule(&config.mix));
-    let mix: Arc<Vec<_>> = Arc::new(
+/// Each mix entry's `tools/call`, prepared once, with its headers for the direct connection.
+fn prepared_mix(client: &Client, config: &SoakConfig) -> Arc<Vec<(Prepared, HeaderMap)>> {
+    Arc::new(
         config
             .mix
             .iter()
@@ -209,99 +236,141 @@ pub async fn run(
                 (prepared, headers)
             })
             .collect(),
-    );
-    let begin = tokio::time::Instant::now();
-    // A duration too long to represent runs until stopped (or `requests`), never panics.
-    let deadline = config.duration.and_then(|d| begin.checked_add(d));
-    let mut workers = Vec::new();
-    for _ in 0..config.concurrency.max(1) {
-        let (client, live, order, mix) = (client.clone(), live.clone(), order.clone(), mix.clone());
-        let rate = config.rate;
-        let max_failures = config.max_connect_failures;
-        workers.push(tokio::spawn(async move {
-            // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
-            let mut direct = Connection::new(&client);
-            let mut backoff = Duration::ZERO;
-            loop {
-                if live.is_interrupted() || stopped(&live, max_failures) {
-                    break;
-                }
-                let slot = live.started.fetch_add(1, Ordering::Relaxed);
-                if requests.is_some_and(|n| slot >= n) {
-                    break;
-                }
-                let mut at = None;
-                if let Some(r) = rate.filter(|r| *r > 0.0) {
-                    // A slot too far away to represent (`--rate 1e-19`) is never due.
-                    let Some(slot_at) = slot_time(begin, slot, r) else {
-                        break;
-                    };
-                    at = Some(slot_at);
-                }
-                if !backoff.is_zero() {
-                    let after = tokio::time::Instant::now() + backoff;
-                    at = Some(at.map_or(after, |a| a.max(after)));
-                }
-                if let Some(at) = at {
-                    if deadline.is_some_and(|d| at >= d) {
-                        break;
-                    }
-                    tokio::select! {
-                        _ = tokio::time::sleep_until(at) => {}
-                        _ = live.interrupted() => break,
-                    }
-                }
-                if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
-                    break;
-                }
-                let k = order[(slot % order.len() as u64) as usize];
-                // Ctrl-C cancels the call in flight: before the head by dropping the request,
-                // after it by closing the stream (on 2026-07-28 that close is the cancel).
-                let (verdict, timings) = match direct.as_mut() {
-                    Some(conn) => tokio::select! {
-                        call = conn.send(&mix[k].0, &mix[k].1) => {
-                            call.finish_unless(live.interrupted()).await
-                        }
-                        _ = live.interrupted() => {
-                            direct = Connection::new(&client);
-                            (client.cancelled(&mix[k].0), Timings::default())
-                        }
-                    },
-                    None => tokio::select! {
-                        call = client.send_prepared(&mix[k].0) => {
-                            call.finish_unless(live.interrupted()).await
-                        }
-                        _ = live.interrupted() => (client.cancelled(&mix[k].0), Timings::default()),
-                    },
-                };
-                if verdict.outcome == Outcome::ConnectionFailed {
-                    live.connect_failures.fetch_add(1, Ordering::SeqCst);
-                    backoff = (backoff * 2).clamp(BACKOFF_START, BACKOFF_MAX);
-                } else {
-                    live.connect_failures.store(0, Ordering::SeqCst);
-                    backoff = Duration::ZERO;
-                }
-                lock(&live.report).record(&verdict, &timings);
-                if let Some(hook) = &live.on_call {
-                    hook(&verdict, &timings);
-                }
-            }
-        }));
+    )
+}
+
+/// What every worker shares: when to stop, the order of the mix, the pace.
+#[derive(Clone)]
+struct Plan {
+    requests: Option<u64>,
+    order: Arc<Vec<usize>>,
+    mix: Arc<Vec<(Prepared, HeaderMap)>>,
+    begin: tokio::time::Instant,
+    deadline: Option<tokio::time::Instant>,
+    rate: Option<f64>,
+    max_failures: u32,
+}
+
+impl Plan {
+    /// When call `slot` may start (its rate slot, after `backoff`), or `None` when it never
+    /// will (past the deadline, or a slot too far away to represent: `--rate 1e-19`).
+    fn due(&self, slot: u64, backoff: Duration) -> Option<Option<tokio::time::Instant>> {
+        let mut at = None;
+        if let Some(r) = self.rate.filter(|r| *r > 0.0) {
+            at = Some(slot_time(self.begin, slot, r)?);
+        }
+        if !backoff.is_zero() {
+            let after = tokio::time::Instant::now() + backoff;
+            at = Some(at.map_or(after, |a| a.max(after)));
+        }
+        if let Some(at) = at
+            && self.deadline.is_some_and(|d| at >= d)
+        {
+            return None;
+        }
+        Some(at)
     }
-    // A worker that panicked is a failed run, never a quiet "0 calls" with exit 0.
+
+    fn past_deadline(&self) -> bool {
+        self.deadline
+            .is_some_and(|d| tokio::time::Instant::now() >= d)
+    }
+}
+
+/// One worker: takes the next slot, waits until it is due, sends it, folds the verdict in.
+async fn worker(client: Client, live: Arc<Live>, plan: Plan) {
+    // Plain HTTP goes over a connection of this worker's own; HTTPS through reqwest.
+    let mut direct = Connection::new(&client);
+    let mut backoff = Duration::ZERO;
+    loop {
+        if live.is_interrupted() || stopped(&live, plan.max_failures) {
+            break;
+        }
+        let slot = live.started.fetch_add(1, Ordering::Relaxed);
+        if plan.requests.is_some_and(|n| slot >= n) {
+            break;
+        }
+        let Some(at) = plan.due(slot, backoff) else {
+            break;
+        };
+        if let Some(at) = at {
+            tokio::select! {
+                _ = tokio::time::sleep_until(at) => {}
+                _ = live.interrupted() => break,
+            }
+        }
+        if plan.past_deadline() {
+            break;
+        }
+        let (prepared, headers) = &plan.mix[plan.order[(slot % plan.order.len() as u64) as usize]];
+        let (verdict, timings) = call(&client, &mut direct, prepared, headers, &live).await;
+        if verdict.outcome == Outcome::ConnectionFailed {
+            live.connect_failures.fetch_add(1, Ordering::SeqCst);
+            backoff = (backoff * 2).clamp(BACKOFF_START, BACKOFF_MAX);
+        } else {
+            live.connect_failures.store(0, Ordering::SeqCst);
+            backoff = Duration::ZERO;
+        }
+        lock(&live.report).record(&verdict, &timings);
+        if let Some(hook) = &live.on_call {
+            hook(&verdict, &timings);
+        }
+    }
+}
+
+/// One call, over the worker's own connection or reqwest. Ctrl-C cancels the call in flight:
+/// before the head by dropping the request, after it by closing the stream (on 2026-07-28 that
+/// close is the cancel).
+async fn call(
+    client: &Client,
+    direct: &mut Option<Connection>,
+    prepared: &Prepared,
+    headers: &HeaderMap,
+    live: &Live,
+) -> (Verdict, Timings) {
+    match direct.as_mut() {
+        Some(conn) => tokio::select! {
+            call = conn.send(prepared, headers) => {
+                call.finish_unless(live.interrupted()).await
+            }
+            _ = live.interrupted() => {
+                *direct = Connection::new(client);
+                (client.cancelled(prepared), Timings::default())
+            }
+        },
+        None => tokio::select! {
+            call = client.send_prepared(prepared) => {
+                call.finish_unless(live.interrupted()).await
+            }
+            _ = live.interrupted() => (client.cancelled(prepared), Timings::default()),
+        },
+    }
+}
+
+/// Waits for every worker. A worker that panicked is a failed run, never a quiet "0 calls"
+/// with exit 0.
+async fn join_workers(
+    workers: Vec<tokio::task::JoinHandle<()>>,
+    of: usize,
+) -> Result<(), SoakError> {
     let mut failures = Vec::new();
     for w in workers {
         if let Err(e) = w.await {
             failures.push(worker_failure(e));
         }
     }
-    if let Some(first) = failures.first() {
-        return Err(SoakError::Workers {
+    match failures.first() {
+        Some(first) => Err(SoakError::Workers {
             failed: failures.len(),
-            of: config.concurrency.max(1),
+            of,
             first: first.clone(),
-        });
+        }),
+        None => Ok(()),
     }
+}
+
+/// The report at the end: elapsed time, throughput, and why the run stopped.
+fn final_report(live: &Live, config: &SoakConfig, begin: tokio::time::Instant) -> Report {
     let mut report = live.snapshot();
     report.elapsed_ms = u64::try_from(begin.elapsed().as_millis()).unwrap_or(u64::MAX);
     report.throughput = if report.elapsed_ms == 0 {
@@ -310,14 +379,14 @@ pub async fn run(
         report.answered as f64 * 1000.0 / report.elapsed_ms as f64
     };
     report.interrupted = live.is_interrupted();
-    if stopped(&live, config.max_connect_failures) {
+    if stopped(live, config.max_connect_failures) {
         report.stopped = Some(format!(
             "{} calls in a row found no server (CONNECTION_FAILED); is it running? (--max-connect-failures)",
             config.max_connect_failures
         ));
     }
     report.merged = 1;
-    Ok(report)
+    report
 }
 
 /// The run stops: `max` calls in a row found no server.
