@@ -48,6 +48,10 @@ pub struct TeeBody {
     /// length is met, so the end is taken from the count).
     remaining: Option<u64>,
     done: bool,
+    /// The upstream broke off: the cut is passed on at the next poll, after hyper has flushed
+    /// what it already took (returning the error at once would make it drop its buffer, and the
+    /// client would lose bytes the upstream did send).
+    broken: bool,
 }
 
 impl TeeBody {
@@ -73,6 +77,7 @@ impl TeeBody {
             idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
             remaining: length,
             done,
+            broken: false,
         }
     }
 
@@ -99,6 +104,9 @@ impl Body for TeeBody {
         let this = &mut *self;
         if this.done {
             return Poll::Ready(None);
+        }
+        if this.broken {
+            return this.broke(End::Reset, "the upstream broke off");
         }
         let polled = loop {
             match Pin::new(&mut this.upstream).poll_frame(cx) {
@@ -127,7 +135,12 @@ impl Body for TeeBody {
                 }
                 Poll::Ready(Some(Ok(Frame::data(chunk))))
             }
-            Poll::Ready(Some(Err(_))) => this.broke(End::Reset, "the upstream broke off"),
+            Poll::Ready(Some(Err(_))) => {
+                // Pending once, so that hyper writes out what it holds; then the cut.
+                this.broken = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
             Poll::Ready(None) => {
                 this.done = true;
                 this.tap.finish(End::Eof);
