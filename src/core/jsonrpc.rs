@@ -49,6 +49,10 @@ pub struct Params<'a> {
     pub progress_token: Option<Raw<'a>>,
     /// The `progress` member.
     pub progress: Option<f64>,
+    /// The other members the progress schema names are as it asks: `total` a number and
+    /// `message` a string, each at most once, and no `_meta` (whose shape varies by revision).
+    /// With the members above, this lets a progress notification skip the full shape check.
+    pub rest_plain: bool,
 }
 
 fn params<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Params<'de>>, D::Error> {
@@ -91,6 +95,8 @@ struct ParamsReader<'a> {
     params: Params<'a>,
     token_seen: bool,
     progress_seen: bool,
+    total_seen: bool,
+    message_seen: bool,
 }
 
 impl<'a> ParamsReader<'a> {
@@ -98,10 +104,13 @@ impl<'a> ParamsReader<'a> {
         ParamsReader {
             params: Params {
                 readable: true,
+                rest_plain: true,
                 ..Params::default()
             },
             token_seen: false,
             progress_seen: false,
+            total_seen: false,
+            message_seen: false,
         }
     }
 
@@ -125,6 +134,15 @@ impl<'a> ParamsReader<'a> {
                     },
                 }
             }
+            Key::Total => {
+                let number = matches!(raw.as_bytes().first(), Some(b'-' | b'0'..=b'9'));
+                p.rest_plain &= number && !std::mem::replace(&mut self.total_seen, true);
+            }
+            Key::Message => {
+                let string = raw.starts_with('"');
+                p.rest_plain &= string && !std::mem::replace(&mut self.message_seen, true);
+            }
+            Key::Meta => p.rest_plain = false,
             Key::Other => {}
         }
     }
@@ -134,6 +152,9 @@ impl<'a> ParamsReader<'a> {
 enum Key {
     ProgressToken,
     Progress,
+    Total,
+    Message,
+    Meta,
     Other,
 }
 
@@ -142,6 +163,9 @@ impl Key {
         match key {
             b"progressToken" => Key::ProgressToken,
             b"progress" => Key::Progress,
+            b"total" => Key::Total,
+            b"message" => Key::Message,
+            b"_meta" => Key::Meta,
             _ => Key::Other,
         }
     }
@@ -305,6 +329,13 @@ pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
             Ok(Payload::NotAMessage)
         }
     }
+}
+
+/// The common payload, one message object the fast scan reads, built where the caller keeps
+/// it; `None` sends the caller to [`parse_payload`] (which also words any error).
+#[inline(always)]
+pub(crate) fn scan_single(text: &str) -> Option<Envelope<'_>> {
+    scan::object(text)
 }
 
 #[inline]

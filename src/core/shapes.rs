@@ -288,26 +288,78 @@ struct Finding {
     detail: String,
 }
 
+/// Where a value sits in the message, spelled out only when a finding names it: most messages
+/// have none, and a path per member was most of a small exchange's allocations.
+#[derive(Clone, Copy)]
+enum Path<'p> {
+    /// `""` for the message, `"result"` for a result.
+    Root(&'static str),
+    Member(&'p Path<'p>, &'p str),
+    Item(&'p Path<'p>, usize),
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Member(Path::Root(""), member) => f.write_str(member),
+            Path::Member(parent, member) => write!(f, "{parent}.{member}"),
+            Path::Item(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
 struct Walker<'t> {
     rev: &'t Revision,
     found: Vec<Finding>,
+    /// Only count findings (a union's alternatives are ranked by count; the details are
+    /// written for the winner alone).
+    count_only: bool,
+    counted: usize,
 }
 
-impl Walker<'_> {
-    fn add(&mut self, rule: Rule, detail: String) {
-        if self.found.len() < MAX_FINDINGS {
-            self.found.push(Finding { rule, detail });
+impl<'t> Walker<'t> {
+    fn new(rev: &'t Revision, count_only: bool) -> Self {
+        Walker {
+            rev,
+            found: Vec::new(),
+            count_only,
+            counted: 0,
         }
     }
 
-    fn wrong_type(&mut self, path: &str, expected: &str, v: &Value) {
-        self.add(
-            Rule::ShapeWrongType,
-            format!("{path}: must be {expected}, is {}", kind_of(v)),
-        );
+    fn len(&self) -> usize {
+        if self.count_only {
+            self.counted
+        } else {
+            self.found.len()
+        }
     }
 
-    fn check(&mut self, spec: &Spec, v: &Value, path: &str, depth: usize) {
+    fn add(&mut self, rule: Rule, detail: impl FnOnce() -> String) {
+        if self.len() < MAX_FINDINGS {
+            if self.count_only {
+                self.counted += 1;
+            } else {
+                self.found.push(Finding {
+                    rule,
+                    detail: detail(),
+                });
+            }
+        }
+    }
+
+    fn wrong_type(&mut self, path: &Path<'_>, expected: u8, v: &Value) {
+        self.add(Rule::ShapeWrongType, || {
+            format!(
+                "{path}: must be {}, is {}",
+                type_names(expected),
+                kind_of(v)
+            )
+        });
+    }
+
+    fn check(&mut self, spec: &Spec, v: &Value, path: &Path<'_>, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
@@ -315,27 +367,29 @@ impl Walker<'_> {
             Spec::Any => {}
             Spec::Types(bits) => {
                 if type_bits(v) & bits == 0 {
-                    self.wrong_type(path, &type_names(*bits), v);
+                    self.wrong_type(path, *bits, v);
                 }
             }
             Spec::Ref(name) => self.check_def(name, v, path, depth + 1),
             Spec::Array(items) => match v {
                 Value::Array(list) => {
                     for (i, item) in list.iter().enumerate() {
-                        self.check(items, item, &format!("{path}[{i}]"), depth + 1);
-                        if self.found.len() >= MAX_FINDINGS {
+                        self.check(items, item, &Path::Item(path, i), depth + 1);
+                        if self.len() >= MAX_FINDINGS {
                             break;
                         }
                     }
                 }
-                _ => self.wrong_type(path, "array", v),
+                _ => self.wrong_type(path, ARRAY, v),
             },
             Spec::Const(c) => {
                 if !same(c, v) {
                     if type_bits(c) & type_bits(v) == 0 {
-                        self.wrong_type(path, &type_names(type_bits(c)), v);
+                        self.wrong_type(path, type_bits(c), v);
                     } else {
-                        self.add(Rule::ShapeBadValue, format!("{path}: must be {c}, is {v}"));
+                        self.add(Rule::ShapeBadValue, || {
+                            format!("{path}: must be {c}, is {v}")
+                        });
                     }
                 }
             }
@@ -343,72 +397,69 @@ impl Walker<'_> {
                 if !list.iter().any(|c| same(c, v)) {
                     let bits = list.iter().fold(0, |b, c| b | type_bits(c));
                     if bits & type_bits(v) == 0 {
-                        self.wrong_type(path, &type_names(bits), v);
+                        self.wrong_type(path, bits, v);
                     } else {
-                        let allowed: Vec<String> = list.iter().map(Value::to_string).collect();
-                        self.add(
-                            Rule::ShapeBadValue,
-                            format!("{path}: must be one of {}, is {v}", allowed.join(", ")),
-                        );
+                        self.add(Rule::ShapeBadValue, || {
+                            let allowed: Vec<String> = list.iter().map(Value::to_string).collect();
+                            format!("{path}: must be one of {}, is {v}", allowed.join(", "))
+                        });
                     }
                 }
             }
-            Spec::Union(alts) => {
-                // The alternative with the fewest findings stands for the union (a content
-                // block with `type: "text"` is judged as text content).
-                let mut best: Option<Vec<Finding>> = None;
-                for alt in alts {
-                    let mut w = Walker {
-                        rev: self.rev,
-                        found: Vec::new(),
-                    };
-                    w.check(alt, v, path, depth + 1);
-                    if w.found.is_empty() {
-                        return;
-                    }
-                    if best.as_ref().is_none_or(|b| w.found.len() < b.len()) {
-                        best = Some(w.found);
-                    }
-                }
-                for f in best.into_iter().flatten() {
-                    self.add(f.rule, f.detail);
-                }
+            Spec::Union(alts) => self.check_union(alts, v, path, depth),
+        }
+    }
+
+    /// The alternative with the fewest findings stands for the union (a content block with
+    /// `type: "text"` is judged as text content); the first of equals wins.
+    fn check_union(&mut self, alts: &[Spec], v: &Value, path: &Path<'_>, depth: usize) {
+        let mut best: Option<(&Spec, usize)> = None;
+        for alt in alts {
+            let mut w = Walker::new(self.rev, true);
+            w.check(alt, v, path, depth + 1);
+            if w.counted == 0 {
+                return;
+            }
+            if best.is_none_or(|(_, n)| w.counted < n) {
+                best = Some((alt, w.counted));
+            }
+        }
+        let Some((alt, n)) = best else { return };
+        if self.count_only {
+            for _ in 0..n {
+                self.add(Rule::ShapeWrongType, String::new);
+            }
+        } else {
+            let mut w = Walker::new(self.rev, false);
+            w.check(alt, v, path, depth + 1);
+            for f in w.found {
+                self.add(f.rule, || f.detail);
             }
         }
     }
 
-    fn check_def(&mut self, name: &str, v: &Value, path: &str, depth: usize) {
+    fn check_def(&mut self, name: &str, v: &Value, path: &Path<'_>, depth: usize) {
         let Some(def) = self.rev.defs.get(name) else {
             return;
         };
         self.check(&def.is, v, path, depth);
         let Value::Object(map) = v else { return };
         for (member, required, spec) in &def.members {
-            let at = if path.is_empty() {
-                (*member).to_owned()
-            } else {
-                format!("{path}.{member}")
-            };
+            let at = Path::Member(path, member);
             match map.get(*member) {
                 Some(value) => self.check(spec, value, &at, depth + 1),
-                None if *required => self.add(
-                    Rule::ShapeMissingMember,
-                    format!("{at}: required by {name}, absent"),
-                ),
+                None if *required => self.add(Rule::ShapeMissingMember, || {
+                    format!("{at}: required by {name}, absent")
+                }),
                 None => {}
             }
         }
         if let Some(rest) = &def.rest {
             for (key, value) in map {
                 if !def.members.iter().any(|(m, _, _)| m == key) {
-                    let at = if path.is_empty() {
-                        key.clone()
-                    } else {
-                        format!("{path}.{key}")
-                    };
-                    self.check(rest, value, &at, depth + 1);
+                    self.check(rest, value, &Path::Member(path, key), depth + 1);
                 }
-                if self.found.len() >= MAX_FINDINGS {
+                if self.len() >= MAX_FINDINGS {
                     break;
                 }
             }
@@ -448,14 +499,11 @@ pub(crate) fn problems(
     let Some(rev) = table().get(version.as_str()) else {
         return Vec::new();
     };
-    let mut w = Walker {
-        rev,
-        found: Vec::new(),
-    };
+    let mut w = Walker::new(rev, false);
     if let Value::Array(items) = message {
         for item in items {
             for (rule, detail) in problems(version, item, request_method) {
-                w.add(rule, detail);
+                w.add(rule, || detail);
             }
         }
     } else if let Some(method) = message.get("method").and_then(Value::as_str) {
@@ -465,14 +513,14 @@ pub(crate) fn problems(
             (None, None) if message.get("id").is_some() => &"JSONRPCRequest",
             (None, None) => &"JSONRPCNotification",
         };
-        w.check_def(def, message, "", 0);
+        w.check_def(def, message, &Path::Root(""), 0);
     } else if let Some(error) = message.get("error").filter(|e| !e.is_null()) {
         let by_code = error
             .get("code")
             .and_then(Value::as_i64)
             .and_then(|c| rev.errors.get(&c).copied());
         let def = by_code.unwrap_or_else(|| rev.pick(["JSONRPCErrorResponse", "JSONRPCError"]));
-        w.check_def(def, message, "", 0);
+        w.check_def(def, message, &Path::Root(""), 0);
     } else if let Some(result) = message.get("result") {
         let result_type = result.get("resultType").and_then(Value::as_str);
         let def = match result_type {
@@ -483,17 +531,16 @@ pub(crate) fn problems(
                 .and_then(|(_, r)| *r),
         };
         if let Some(def) = def {
-            w.check_def(def, result, "result", 0);
+            w.check_def(def, result, &Path::Root("result"), 0);
         }
         if w.found.is_empty() {
             let envelope = rev.pick(["JSONRPCResultResponse", "JSONRPCResponse"]);
-            w.check_def(envelope, message, "", 0);
+            w.check_def(envelope, message, &Path::Root(""), 0);
         }
     } else {
-        w.add(
-            Rule::ShapeMissingMember,
-            "neither method, result nor error: not a JSON-RPC message".into(),
-        );
+        w.add(Rule::ShapeMissingMember, || {
+            "neither method, result nor error: not a JSON-RPC message".into()
+        });
     }
     w.found.into_iter().map(|f| (f.rule, f.detail)).collect()
 }

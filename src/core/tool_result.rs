@@ -44,46 +44,68 @@ pub struct ResultJudgement {
 /// Methods that may answer with `input_required` (MRTR).
 const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
-/// Judges a result for `method` under `version`.
+/// Judges a result for `method` under `version`: first that it is an object, then its
+/// `resultType`, then (for `tools/call`) the `CallToolResult` members.
 pub fn judge_result(
     method: Option<&str>,
     version: ProtocolVersion,
     result: &str,
 ) -> ResultJudgement {
     let is_tool = method == Some("tools/call");
-    let mut violations = Vec::new();
-    let invalid_outcome = if is_tool {
-        Outcome::InvalidToolResult
-    } else {
-        Outcome::InvalidEnvelope
-    };
-    let fail = |rule: Rule, detail: String, result_type: Option<String>| ResultJudgement {
-        outcome: invalid_outcome,
-        result_type,
-        violations: vec![(rule, detail)],
+    let not_object = |detail: String| {
+        let rule = if is_tool {
+            Rule::ToolResultNotObject
+        } else {
+            Rule::ResultNotObject
+        };
+        invalid(is_tool, rule, detail, None)
     };
     if !result.starts_with('{') {
-        let rule = if is_tool {
-            Rule::ToolResultNotObject
-        } else {
-            Rule::ResultNotObject
-        };
-        return fail(rule, format!("result is {}", kind_of(result)), None);
+        return not_object(format!("result is {}", kind_of(result)));
     }
     let Ok(raw) = serde_json::from_str::<RawResult<'_>>(result) else {
-        let rule = if is_tool {
-            Rule::ToolResultNotObject
-        } else {
-            Rule::ResultNotObject
-        };
-        return fail(
-            rule,
-            "result object could not be read (duplicate keys?)".into(),
-            None,
-        );
+        return not_object("result object could not be read (duplicate keys?)".into());
     };
+    let mut judged = match judge_result_type(method, version, &raw) {
+        Ok(judged) => judged,
+        Err(decided) => return decided,
+    };
+    // 2025-11-25 CreateTaskResult: a task object instead of the real result.
+    if raw.task.is_some_and(|t| t.get().starts_with('{')) && raw.content.is_none() {
+        judged.outcome = Outcome::Deferred;
+    } else if is_tool {
+        judge_tool_members(version, &raw, &mut judged);
+    }
+    judged
+}
 
+/// A judgement of one broken rule: `INVALID_TOOL_RESULT` for a tool, else `INVALID_ENVELOPE`.
+fn invalid(
+    is_tool: bool,
+    rule: Rule,
+    detail: String,
+    result_type: Option<String>,
+) -> ResultJudgement {
+    ResultJudgement {
+        outcome: if is_tool {
+            Outcome::InvalidToolResult
+        } else {
+            Outcome::InvalidEnvelope
+        },
+        result_type,
+        violations: vec![(rule, detail)],
+    }
+}
+
+/// `resultType`: `Err` with the final judgement when it decides the outcome (input required, a
+/// task, an unknown type), else `Ok` with a complete result's judgement so far (`SUCCESS`).
+fn judge_result_type(
+    method: Option<&str>,
+    version: ProtocolVersion,
+    raw: &RawResult<'_>,
+) -> Result<ResultJudgement, ResultJudgement> {
     let result_type = raw.result_type.and_then(|r| to_string(r.get()));
+    let mut violations = Vec::new();
     match (raw.result_type, result_type.as_deref()) {
         (None, _) => {
             if version.is_stateless() {
@@ -110,44 +132,39 @@ pub fn judge_result(
                     "input_required without inputRequests or requestState".to_owned(),
                 ));
             }
-            return ResultJudgement {
+            return Err(ResultJudgement {
                 outcome: Outcome::InputRequired,
                 result_type,
                 violations,
-            };
+            });
         }
         (Some(_), Some("task")) => {
-            return ResultJudgement {
+            return Err(ResultJudgement {
                 outcome: Outcome::Deferred,
                 result_type,
                 violations,
-            };
+            });
         }
         (Some(raw_type), _) => {
-            return fail(
+            return Err(invalid(
+                method == Some("tools/call"),
                 Rule::ResultTypeUnknown,
                 format!("resultType {} is not recognised", raw_type.get()),
                 result_type,
-            );
+            ));
         }
     }
+    Ok(ResultJudgement {
+        outcome: Outcome::Success,
+        result_type,
+        violations,
+    })
+}
 
-    // 2025-11-25 CreateTaskResult: a task object instead of the real result.
-    if raw.task.is_some_and(|t| t.get().starts_with('{')) && raw.content.is_none() {
-        return ResultJudgement {
-            outcome: Outcome::Deferred,
-            result_type,
-            violations,
-        };
-    }
-    if !is_tool {
-        return ResultJudgement {
-            outcome: Outcome::Success,
-            result_type,
-            violations,
-        };
-    }
-
+/// The `CallToolResult` members: `content` an array and `isError` a boolean decide between
+/// `TOOL_SUCCESS`, `TOOL_ERROR` and `INVALID_TOOL_RESULT`; `structuredContent` that is not an
+/// object (on the revisions that say so) is a violation only.
+fn judge_tool_members(version: ProtocolVersion, raw: &RawResult<'_>, judged: &mut ResultJudgement) {
     let mut broken = Vec::new();
     match raw.content {
         Some(c) if c.get().starts_with('[') => {}
@@ -173,25 +190,20 @@ pub fn judge_result(
         // A schema violation, but not one that makes the answer unusable (issue 3 keeps the
         // INVALID_TOOL_RESULT list to content, isError and resultType).
         if object_only && !sc.get().starts_with('{') {
-            violations.push((
+            judged.violations.push((
                 Rule::ToolStructuredContentNotObject,
                 format!("structuredContent is {}", kind_of(sc.get())),
             ));
         }
     }
-    let outcome = if !broken.is_empty() {
+    judged.outcome = if !broken.is_empty() {
         Outcome::InvalidToolResult
     } else if is_error {
         Outcome::ToolError
     } else {
         Outcome::ToolSuccess
     };
-    violations.extend(broken);
-    ResultJudgement {
-        outcome,
-        result_type,
-        violations,
-    }
+    judged.violations.extend(broken);
 }
 
 /// A short name for a JSON value's type, for details.

@@ -229,6 +229,12 @@ struct Track {
 /// Largest error body kept when the status already decided the outcome.
 const ERROR_BODY_CAP: u64 = 1 << 20;
 
+/// Where a JSON body's findings are: the body as a whole.
+const BODY_START: Option<Location> = Some(Location {
+    offset: 0,
+    event: None,
+});
+
 impl Exchange {
     /// Starts judging `req` under `setup`, with the request-side findings already made. Only
     /// [`Session::begin`](crate::Session::begin) calls this, so the request rules always apply.
@@ -635,65 +641,88 @@ impl Exchange {
         terminal: &mut Terminal,
         observer: &mut dyn Observer,
     ) -> Outcome {
-        let text = match std::str::from_utf8(buf) {
+        // The fast validator first; std's only to word the error.
+        let text = match simdutf8::basic::from_utf8(buf) {
             Ok(t) => t,
-            Err(e) => {
-                return self.malformed(end, format!("body is not UTF-8: {e}"));
+            Err(_) => {
+                let e = std::str::from_utf8(buf).err();
+                let detail = e.map(|e| e.to_string()).unwrap_or_default();
+                return self.malformed(end, format!("body is not UTF-8: {detail}"));
             }
         };
         let payload = match jsonrpc::parse_payload(text) {
             Ok(p) => p,
             Err(m) => return self.malformed(end, m.to_string()),
         };
-        let at = Some(Location {
-            offset: 0,
-            event: None,
-        });
-        let version = self.setup.version;
         let env = match payload {
             Payload::Single(env) => env,
             Payload::NotAMessage => {
                 self.findings.add(
                     Rule::JsonrpcResultAndError,
                     "body is JSON but not a JSON-RPC object",
-                    at,
+                    BODY_START,
                 );
                 return Outcome::InvalidEnvelope;
             }
-            Payload::Batch(items) => {
-                if !version.allows_batches() {
-                    self.findings.add(
-                        Rule::JsonrpcBatchResponse,
-                        format!("a JSON array of {} under {version}", items.len()),
-                        at,
-                    );
-                    return Outcome::InvalidEnvelope;
-                }
-                let expected = self.req.id.clone().unwrap_or(Value::Null);
-                let mut found = None;
-                for env in items.into_iter().flatten() {
-                    let mine = env.id_matches(&expected);
-                    report(observer, &env, mine, None);
-                    if mine && found.is_none() {
-                        found = Some(env);
-                    }
-                }
-                match found {
-                    Some(env) => env,
-                    None => {
-                        self.findings.add(
-                            Rule::JsonrpcIdMismatch,
-                            format!("no response with id {expected} in the batch"),
-                            at,
-                        );
-                        return Outcome::InvalidEnvelope;
-                    }
-                }
-            }
+            Payload::Batch(items) => match self.pick_from_batch(items, observer) {
+                Ok(env) => env,
+                Err(outcome) => return outcome,
+            },
         };
-        let expected = self.req.id.clone().unwrap_or(Value::Null);
-        let mine = env.id_matches(&expected);
+        let mine = env.id_matches(self.req.id.as_ref().unwrap_or(&Value::Null));
         report(observer, &env, mine, None);
+        if let Err(outcome) = self.check_reply_is_ours(&env, mine) {
+            return outcome;
+        }
+        let version = self.setup.version;
+        judge_terminal(
+            &env,
+            &self.req,
+            version,
+            &mut self.findings,
+            BODY_START,
+            terminal,
+        )
+    }
+
+    /// A JSON array body (2025-03-26 batches only): every message goes to `observer`, and the
+    /// first response with our id is the answer; `Err` with the outcome when there is none.
+    fn pick_from_batch<'t>(
+        &mut self,
+        items: Vec<Result<Envelope<'t>, jsonrpc::Malformed>>,
+        observer: &mut dyn Observer,
+    ) -> Result<Envelope<'t>, Outcome> {
+        let version = self.setup.version;
+        if !version.allows_batches() {
+            self.findings.add(
+                Rule::JsonrpcBatchResponse,
+                format!("a JSON array of {} under {version}", items.len()),
+                BODY_START,
+            );
+            return Err(Outcome::InvalidEnvelope);
+        }
+        let expected = self.req.id.clone().unwrap_or(Value::Null);
+        let mut found = None;
+        for env in items.into_iter().flatten() {
+            let mine = env.id_matches(&expected);
+            report(observer, &env, mine, None);
+            if mine && found.is_none() {
+                found = Some(env);
+            }
+        }
+        found.ok_or_else(|| {
+            self.findings.add(
+                Rule::JsonrpcIdMismatch,
+                format!("no response with id {expected} in the batch"),
+                BODY_START,
+            );
+            Outcome::InvalidEnvelope
+        })
+    }
+
+    /// The reply must be a response, and ours (`mine`: its id is the request's); an id-less
+    /// error still answers us. `Err` with the outcome when it is not.
+    fn check_reply_is_ours(&mut self, env: &Envelope<'_>, mine: bool) -> Result<(), Outcome> {
         if env.kind() != Kind::Response {
             self.findings.add(
                 Rule::JsonrpcResultAndError,
@@ -705,30 +734,32 @@ impl Exchange {
                         "notification"
                     }
                 ),
-                at,
+                BODY_START,
             );
-            return Outcome::InvalidEnvelope;
+            return Err(Outcome::InvalidEnvelope);
         }
-        if !mine {
-            self.findings.add(
-                Rule::JsonrpcIdMismatch,
-                format!(
-                    "response id is {}, request id is {expected}",
-                    env.id.map(|i| i.get()).unwrap_or("absent")
-                ),
-                at,
-            );
-            // An id-less error still answers us (the server could not read the id); any other
-            // response is someone else's, and its result is not ours to report.
-            let id_less_error = env.error.is_some() && env.id.is_none_or(|i| i.get() == "null");
-            if !id_less_error {
-                if let EnvelopeCheck::Invalid(rule, detail) = jsonrpc::check_response(&env) {
-                    self.findings.add(rule, detail, at);
-                }
-                return Outcome::InvalidEnvelope;
-            }
+        if mine {
+            return Ok(());
         }
-        judge_terminal(&env, &self.req, version, &mut self.findings, at, terminal)
+        let expected = self.req.id.as_ref().unwrap_or(&Value::Null);
+        self.findings.add(
+            Rule::JsonrpcIdMismatch,
+            format!(
+                "response id is {}, request id is {expected}",
+                env.id.map(|i| i.get()).unwrap_or("absent")
+            ),
+            BODY_START,
+        );
+        // An id-less error still answers us (the server could not read the id); any other
+        // response is someone else's, and its result is not ours to report.
+        let id_less_error = env.error.is_some() && env.id.is_none_or(|i| i.get() == "null");
+        if id_less_error {
+            return Ok(());
+        }
+        if let EnvelopeCheck::Invalid(rule, detail) = jsonrpc::check_response(env) {
+            self.findings.add(rule, detail, BODY_START);
+        }
+        Err(Outcome::InvalidEnvelope)
     }
 
     fn malformed(&mut self, end: End, detail: String) -> Outcome {

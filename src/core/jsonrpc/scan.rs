@@ -13,7 +13,9 @@ use super::{Envelope, Key, ParamsReader, Raw};
 /// serde_json's recursion limit; deeper input goes to serde_json, which decides.
 const MAX_DEPTH: u32 = 128;
 
-/// Scans `text` as one JSON-RPC message object.
+/// Scans `text` as one JSON-RPC message object. Inlined so the envelope is built where the
+/// caller keeps it (moving it out cost more than the scan of a short message's members).
+#[inline(always)]
 pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
     let b = text.as_bytes();
     let open = ws(b, 0);
