@@ -816,14 +816,18 @@ fn is_legacy_signal(v: &Verdict) -> bool {
 }
 
 pub(super) fn rfc3339(t: SystemTime) -> String {
-    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
     // Milliseconds when there are any: call grouping compares retry delays of 100 ms.
-    let (secs, millis) = (since.as_secs(), since.subsec_millis());
-    let fraction = if millis == 0 {
-        String::new()
-    } else {
-        format!(".{millis:03}")
-    };
+    let millis = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .is_ok_and(|d| d.subsec_millis() != 0);
+    rfc3339_with(t, millis)
+}
+
+/// `t` as RFC 3339 in UTC, with milliseconds when `millis` (the proxy's recordings, whose call
+/// grouping reads the delays between exchanges).
+pub(crate) fn rfc3339_with(t: SystemTime, millis: bool) -> String {
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil-from-days (Howard Hinnant's algorithm), to avoid a date dependency.
     let z = days as i64 + 719_468;
@@ -835,8 +839,13 @@ pub(super) fn rfc3339(t: SystemTime) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
+    let frac = if millis {
+        format!(".{:03}", since.subsec_millis())
+    } else {
+        String::new()
+    };
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{fraction}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
         rem / 3600,
         rem % 3600 / 60,
         rem % 60

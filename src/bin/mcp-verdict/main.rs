@@ -221,13 +221,17 @@ struct ProxyArgs {
     /// Record every exchange as HAR 1.2, written at Ctrl-C (replay gives the same verdicts).
     #[arg(long, value_name = "FILE.har")]
     record: Option<PathBuf>,
+    /// Write one logical call per line (the JSON of `replay --calls --format jsonl`) as each
+    /// call closes (no later exchange can join it; the rest at Ctrl-C); `-` is stdout.
+    #[arg(long, value_name = "FILE")]
+    calls: Option<PathBuf>,
     /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
     /// Show Authorization, Cookie, Set-Cookie and Mcp-Session-Id values in recordings.
     #[arg(long)]
     no_redact: bool,
-    /// No human line per exchange on stderr.
+    /// No human line per exchange and per call on stderr.
     #[arg(long)]
     quiet: bool,
     /// Largest request head, e.g. 64KiB (larger: 431).
@@ -248,6 +252,10 @@ struct ProxyArgs {
     /// Longest silence inside a response body before the upstream is given up (0: none).
     #[arg(long, default_value = "10m", value_parser = units::duration)]
     idle_timeout: Duration,
+    /// The clients' deadline, e.g. 30s: a client that leaves without the answer this long after
+    /// its request is judged TIMED_OUT, earlier CANCELLED (judging only; nothing is cut).
+    #[arg(long, value_parser = units::duration)]
+    timeout: Option<Duration>,
     /// Largest response body kept per exchange in the recording, e.g. 16MiB.
     #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "16MiB")]
     record_max_body_bytes: usize,
