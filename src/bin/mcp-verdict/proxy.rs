@@ -11,8 +11,8 @@ use mcp_verdict::proxy::{
 };
 
 use crate::ProxyArgs;
-use crate::report::proxy::ProxyReports;
 use crate::probe::fail;
+use crate::report::proxy::ProxyReports;
 use crate::soak::{metrics_addr, serve_metrics};
 
 fn config(args: &ProxyArgs) -> Result<Config, String> {
