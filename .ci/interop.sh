@@ -218,7 +218,7 @@ timeout 300 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "mc
 cp .ci/clients/client.mjs "$work/client.mjs"
 
 "$bin" proxy --upstream "$url" --listen 127.0.0.1:0 --log "$work/proxy.jsonl" \
-  --record "$work/proxy.har" >"$work/proxy.log" 2>&1 &
+  --calls "$work/proxy.calls.jsonl" --record "$work/proxy.har" >"$work/proxy.log" 2>&1 &
 proxy_pid=$!
 proxy_url=""
 for _ in $(seq 1 100); do
@@ -248,6 +248,7 @@ kill -INT "$proxy_pid"
 for _ in $(seq 1 100); do kill -0 "$proxy_pid" 2>/dev/null || break; sleep 0.1; done
 proxy_pid=""
 "$bin" replay "$work/proxy.har" --format jsonl >"$work/replayed.jsonl" || true
+"$bin" replay "$work/proxy.har" --calls --format jsonl >"$work/replayed.calls.jsonl" || true
 
 python3 - "$work" <<'EOF'
 import json, sys
@@ -283,6 +284,14 @@ for a, b in zip(live, again):
         print(f"  live vs replayed at {a['index']}: {diff}")
 if live != again:
     print("  MISMATCH: replay of the proxy's recording differs from its live verdicts")
+    failures += 1
+with open(f"{work}/proxy.calls.jsonl") as f:
+    live_calls = [json.loads(l) for l in f if l.strip()]
+with open(f"{work}/replayed.calls.jsonl") as f:
+    again_calls = [json.loads(l) for l in f if l.strip()]
+print(f"interop: the proxy's --calls: {len(live_calls)} calls")
+if not live_calls or live_calls != again_calls:
+    print("  MISMATCH: the proxy's --calls differ from replay --calls of its recording")
     failures += 1
 calls = [(v["tool"], v["outcome"], v["event_count"]) for v in live if v["method"] == "tools/call"]
 expected = [("echo", "TOOL_SUCCESS", 1), ("trigger-long-running-operation", "TOOL_SUCCESS", 4)] * 2

@@ -23,17 +23,13 @@
 //! server, the rmcp Streamable-HTTP server the live tests use (`echo` tool, 2026-07-28, JSON
 //! replies), where a call costs what it costs in practice.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group};
-use http_body_util::{BodyExt, Full};
-use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use mcp_verdict::adapters::{Client, Prepared};
 use mcp_verdict::{End, Headers, ProtocolVersion, Request as McpRequest, ResponseHead, Session};
@@ -41,42 +37,12 @@ use serde_json::{Value, json};
 
 #[path = "../tests/support/mod.rs"]
 mod support;
+#[path = "support/tiny.rs"]
+mod tiny;
+use tiny::answer;
 
 /// Requests in flight at once, for both clients.
 const CONCURRENCY: u64 = 4;
-
-/// Answers `/sse` with one SSE event and `/json` with a JSON body, echoing the request id.
-async fn answer(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let sse = req.uri().path() == "/sse";
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let id = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("id").cloned())
-        .unwrap_or(Value::Null);
-    let message = json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "result": {"content": [{"type": "text", "text": "hello from the bench"}], "isError": false}
-    })
-    .to_string();
-    let (content_type, body) = if sse {
-        (
-            "text/event-stream",
-            format!("event: message\ndata: {message}\n\n"),
-        )
-    } else {
-        ("application/json", message)
-    };
-    Ok(Response::builder()
-        .header("content-type", content_type)
-        .body(Full::new(Bytes::from(body)))
-        .expect("a valid response"))
-}
 
 /// Starts the server on its own thread and runtime; it lives as long as the bench process.
 fn start_server() -> SocketAddr {

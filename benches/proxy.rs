@@ -11,18 +11,17 @@
 //! requests per second (median of the rounds) and the latency quantiles over all rounds, direct and
 //! proxied, with the ratio of req/s (goal ≥ 0.9) and the p99 added (goal < 1 ms).
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use hdrhistogram::Histogram;
-use http_body_util::{BodyExt, Full};
-use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use mcp_verdict::proxy::{Config, Proxy};
-use serde_json::{Value, json};
+
+#[path = "support/tiny.rs"]
+mod tiny;
+use tiny::answer;
 
 /// Requests in flight at once.
 const CONCURRENCY: usize = 4;
@@ -31,36 +30,78 @@ const PER_ROUND: usize = 2000;
 /// Rounds (each runs direct and proxied, in alternating order).
 const ROUNDS: usize = 10;
 
-/// Answers `/sse` with one SSE event and `/json` with a JSON body, echoing the request id.
-async fn answer(req: Request<hyper::body::Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
-    let sse = req.uri().path() == "/sse";
-    let body = req
-        .into_body()
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_default();
-    let id = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| v.get("id").cloned())
-        .unwrap_or(Value::Null);
-    let message = json!({
-        "jsonrpc": "2.0", "id": id,
-        "result": {"content": [{"type": "text", "text": "hello from the bench"}], "isError": false}
-    })
-    .to_string();
-    let (content_type, body) = if sse {
-        (
-            "text/event-stream",
-            format!("event: message\ndata: {message}\n\n"),
-        )
-    } else {
-        ("application/json", message)
+/// CPU time (ns) each thread of this process has used so far, by thread name, from
+/// `/proc/self/task/*/schedstat` (Linux; empty elsewhere). The server, the proxies and the client
+/// run on named threads, so a round's CPU per request can be split by role.
+fn cpu_by_thread() -> std::collections::HashMap<String, u64> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
     };
-    Ok(Response::builder()
-        .header("content-type", content_type)
-        .body(Full::new(Bytes::from(body)))
-        .expect("a valid response"))
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(dir.join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        *out.entry(name.trim().to_owned()).or_default() += ns;
+    }
+    out
+}
+
+/// CPU microseconds per request by role over one round, from two [`cpu_by_thread`] readings.
+#[derive(Default, Clone, Copy)]
+struct Cpu {
+    client: f64,
+    server: f64,
+    proxy: f64,
+    other: f64,
+}
+
+impl Cpu {
+    fn between(
+        before: &std::collections::HashMap<String, u64>,
+        after: &std::collections::HashMap<String, u64>,
+        calls: usize,
+    ) -> Cpu {
+        let mut cpu = Cpu::default();
+        for (name, ns) in after {
+            let d = ns.saturating_sub(before.get(name).copied().unwrap_or(0)) as f64;
+            let us = d / 1e3 / calls as f64;
+            match name.as_str() {
+                "bench-client" => cpu.client += us,
+                "bench-server" => cpu.server += us,
+                n if n.starts_with("bench-proxy") => cpu.proxy += us,
+                _ => cpu.other += us,
+            }
+        }
+        cpu
+    }
+
+    fn add(&mut self, o: Cpu) {
+        self.client += o.client;
+        self.server += o.server;
+        self.proxy += o.proxy;
+        self.other += o.other;
+    }
+
+    fn scale(self, k: f64) -> Cpu {
+        Cpu {
+            client: self.client * k,
+            server: self.server * k,
+            proxy: self.proxy * k,
+            other: self.other * k,
+        }
+    }
+
+    /// The most requests per second `cores` cores can serve at these costs, each role being
+    /// one thread: bounded by the total CPU over the cores and by the busiest single thread.
+    fn bound(self, cores: f64) -> f64 {
+        let total = self.client + self.server + self.proxy + self.other;
+        let busiest = self.client.max(self.server).max(self.proxy);
+        (cores * 1e6 / total).min(1e6 / busiest)
+    }
 }
 
 fn single_thread() -> tokio::runtime::Runtime {
@@ -70,10 +111,17 @@ fn single_thread() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
+fn named(name: &str, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(f)
+        .expect("a thread");
+}
+
 /// Starts the tiny server in its own thread; returns its address.
 fn start_server() -> SocketAddr {
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    named("bench-server", move || {
         single_thread().block_on(async move {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             tx.send(listener.local_addr().unwrap()).unwrap();
@@ -93,7 +141,7 @@ fn start_server() -> SocketAddr {
 /// Starts a proxy for `upstream` in its own thread; returns the URL clients use.
 fn start_proxy(upstream: String) -> String {
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
+    named("bench-proxy", move || {
         single_thread().block_on(async move {
             let config = Config::new(upstream, "127.0.0.1:0".parse().unwrap());
             let proxy = Proxy::builder(config)
@@ -154,6 +202,16 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    // The client runs on a named thread too, so its CPU is told apart from the others'.
+    std::thread::Builder::new()
+        .name("bench-client".into())
+        .spawn(client_main)
+        .expect("a thread")
+        .join()
+        .expect("the bench ran");
+}
+
+fn client_main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs this once, quickly.
     let quick = std::env::args().all(|a| a != "--bench");
     let server = start_server();
@@ -187,6 +245,7 @@ fn main() {
             Histogram::<u64>::new(3).unwrap(),
         );
         let (mut rd, mut rp) = (Vec::new(), Vec::new());
+        let (mut cd, mut cp) = (Cpu::default(), Cpu::default());
         rt.block_on(async {
             // Warm-up: connections, allocator, caches.
             round(&http, &direct, &mut Histogram::new(3).unwrap()).await;
@@ -198,12 +257,15 @@ fn main() {
                     [false, true]
                 };
                 for is_direct in order {
+                    let before = cpu_by_thread();
                     if is_direct {
                         let t = round(&http, &direct, &mut hd).await;
                         rd.push(PER_ROUND as f64 / t.as_secs_f64());
+                        cd.add(Cpu::between(&before, &cpu_by_thread(), PER_ROUND));
                     } else {
                         let t = round(&http, &proxied, &mut hp).await;
                         rp.push(PER_ROUND as f64 / t.as_secs_f64());
+                        cp.add(Cpu::between(&before, &cpu_by_thread(), PER_ROUND));
                     }
                 }
             }
@@ -224,6 +286,23 @@ fn main() {
             "       goals: req/s ratio >= 0.9: {}; p99 added < 1 ms: {}",
             if p / d >= 0.9 { "met" } else { "NOT met" },
             if added < 1000 { "met" } else { "NOT met" }
+        );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (cd, cp) = (cd.scale(1.0 / rounds as f64), cp.scale(1.0 / rounds as f64));
+        for (label, c) in [("direct", cd), ("proxied", cp)] {
+            println!(
+                "       CPU us/request {label:<7}: client {:.1}, server {:.1}, proxy {:.1}, other {:.1}; bound on {cores} cores {:.0} req/s",
+                c.client,
+                c.server,
+                c.proxy,
+                c.other,
+                c.bound(cores as f64)
+            );
+        }
+        println!(
+            "       ratio the CPU costs allow on {cores} cores: {:.3} (measured {:.3})",
+            cp.bound(cores as f64) / cd.bound(cores as f64),
+            p / d
         );
     }
 }

@@ -10,6 +10,10 @@
 //! /tmp/big_sse.har --format jsonl` (timed with its peak RSS from `/usr/bin/time`-style
 //! `getrusage`) and eventsource-stream 0.2.3 on the same body in memory, one chunk per event
 //! (its best feed), parsing nothing. Prints the median ratio.
+//!
+//! Two in-process columns split the replay's time: the streamed HAR reader alone (the body
+//! decoded into a sink that only counts it) and the reader feeding the core's bare `SseFramer`
+//! (framing, no judging). Replay minus the second is what judging the events costs.
 
 use std::io::Write;
 use std::process::Command;
@@ -66,6 +70,49 @@ fn eventsource(chunks: &[bytes::Bytes]) -> usize {
     })
 }
 
+/// Counts body bytes, and frames them when it holds a framer.
+struct Frames {
+    bytes: u64,
+    framer: Option<(mcp_verdict::sse::SseFramer, Events)>,
+}
+
+/// Counts events with data.
+struct Events(u64);
+
+impl mcp_verdict::sse::SseSink for Events {
+    fn on_event(&mut self, event: &mcp_verdict::sse::SseEvent<'_>) {
+        self.0 += u64::from(!event.data.is_empty());
+    }
+}
+
+impl mcp_verdict::har::EntrySink for Frames {
+    fn begin(&mut self, _: mcp_verdict::har::EntryHead) {}
+    fn body(&mut self, piece: &[u8]) {
+        self.bytes += piece.len() as u64;
+        if let Some((framer, events)) = &mut self.framer {
+            framer.feed(piece, events).expect("event too large");
+        }
+    }
+    fn finish(&mut self, _: mcp_verdict::har::EntryTail) {}
+}
+
+/// The streamed HAR reader on `path` (with the core's framer when `frame`): seconds.
+fn reader(path: &str, frame: bool, expect: usize) -> Result<f64, Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    let mut sink = Frames {
+        bytes: 0,
+        framer: frame.then(|| (mcp_verdict::sse::SseFramer::new(16 << 20), Events(0))),
+    };
+    let cap = mcp_verdict::har::hold_cap(&mcp_verdict::Limits::default());
+    mcp_verdict::har::stream_entries_seekable(std::fs::File::open(path)?, cap, &mut sink)?;
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(sink.bytes, expect as u64);
+    if let Some((_, events)) = sink.framer {
+        assert!(events.0 > 1000);
+    }
+    Ok(secs)
+}
+
 /// The reader before streaming: serde_json reads each entry whole (the body decoded into one
 /// string), then the entry is judged. Run as a child process, for its peak RSS.
 fn serde_replay(path: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -119,6 +166,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("body {size:.1} MiB, HAR {path}");
     let mut ratios = Vec::new();
     let mut before_ratios = Vec::new();
+    let (mut reader_ratios, mut framed_ratios) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let me = std::env::current_exe()?;
         let replay = || {
@@ -142,26 +190,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             assert!(n > 1000);
             t.elapsed().as_secs_f64()
         };
+        let only = || reader(path, false, body.len());
+        let framed = || reader(path, true, body.len());
         // Rotated order.
-        let (mut r, mut b, mut e) = ((0.0, 0), (0.0, 0), 0.0);
-        for step in 0..3 {
-            match (step + round) % 3 {
+        let (mut r, mut b, mut e, mut o, mut f) = ((0.0, 0), (0.0, 0), 0.0, 0.0, 0.0);
+        for step in 0..5 {
+            match (step + round) % 5 {
                 0 => r = replay()?,
                 1 => b = before()?,
+                2 => o = only()?,
+                3 => f = framed()?,
                 _ => e = es(),
             }
         }
         let ratio = e / r.0;
         ratios.push(ratio);
         before_ratios.push(e / b.0);
+        reader_ratios.push(e / o);
+        framed_ratios.push(e / f);
         println!(
-            "round {round}: replay {:.0} MiB/s (peak RSS {:.1} MB) | serde reader {:.0} MiB/s (peak RSS {:.1} MB) | eventsource-stream {:.0} MiB/s | replay ÷ eventsource-stream {ratio:.2}, serde reader ÷ eventsource-stream {:.2}",
+            "round {round}: replay {:.0} MiB/s (peak RSS {:.1} MB) | serde reader {:.0} MiB/s (peak RSS {:.1} MB) | reader only {:.0} MiB/s | reader + framer {:.0} MiB/s | eventsource-stream {:.0} MiB/s | replay ÷ eventsource-stream {ratio:.2}, serde reader ÷ eventsource-stream {:.2}",
             size / r.0,
             r.1 as f64 / 1000.0,
             size / b.0,
             b.1 as f64 / 1000.0,
+            size / o,
+            size / f,
             size / e,
             e / b.0
+        );
+    }
+    for (what, ratios) in [
+        ("reader only", &mut reader_ratios),
+        ("reader + framer", &mut framed_ratios),
+    ] {
+        ratios.sort_by(f64::total_cmp);
+        println!(
+            "median {what} ÷ eventsource-stream: {:.2}",
+            ratios[ratios.len() / 2]
         );
     }
     before_ratios.sort_by(f64::total_cmp);

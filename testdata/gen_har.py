@@ -1381,6 +1381,22 @@ def session_listen_resume_delete_1125(c):
     c.call([6], outcome="HTTP_ERROR", ids=[3], error_code=-32001)
 
 
+@case("A 2025-11-25 tools/call stream primes event id e-1 with retry 500 and is cut after progress e-2 "
+      "(STREAM_ABORTED, resume); 1 s later the client GETs without Last-Event-ID, so the server opens a standalone "
+      "stream (LISTENING) and the answer is lost. Calls: the GET joins the cut call as its (failed) resumption, "
+      "call.resume_without_last_event_id; the call stays STREAM_ABORTED.", pv=V1125, handshake=True)
+def resume_without_last_event_id_1125(c):
+    call = call25(V1125, 2, "long_task", {"seconds": 5}, meta={"progressToken": "pt-2"})
+    cut = ev(event=None, id="e-1", retry=500, data="", space=False) + ev(progress(1, 3, "pt-2"), id="e-2")
+    c.x(call, sse(cut, error="net::ERR_CONNECTION_RESET"), at=3, outcome="STREAM_ABORTED", advice="resume",
+        after_ms=500, event_count=1, last_event_id="e-2", resumable=True, src="header")
+    c.x(get25(V1125), sse(ev(notif("notifications/tools/list_changed"))), http="GET", at=4, outcome="LISTENING",
+        advice="none", src="header", event_count=1)
+    init_calls(c)
+    c.call([2, 3], outcome="STREAM_ABORTED", ids=[2], statuses=[200, 200], post_count=1, retry_origin="resume",
+           violations=["call.resume_without_last_event_id"])
+
+
 @case("A 2025-06-18 server without a GET stream and without DELETE answers "
       "both with 405: allowed by the revision, METHOD_NOT_ALLOWED (complete), no violation.", pv=V0618, handshake=True)
 def session_get_delete_405_0618(c):

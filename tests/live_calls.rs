@@ -39,6 +39,11 @@ async fn live_calls_equal_replayed_calls_for_every_scenario() {
                 serde_json::to_string(&replayed).unwrap()
             ));
         }
+        // The calls read back from the capture are the ones the scenario declares.
+        let first = run.call().map_or(0, |v| v.index);
+        for m in demo::compare_calls(&run.scenario.calls, &replayed, first) {
+            failures.push(format!("{name}: replayed {m}"));
+        }
         let entries: usize = live.iter().map(|c| c.entries.len()).sum();
         if entries != run.verdicts.len() {
             failures.push(format!(
@@ -49,6 +54,11 @@ async fn live_calls_equal_replayed_calls_for_every_scenario() {
         grouped.push((name, live));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let declared = runs.iter().filter(|r| !r.scenario.calls.is_empty()).count();
+    assert!(
+        declared >= 9,
+        "only {declared} scenarios declare their calls"
+    );
 
     // The two scenarios whose traffic is one operation over two exchanges are grouped so.
     let origin_of = |scenario: &str| {

@@ -19,6 +19,9 @@ use opentelemetry_proto::tonic::trace::v1::{Span, span, status};
 use prost::Message;
 use serde_json::Value;
 
+mod proxy_process;
+use proxy_process::{ProxyProcess, client, log_lines};
+
 type Received = Arc<Mutex<Vec<(String, Bytes)>>>;
 
 /// Accepts OTLP/HTTP posts on 127.0.0.1 and keeps (path, body).
@@ -110,6 +113,34 @@ fn attrs(kv: &[KeyValue]) -> BTreeMap<String, String> {
     kv.iter().map(|a| (a.key.clone(), text(&a.value))).collect()
 }
 
+/// The `tools/call progress` span: named `{method} {tool}`, its SSE stream as span events (the
+/// head, two progress notifications, the response) inside the span. Returns its attributes.
+fn progress_call(spans: &[Span]) -> BTreeMap<String, String> {
+    let call = spans
+        .iter()
+        .find(|s| s.name == "tools/call progress")
+        .expect("a span named {method} {tool}");
+    let names: Vec<&str> = call.events.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "http.response.head",
+            "mcp.notification",
+            "mcp.notification",
+            "mcp.response"
+        ]
+    );
+    assert!(
+        call.events
+            .iter()
+            .all(|e| e.time_unix_nano >= call.start_time_unix_nano
+                && e.time_unix_nano <= call.end_time_unix_nano)
+    );
+    let a = attrs(&call.attributes);
+    assert_eq!(a["gen_ai.tool.name"], "progress");
+    a
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -158,32 +189,10 @@ fn probe_exports_one_client_span_per_exchange_with_the_verdict() {
         assert_eq!(a["server.address"], "127.0.0.1");
         assert!(span.end_time_unix_nano >= span.start_time_unix_nano);
     }
-    let call = spans
-        .iter()
-        .find(|s| s.name == "tools/call progress")
-        .expect("a span named {method} {tool}");
-    let a = attrs(&call.attributes);
-    assert_eq!(a["gen_ai.tool.name"], "progress");
+    let a = progress_call(&spans);
     assert_eq!(a["mcp_verdict.outcome"], "TOOL_SUCCESS");
     assert!(!a.contains_key("error.type"));
     assert!(a.contains_key("jsonrpc.request.id"));
-    // The SSE stream as span events: the head, two progress notifications, the response.
-    let names: Vec<&str> = call.events.iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
-            "http.response.head",
-            "mcp.notification",
-            "mcp.notification",
-            "mcp.response"
-        ]
-    );
-    assert!(
-        call.events
-            .iter()
-            .all(|e| e.time_unix_nano >= call.start_time_unix_nano
-                && e.time_unix_nano <= call.end_time_unix_nano)
-    );
     // One histogram point per exchange, split by method.
     let points = duration_points(&got);
     assert_eq!(
@@ -258,8 +267,141 @@ fn soak_exports_a_span_and_a_histogram_point_per_call() {
         .collect();
     assert_eq!(cut.len(), 10);
     assert!(spans.iter().any(|s| s.name == "tools/call echo"));
+    // 2026-07-28 is stateless: no session, so no mcp.session.id.
+    assert!(
+        spans
+            .iter()
+            .all(|s| !attrs(&s.attributes).contains_key("mcp.session.id"))
+    );
     assert_eq!(
         duration_points(&got).iter().map(|(_, n)| n).sum::<u64>(),
         40
     );
+}
+
+#[test]
+fn soak_spans_carry_the_session_they_were_sent_in() {
+    let rt = runtime();
+    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
+    let (otlp, got) = rt.block_on(receiver());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+        .args(["soak", &server.url(None), "--protocol", "2025-11-25"])
+        .args(["--tool", "echo", "--args", r#"{"message":"hi"}"#])
+        .args(["--requests", "12", "--concurrency", "2", "--otlp", &otlp])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let spans = spans(&got);
+    assert_eq!(spans.len(), 12);
+    let sessions: std::collections::BTreeSet<String> = spans
+        .iter()
+        .map(|s| attrs(&s.attributes)["mcp.session.id"].clone())
+        .collect();
+    // The fault server names its sessions session-N; one soak run is one session.
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(sessions.first().unwrap().starts_with("session-"));
+}
+
+/// Polls until `want` spans arrived (at most 20 s).
+fn wait_for_spans(got: &Received, want: usize) -> Vec<Span> {
+    let start = std::time::Instant::now();
+    loop {
+        let now = spans(got);
+        if now.len() >= want || start.elapsed() > std::time::Duration::from_secs(20) {
+            return now;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn proxy_exports_each_exchange_as_it_finishes_and_flushes_at_sigterm() {
+    let rt = runtime();
+    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
+    let (otlp, got) = rt.block_on(receiver());
+    let dir = std::env::temp_dir().join(format!("mcp-verdict-otel-proxy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("proxy.jsonl");
+    // A short batch delay, so "live" is seen within the test (the default is 5 s).
+    let proxy = ProxyProcess::start(
+        &server.url(Some("sse-progress")),
+        &["--quiet", "--log", log.to_str().unwrap(), "--otlp", &otlp],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+        &dir,
+    );
+    let mut probe = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"));
+    probe.args([
+        "probe",
+        &proxy.url,
+        "--protocol",
+        "2025-11-25",
+        "--tool",
+        "progress",
+    ]);
+    assert_eq!(client(probe), 0);
+    let verdicts = log_lines(&log);
+    // Exported live: every exchange's span arrives while the proxy still runs.
+    let live = wait_for_spans(&got, verdicts.len());
+    assert_eq!(live.len(), verdicts.len(), "{live:#?}");
+    assert_eq!(proxy.stop().code(), Some(0));
+    let spans = spans(&got);
+    assert_eq!(spans.len(), verdicts.len());
+    for (span, v) in spans.iter().zip(&verdicts) {
+        let a = attrs(&span.attributes);
+        assert_eq!(span.kind, span::SpanKind::Client as i32);
+        assert_eq!(a["mcp.method.name"], v["method"].as_str().unwrap());
+        assert_eq!(a["mcp.protocol.version"], "2025-11-25");
+        assert_eq!(a["mcp_verdict.outcome"], v["outcome"].as_str().unwrap());
+        assert_eq!(a["mcp_verdict.layer"], v["layer"].as_str().unwrap());
+        assert_eq!(
+            a["mcp_verdict.retry_advice"],
+            v["retry"]["advice"].as_str().unwrap()
+        );
+        // Notifications have no id, and the conventions say to leave it out then.
+        assert_eq!(
+            a.get("jsonrpc.request.id").cloned(),
+            (!v["id"].is_null()).then(|| v["id"].to_string())
+        );
+        // The upstream, not the proxy: server.* name the server behind the intermediary.
+        assert_eq!(a["server.address"], "127.0.0.1");
+        assert_eq!(a["server.port"], server.addr().port().to_string());
+        assert_eq!(a["network.protocol.version"], "1.1");
+        // After initialize every request carries the session, shown as the recording's
+        // stand-in (the proxy redacts session ids unless --no-redact).
+        if v["method"] != "initialize" {
+            assert!(a["mcp.session.id"].starts_with("<redacted-"), "{a:?}");
+        }
+    }
+    assert_eq!(
+        progress_call(&spans)["gen_ai.operation.name"],
+        "execute_tool"
+    );
+    // The histogram, flushed at SIGTERM: one point per exchange.
+    assert_eq!(
+        duration_points(&got).iter().map(|(_, n)| n).sum::<u64>(),
+        verdicts.len() as u64
+    );
+}
+
+#[test]
+fn a_json_rpc_error_names_the_code_and_describes_the_status_with_its_message() {
+    let rt = runtime();
+    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
+    let (otlp, got) = rt.block_on(receiver());
+    let verdicts = probe(&server.url(Some("http-404-method-not-found")), &otlp);
+    let last = verdicts.last().unwrap();
+    let code = last["error_code"]
+        .as_i64()
+        .expect("a JSON-RPC error")
+        .to_string();
+    let call = spans(&got)
+        .into_iter()
+        .find(|s| s.name.starts_with("tools/call"))
+        .unwrap();
+    let a = attrs(&call.attributes);
+    assert_eq!(a["error.type"], code);
+    assert_eq!(a["rpc.response.status_code"], code);
+    let status = call.status.unwrap();
+    assert_eq!(status.code, status::StatusCode::Error as i32);
+    assert_eq!(status.message, last["error_message"].as_str().unwrap());
 }

@@ -35,11 +35,22 @@ fn loopback() -> SocketAddr {
 }
 
 async fn start_proxy(upstream: &str, limits: Limits) -> (Proxy, Arc<Verdicts>) {
+    start_proxy_with(upstream, limits, None).await
+}
+
+/// A proxy told the clients' deadline (`--timeout`).
+async fn start_proxy_with(
+    upstream: &str,
+    limits: Limits,
+    client_timeout: Option<Duration>,
+) -> (Proxy, Arc<Verdicts>) {
     let mut config = Config::new(upstream, loopback());
     config.limits = limits;
+    config.client_timeout = client_timeout;
     let seen = Arc::new(Verdicts::default());
     let proxy = Proxy::builder(config)
         .sink(seen.clone())
+        .call_sink(seen.clone())
         .record()
         .start()
         .await
@@ -47,11 +58,36 @@ async fn start_proxy(upstream: &str, limits: Limits) -> (Proxy, Arc<Verdicts>) {
     (proxy, seen)
 }
 
-/// The recording, through the HAR writer and reader.
-fn recorded(proxy: &Proxy) -> Vec<Entry> {
+/// The recording as HAR text.
+fn har_text(proxy: &Proxy) -> Vec<u8> {
     let mut bytes = Vec::new();
     proxy.recorder().unwrap().write(&mut bytes).unwrap();
-    har::parse(&bytes).unwrap()
+    bytes
+}
+
+/// The recording, through the HAR writer and reader.
+fn recorded(proxy: &Proxy) -> Vec<Entry> {
+    har::parse(&har_text(proxy)).unwrap()
+}
+
+/// The proxy's logical calls (closed now) and `replay --calls` of its recording, as JSON lines.
+fn calls_live_and_replayed(
+    proxy: &Proxy,
+    seen: &Verdicts,
+    limits: Limits,
+) -> (Vec<String>, Vec<String>) {
+    proxy.close_calls();
+    let live = seen
+        .calls()
+        .iter()
+        .map(|c| serde_json::to_string(c).unwrap())
+        .collect();
+    let mut again = Vec::new();
+    mcp_verdict::replay::replay_calls(&har_text(proxy)[..], limits, &mut |c| {
+        again.push(serde_json::to_string(&c).unwrap())
+    })
+    .unwrap();
+    (live, again)
 }
 
 fn replayed(entries: &[Entry], limits: Limits) -> Vec<Verdict> {
@@ -142,15 +178,20 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                         limits.max_event_bytes = n;
                     }
                     let direct = demo::probe(&upstream, &s).await;
-                    let (proxy, seen) = start_proxy(&upstream, limits).await;
+                    // The proxy is told the client's deadline (`--timeout`), a little short of
+                    // it: the client leaves when its own clock says so, after the proxy's.
+                    let told = s.client_deadline_ms.map(|ms| Duration::from_millis(ms * 3 / 4));
+                    let (proxy, seen) = start_proxy_with(&upstream, limits, told).await;
                     let through = demo::probe(&proxy.url(), &s).await;
                     // The proxy finishes an exchange when the client lets go of it.
                     tokio::time::sleep(Duration::from_millis(300)).await;
-                    (s, limits, direct, through, seen.sorted(), recorded(&proxy))
+                    let calls = calls_live_and_replayed(&proxy, &seen, limits);
+                    (s, limits, direct, through, seen.sorted(), recorded(&proxy), calls)
                 }));
             }
             for run in runs {
-                let (s, limits, direct, through, at_proxy, entries) = run.await.unwrap();
+                let (s, limits, direct, through, at_proxy, entries, (calls, calls_again)) =
+                    run.await.unwrap();
                 let name = s.name;
                 // The client through the proxy sees what it sees directly.
                 failures.extend(through.mismatches.iter().map(|m| format!("{name}: through the proxy: {m}")));
@@ -160,16 +201,9 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                 if a != b {
                     failures.push(format!("{name}: client verdicts differ through the proxy:\n  {a:?}\n  {b:?}"));
                 }
-                // The proxy's verdicts equal probe's, except that the proxy cannot tell a client's
-                // deadline from a deliberate close: both are the client closing (CANCELLED).
-                let mut want = direct.verdicts.clone();
-                if s.client_deadline_ms.is_some()
-                    && let Some(call) = want.iter_mut().find(|v| v.outcome == Outcome::TimedOut)
-                {
-                    let recheck = at_proxy.iter().find(|v| v.index == call.index);
-                    assert_eq!(recheck.map(|v| v.outcome), Some(Outcome::Cancelled), "{name}");
-                    *call = recheck.unwrap().clone();
-                }
+                // The proxy's verdicts equal probe's, every scenario (`sse-never-ends` included:
+                // told the client's deadline, the proxy judges its leaving TIMED_OUT).
+                let want = direct.verdicts.clone();
                 let a: Vec<_> = want.iter().map(essence).collect();
                 let b: Vec<_> = at_proxy.iter().map(essence).collect();
                 if a != b {
@@ -181,6 +215,10 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                     failures.push(format!("{name}: replay of the recording differs from the proxy's verdicts"));
                 }
                 same_bodies(name, &through.recorded, &entries, &mut failures);
+                // The proxy's logical calls equal `replay --calls` of its recording.
+                if calls.is_empty() || calls != calls_again {
+                    failures.push(format!("{name}: proxy calls differ from replay --calls:\n  proxy:  {calls:?}\n  replay: {calls_again:?}"));
+                }
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -249,6 +287,9 @@ async fn crate_client_and_rmcp_server_through_the_proxy() {
                 at_proxy.iter().map(json).collect::<Vec<_>>(),
                 "{mode:?}: replay of the recording"
             );
+            let (calls, calls_again) = calls_live_and_replayed(&proxy, &seen, Limits::default());
+            assert!(!calls.is_empty(), "{mode:?}: no calls");
+            assert_eq!(calls, calls_again, "{mode:?}: calls vs replay --calls");
             let calls: Vec<_> = at_proxy
                 .iter()
                 .filter(|v| v.method.as_deref() == Some("tools/call"))
@@ -335,7 +376,20 @@ mod rmcp_clients {
                     .collect();
                 assert!(at_proxy.len() >= 5, "{mode:?}: {}", at_proxy.len());
                 assert_eq!(outcomes(&at_client), outcomes(&at_proxy), "{mode:?}");
-                let ess = |v: &[Verdict]| v.iter().map(essence).collect::<Vec<_>>();
+                // Known difference (issue 16's note): rmcp sends `notifications/initialized`
+                // without waiting, and the proxy's session learns an exchange when it finishes,
+                // so under load a `tools/call` can begin at the proxy before the notification's
+                // 202 is through, and gets `session.before_initialized` there only.
+                let ess = |v: &[Verdict]| {
+                    v.iter()
+                        .map(|v| {
+                            let mut v = v.clone();
+                            v.violations
+                                .retain(|x| x.rule.as_str() != "session.before_initialized");
+                            essence(&v)
+                        })
+                        .collect::<Vec<_>>()
+                };
                 assert_eq!(ess(&at_client), ess(&at_proxy), "{mode:?}");
 
                 // Plain rmcp (its own reqwest client): the proxy judges what it sends.
@@ -429,13 +483,7 @@ async fn a_client_that_goes_away_closes_the_upstream_stream() {
     .await;
 }
 
-async fn exchange_raw(addr: SocketAddr, request: &[u8]) -> String {
-    let mut c = TcpStream::connect(addr).await.unwrap();
-    let _ = c.write_all(request).await;
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
-    String::from_utf8_lossy(&out).into_owned()
-}
+use support::exchange_raw;
 
 /// What must not be forwarded is refused with a status and a one-line reason; a redirect
 /// reaches the client as sent (not followed).

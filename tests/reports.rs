@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 use mcp_verdict::faults::FaultServer;
 use serde_json::Value;
 
+mod proxy_process;
+use proxy_process::{ProxyProcess, client, log_lines};
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
 }
@@ -121,6 +124,14 @@ fn by_id<'a>(dom: &'a str, id: &str) -> &'a str {
         + marker.len();
     let len = dom[start..].find('<').unwrap();
     &dom[start..start + len]
+}
+
+/// The table with this id, up to its end.
+fn table<'a>(dom: &'a str, id: &str) -> &'a str {
+    let start = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} table"));
+    &dom[start..start + dom[start..].find("</table>").unwrap()]
 }
 
 /// The rendered "outcomes by layer" table: outcome name to count.
@@ -250,11 +261,30 @@ fn replay_html_matches_the_json_of_the_same_run() {
     };
     let rendered = render(&chromium, &page, &dir);
     assert_summary(&rendered, total, incomplete, &outcomes, exit);
-    let rows = rendered.dom.matches("<tr data-outcome=").count() as u64;
+    let rows = table(&rendered.dom, "exchanges")
+        .matches("<tr data-outcome=")
+        .count() as u64;
+    assert_eq!(rows, total, "one row per exchange");
+    // The logical calls: the rows of `replay --calls` over the same captures.
+    let calls = bin()
+        .args(["replay", "--calls", "--format", "jsonl"])
+        .args(&files)
+        .output()
+        .unwrap();
+    let calls: Vec<Value> = String::from_utf8(calls.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let shown = table(&rendered.dom, "calls");
+    assert_eq!(shown.matches("<tr data-outcome=").count(), calls.len());
     assert_eq!(
-        rows,
-        total + outcomes.len() as u64,
-        "one exchange row each, plus the outcome table"
+        shown.matches("data-complete=\"false\"").count(),
+        calls.iter().filter(|c| c["complete"] == false).count()
+    );
+    assert!(
+        calls.len() < total as usize,
+        "some calls group several exchanges"
     );
     assert_eq!(
         rendered.dom.matches("<section class=\"trace\"").count() as u64,
@@ -448,9 +478,123 @@ fn probe_html_draws_live_arrival_times() {
     let call = &html[html.rfind("<section class=\"trace\"").unwrap()..];
     assert!(call.contains("ms (measured)"), "{call}");
     assert_eq!(call.matches("<li>+").count(), 3, "{call}");
+    // Its logical calls, the last one the tool call.
+    let calls = table(&html, "calls");
+    let last_row = &calls[calls.rfind("<tr ").unwrap()..];
+    assert!(last_row.contains("tools/call progress"), "{last_row}");
     let Some(chromium) = external("chromium") else {
         return;
     };
     let rendered = render(&chromium, &page, &dir);
     assert_summary(&rendered, total, incomplete, &outcomes, exit);
+}
+
+/// Totals from a proxy's `--log`: verdict count, incomplete, per outcome.
+fn log_counts(lines: &[Value]) -> (u64, u64, BTreeMap<String, u64>) {
+    let mut outcomes = BTreeMap::new();
+    let mut incomplete = 0;
+    for v in lines {
+        incomplete += u64::from(!v["complete"].as_bool().unwrap());
+        *outcomes
+            .entry(v["outcome"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+    }
+    (lines.len() as u64, incomplete, outcomes)
+}
+
+/// A proxy in front of `upstream` writing `--log` and `--html` into `dir`.
+fn proxy_with_html(upstream: &str, dir: &Path) -> (ProxyProcess, PathBuf, PathBuf) {
+    let (page, log) = (dir.join("proxy.html"), dir.join("proxy.jsonl"));
+    let args = [
+        "--quiet",
+        "--log",
+        log.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+    ];
+    (ProxyProcess::start(upstream, &args, &[], dir), page, log)
+}
+
+#[test]
+fn proxy_html_written_at_sigterm_matches_its_log() {
+    let (_rt, server) = fault_server();
+    let dir = scratch("proxy-html");
+    let (proxy, page, log) = proxy_with_html(&server.url(None), &dir);
+    // Real clients through it: a probe whose call streams progress, then a soak with one call
+    // in three cut off, long enough that the page keeps only the last 500 exchanges.
+    let mut probe = bin();
+    probe.args(["probe", &proxy.url, "--tool", "progress"]);
+    assert_eq!(client(probe), 0);
+    let mix = dir.join("mix.json");
+    std::fs::write(
+        &mix,
+        r#"[{"tool":"echo","args":{"message":"hi"},"weight":2},
+            {"tool":"pay","args":{"_fault":"sse-cut-between-events"},"weight":1}]"#,
+    )
+    .unwrap();
+    let mut soak = bin();
+    soak.args(["soak", &proxy.url, "--mix"]).arg(&mix).args([
+        "--requests",
+        "540",
+        "--concurrency",
+        "4",
+    ]);
+    assert_eq!(client(soak), 1, "the soak saw its cut calls");
+    let status = proxy.stop();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+
+    let lines = log_lines(&log);
+    let (total, incomplete, outcomes) = log_counts(&lines);
+    assert!(total > 540, "{total}");
+    assert_eq!(incomplete, 180);
+    assert_eq!(outcomes["STREAM_ABORTED"], 180);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Bounded: the table and the timelines hold the last 500 exchanges; the counts are of all.
+    assert!(html.contains("id=\"kept\""), "the page says what it kept");
+    assert_eq!(html.matches("<section class=\"trace\"").count(), 500);
+    let last = lines.last().unwrap()["index"].as_u64().unwrap();
+    assert!(html.contains(&format!("<td class=\"num\">{last}</td>")));
+    assert!(
+        !html.contains("<td class=\"num\">0</td><td>"),
+        "the oldest row was dropped"
+    );
+    // A cut call's timeline, measured live: the answer expected where the body ended.
+    let cut = &html[html.rfind("data-outcome=\"STREAM_ABORTED\"><h3>").unwrap()..];
+    let cut = &cut[..cut.find("</section>").unwrap()];
+    assert!(cut.contains("ms (measured)"), "{cut}");
+    assert!(cut.contains("answer expected by here"), "{cut}");
+    let Some(chromium) = external("chromium") else {
+        return;
+    };
+    let rendered = render(&chromium, &page, &dir);
+    assert_summary(&rendered, total, incomplete, &outcomes, 0);
+}
+
+#[test]
+fn proxy_html_draws_each_message_at_its_arrival() {
+    let (_rt, server) = fault_server();
+    let dir = scratch("proxy-html-small");
+    let (proxy, page, log) = proxy_with_html(&server.url(Some("sse-progress")), &dir);
+    let mut probe = bin();
+    probe.args(["probe", &proxy.url, "--tool", "progress"]);
+    assert_eq!(client(probe), 0);
+    assert_eq!(proxy.stop().code(), Some(0));
+    let (total, incomplete, outcomes) = log_counts(&log_lines(&log));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains("id=\"kept\""), "everything was kept");
+    // The tools/call: two progress notifications and the answer, each with its arrival time.
+    let call = &html[html.rfind("<section class=\"trace\"").unwrap()..];
+    assert!(call.contains("tools/call progress"), "{call}");
+    assert!(call.contains("ms (measured)"), "{call}");
+    assert_eq!(call.matches("<li>+").count(), 3, "{call}");
+    assert_eq!(
+        call.matches("notifications/progress</li>").count(),
+        2,
+        "{call}"
+    );
+    let Some(chromium) = external("chromium") else {
+        return;
+    };
+    let rendered = render(&chromium, &page, &dir);
+    assert_summary(&rendered, total, incomplete, &outcomes, 0);
 }

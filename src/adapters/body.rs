@@ -141,6 +141,8 @@ struct Collector {
     progress: bool,
     first_event: Option<Instant>,
     terminal: Option<Instant>,
+    /// Server requests framed since the last chunk (id, method), for the session to wait on.
+    server_requests: Vec<(serde_json::Value, String)>,
 }
 
 impl Observer for Collector {
@@ -153,6 +155,9 @@ impl Observer for Collector {
         }
         if m.terminal {
             self.terminal.get_or_insert_with(Instant::now);
+        }
+        if let Some(request) = crate::lifecycle::server_request_in(m) {
+            self.server_requests.push(request);
         }
         if self.discard {
             return;
@@ -386,6 +391,21 @@ where
         self.verdict = Some(verdict);
     }
 
+    /// Tells the session about server requests as they are framed, so that the client's answer,
+    /// sent while this stream is still open, finds them waiting (as a replay in start order does).
+    fn note_server_requests(&mut self) {
+        if self.collector.server_requests.is_empty() {
+            return;
+        }
+        let seen = std::mem::take(&mut self.collector.server_requests);
+        if let Some(session) = &self.session {
+            let mut session = super::lock(session);
+            for (id, method) in seen {
+                session.server_request_seen(id, method);
+            }
+        }
+    }
+
     fn poll_frame(&mut self, cx: &mut Context<'_>) -> Poll<Option<Frame>> {
         loop {
             if let Some(m) = self.collector.queue.pop_front() {
@@ -416,6 +436,7 @@ where
                     if self.settled_at.is_none() && exchange.is_settled() {
                         self.settled_at = Some(self.last_byte);
                     }
+                    self.note_server_requests();
                 }
                 Poll::Ready(Some(Err(_))) => self.end(End::Reset),
                 Poll::Ready(None) => self.end(End::Eof),

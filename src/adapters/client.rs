@@ -15,6 +15,8 @@ use futures_core::Stream;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
+mod session;
+
 use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
 use super::lock;
 use super::negotiate;
@@ -610,11 +612,15 @@ impl Client {
         }
         let final_url = response.url().clone();
         let stream: BodyStream = Box::pin(response.bytes_stream());
-        let recorded = inner
-            .recorder
-            .as_ref()
-            .zip(draft)
-            .map(|(rec, draft)| (rec.clone(), draft.entry(Some(&head), &final_url)));
+        // The entry takes its place now, so the recording keeps the order in which exchanges
+        // began (as a HAR does), not the order they ended: an answer POSTed while a stream is
+        // still open comes after that stream's request, and replays as it was judged live.
+        let recorded = inner.recorder.as_ref().zip(draft).map(|(rec, draft)| {
+            let entry = draft.entry(Some(&head), &final_url);
+            let mut list = lock(rec);
+            list.push(entry.clone());
+            (rec.clone(), entry, list.len() - 1)
+        });
         // The recording keeps what the verdict needed, no more: one byte past `max_body_bytes`
         // still replays as LIMIT_EXCEEDED, and an endless stream cannot grow it without bound.
         let record_cap = lock(&inner.session)
@@ -623,7 +629,9 @@ impl Client {
             .saturating_add(1);
         let call = self.judge_body(exchange, head, stream, started);
         match recorded {
-            Some((rec, entry)) => call.with_tap(recording_tap(rec, entry, record_cap, started)),
+            Some((rec, entry, slot)) => {
+                call.with_tap(recording_tap(rec, entry, slot, record_cap, started))
+            }
             None => call,
         }
     }
@@ -686,7 +694,14 @@ fn head_of(response: &reqwest::Response) -> ResponseHead {
 }
 
 /// Keeps up to `cap` body bytes in `entry` and pushes it to `rec` when the body ends.
-fn recording_tap(rec: Recorder, entry: Entry, cap: u64, started: Instant) -> super::body::TapFn {
+/// Fills the recorded entry at `slot` (taken when the head arrived) as the body comes.
+fn recording_tap(
+    rec: Recorder,
+    entry: Entry,
+    slot: usize,
+    cap: u64,
+    started: Instant,
+) -> super::body::TapFn {
     let mut entry = Some(entry);
     Box::new(move |tap| match tap {
         super::body::Tap::Chunk(bytes) => {
@@ -700,7 +715,9 @@ fn recording_tap(rec: Recorder, entry: Entry, cap: u64, started: Instant) -> sup
             if let Some(mut e) = entry.take() {
                 e.end = end;
                 e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                lock(&rec).push(e);
+                if let Some(place) = lock(&rec).get_mut(slot) {
+                    *place = e;
+                }
             }
         }
     })
@@ -799,10 +816,18 @@ fn is_legacy_signal(v: &Verdict) -> bool {
 }
 
 pub(super) fn rfc3339(t: SystemTime) -> String {
-    let secs = t
+    // Milliseconds when there are any: call grouping compares retry delays of 100 ms.
+    let millis = t
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+        .is_ok_and(|d| d.subsec_millis() != 0);
+    rfc3339_with(t, millis)
+}
+
+/// `t` as RFC 3339 in UTC, with milliseconds when `millis` (the proxy's recordings, whose call
+/// grouping reads the delays between exchanges).
+pub(crate) fn rfc3339_with(t: SystemTime, millis: bool) -> String {
+    let since = t.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Civil-from-days (Howard Hinnant's algorithm), to avoid a date dependency.
     let z = days as i64 + 719_468;
@@ -814,8 +839,13 @@ pub(super) fn rfc3339(t: SystemTime) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
+    let frac = if millis {
+        format!(".{:03}", since.subsec_millis())
+    } else {
+        String::new()
+    };
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}Z",
         rem / 3600,
         rem % 3600 / 60,
         rem % 60

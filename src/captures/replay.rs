@@ -437,7 +437,7 @@ pub fn group_entry(
 }
 
 /// What the grouping reads from a verdict and the entry it judged.
-fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
+pub fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a> {
     ExchangeFacts {
         verdict,
         headers: &entry.request_headers,

@@ -324,6 +324,15 @@ impl Calls {
                 let at = recent.clone().find(|(_, o)| o.waiting.contains(id))?.0;
                 join(at, Some(RetryOrigin::None), false)
             }
+            // A GET without Last-Event-ID while a stream waits to be resumed: the client meant
+            // to resume (a guess; it may also just listen) and left out the header.
+            ExchangeKind::Listen => {
+                let at = recent
+                    .clone()
+                    .find(|(_, o)| o.resume_from.is_some() && !o.call.complete)?
+                    .0;
+                join(at, Some(RetryOrigin::Resume), false)
+            }
             ExchangeKind::Resume if v.method.is_some() => {
                 let last = x.headers.get("last-event-id")?;
                 let at = recent
@@ -424,6 +433,16 @@ fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
             format!("entry {} reuses id {id} of an earlier attempt", v.index),
         );
     }
+    if v.kind == Some(ExchangeKind::Listen) {
+        flag(
+            Rule::CallResumeWithoutLastEventId,
+            format!(
+                "entry {} resumes without Last-Event-ID; the stream gave event id {}",
+                v.index,
+                open.resume_from.as_deref().unwrap_or("?")
+            ),
+        );
+    }
     if (join.resent || join.origin == Some(RetryOrigin::Resume))
         && let (Some(wait), Some(end), Some(start)) =
             (open.last_after_ms, open.last_end_ms, x.started_ms)
@@ -471,6 +490,12 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
         if call.entries.len() > 1 {
             return; // the answer to a server request does not decide the call
         }
+    }
+    if kind == ExchangeKind::Listen && call.entries.len() > 1 {
+        // A resumption without Last-Event-ID cannot get the answer: the call stays as it was,
+        // and is not resumed twice.
+        open.resume_from = None;
+        return;
     }
     call.protocol_version = Some(v.protocol_version);
     call.error_code = v.error_code;

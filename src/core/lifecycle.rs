@@ -72,6 +72,18 @@ pub struct ServerRequest {
     pub id: Value,
 }
 
+/// The server request a framed message is (id and method), for a live adapter to tell the
+/// session while the stream is still open ([`crate::session::Session::server_request_seen`]).
+pub(crate) fn server_request_in(m: &crate::exchange::Message<'_>) -> Option<(Value, String)> {
+    if m.kind != crate::jsonrpc::Kind::Request {
+        return None;
+    }
+    let method = m.method?;
+    let message: Value = serde_json::from_str(m.raw).ok()?;
+    let id = message.get("id").filter(|id| !id.is_null())?;
+    Some((id.clone(), method.to_owned()))
+}
+
 /// How many server requests are remembered while waiting for the client's answer.
 const PENDING: usize = 256;
 
@@ -88,6 +100,8 @@ pub(crate) struct Lifecycle {
     pending: Vec<(Value, String, u64)>,
     /// Any server request was seen, so an unmatched answer means a wrong id.
     server_requests_seen: bool,
+    /// Server requests noted while their stream was open, not yet recorded with its verdict.
+    noted_live: std::collections::VecDeque<Value>,
 }
 
 impl Lifecycle {
@@ -177,6 +191,25 @@ impl Lifecycle {
         (req.session_id() == Some(gone.as_str())).then_some(*at)
     }
 
+    /// A server request seen on a stream that is still open: the client may answer it before
+    /// the stream ends (a server that waits for the answer), so it is waiting from now on.
+    /// Its entry index is not known yet: `u64::MAX` stands for it.
+    pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
+        if self.noted_live.len() == PENDING {
+            self.noted_live.pop_front();
+        }
+        self.noted_live.push_back(id.clone());
+        self.note(id, method, u64::MAX);
+    }
+
+    fn note(&mut self, id: Value, method: String, at: u64) {
+        self.server_requests_seen = true;
+        if self.pending.len() == PENDING {
+            self.pending.remove(0);
+        }
+        self.pending.push((id, method, at));
+    }
+
     /// Records what a finished exchange established.
     pub(crate) fn record(&mut self, req: &Request, verdict: &Verdict) {
         let kind = verdict.kind.unwrap_or_else(|| ExchangeKind::of(req));
@@ -203,12 +236,13 @@ impl Lifecycle {
             self.session_id = None;
         }
         for sr in &verdict.server_requests {
-            self.server_requests_seen = true;
-            if self.pending.len() == PENDING {
-                self.pending.remove(0);
+            // Noted while its stream was still open (a live client): not again, or an answer
+            // that already came would leave it waiting forever.
+            if let Some(at) = self.noted_live.iter().position(|id| *id == sr.id) {
+                self.noted_live.remove(at);
+                continue;
             }
-            self.pending
-                .push((sr.id.clone(), sr.method.clone(), verdict.index));
+            self.note(sr.id.clone(), sr.method.clone(), verdict.index);
         }
         if kind == ExchangeKind::Response
             && let Some(id) = &req.id

@@ -135,6 +135,8 @@ rules! {
         "A request is not re-sent after it got a complete answer.";
     CallReusedId => "call.reused_id", Must,
         "A retry or MRTR round uses a new JSON-RPC id (2025-x: ids are unique within a session).";
+    CallResumeWithoutLastEventId => "call.resume_without_last_event_id", Should,
+        "2025-x: a client resuming an interrupted stream sends GET with Last-Event-ID (a guess from traffic).";
     CallRetryTooSoon => "call.retry_too_soon", Should,
         "A retry or resumption waits the Retry-After or SSE retry delay the server gave.";
 }

@@ -183,6 +183,12 @@ impl Session {
         (ProtocolVersion::V2025_03_26, VersionSource::Default)
     }
 
+    /// A server request (`id`, `method`) framed on a stream that is still open: waiting for the
+    /// client's answer from now on, so an answer sent before the stream ends is linked.
+    pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
+        self.lifecycle.server_request_seen(id, method);
+    }
+
     /// Finishes `exchange` and records what it taught.
     pub fn finish(&mut self, exchange: &mut Exchange, end: End) -> Verdict {
         self.finish_with(exchange, end, &mut ())
@@ -246,6 +252,62 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exchange::ResponseHead;
+    use crate::request::Headers;
+
+    fn post(s: &mut Session, body: serde_json::Value) -> Exchange {
+        let headers = Headers::from(vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            (
+                "Accept".to_owned(),
+                "application/json, text/event-stream".to_owned(),
+            ),
+            ("MCP-Protocol-Version".to_owned(), "2025-11-25".to_owned()),
+            ("Mcp-Session-Id".to_owned(), "s-1".to_owned()),
+        ]);
+        s.begin(Request::new("POST", headers, body.to_string().as_bytes()))
+    }
+
+    fn answer(s: &mut Session, id: &str) -> Verdict {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "result": {"action": "accept"}});
+        let mut ex = post(s, body);
+        ex.on_head(ResponseHead {
+            status: 202,
+            headers: Headers::default(),
+        });
+        s.finish(&mut ex, End::Eof)
+    }
+
+    fn unknown_answer(v: &Verdict) -> bool {
+        v.violations
+            .iter()
+            .any(|x| x.rule == Rule::SessionResponseUnknownId)
+    }
+
+    /// A live client answers a server request while its stream is open: the request is known
+    /// from the moment it was framed, and the stream's finish does not make it wait again.
+    #[test]
+    fn a_server_request_seen_live_is_answered_once() {
+        let mut s = Session::new(Limits::default());
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                      "params": {"name": "pay", "arguments": {}}});
+        let mut ex = post(&mut s, call);
+        ex.on_head(ResponseHead {
+            status: 200,
+            headers: Headers::from(vec![(
+                "Content-Type".to_owned(),
+                "text/event-stream".to_owned(),
+            )]),
+        });
+        ex.feed(b"data: {\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"elicitation/create\",\"params\":{}}\n\n");
+        s.server_request_seen(serde_json::json!("srv-1"), "elicitation/create".into());
+        assert!(!unknown_answer(&answer(&mut s, "srv-1")));
+        ex.feed(b"data: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[]}}\n\n");
+        let v = s.finish(&mut ex, End::Eof);
+        assert_eq!(v.server_requests.len(), 1);
+        // Answered already: a second answer with the same id is one nobody waits for.
+        assert!(unknown_answer(&answer(&mut s, "srv-1")));
+    }
 
     #[test]
     fn tool_memory_is_bounded_by_max_tools() {

@@ -223,6 +223,16 @@ pub async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// Sends `request` on a new connection to `addr`; returns all it reads until the peer closes
+/// (at most 5 s).
+pub async fn exchange_raw(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let _ = c.write_all(request).await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `data` as one chunk of a chunked body.
 pub fn chunk(data: &str) -> String {
     format!("{:x}\r\n{data}\r\n", data.len())
@@ -292,17 +302,35 @@ pub fn progress_event(token: &str, progress: u32) -> String {
     )
 }
 
-/// Collects the verdicts a proxy gives.
+/// Collects what a proxy gives: verdicts per exchange, records of unjudged exchanges, and
+/// logical calls.
 #[cfg(feature = "proxy")]
 #[derive(Default)]
-pub struct ProxyVerdicts(std::sync::Mutex<Vec<mcp_verdict::Verdict>>);
+pub struct ProxyVerdicts {
+    verdicts: std::sync::Mutex<Vec<mcp_verdict::Verdict>>,
+    /// `(index, note, analysis failed)` of exchanges without a verdict.
+    unjudged: std::sync::Mutex<Vec<(u64, String, bool)>>,
+    calls: std::sync::Mutex<Vec<mcp_verdict::Call>>,
+}
 
 #[cfg(feature = "proxy")]
 impl mcp_verdict::proxy::Sink for ProxyVerdicts {
     fn exchange(&self, record: &mcp_verdict::proxy::ExchangeRecord<'_>) {
-        if let Some(v) = record.verdict {
-            self.0.lock().unwrap().push(v.clone());
+        match record.verdict {
+            Some(v) => self.verdicts.lock().unwrap().push(v.clone()),
+            None => self.unjudged.lock().unwrap().push((
+                record.index,
+                record.note.unwrap_or_default().to_owned(),
+                record.analysis_failed,
+            )),
         }
+    }
+}
+
+#[cfg(feature = "proxy")]
+impl mcp_verdict::proxy::CallSink for ProxyVerdicts {
+    fn call(&self, call: &mcp_verdict::Call) {
+        self.calls.lock().unwrap().push(call.clone());
     }
 }
 
@@ -310,9 +338,21 @@ impl mcp_verdict::proxy::Sink for ProxyVerdicts {
 impl ProxyVerdicts {
     /// The verdicts so far, in forwarding order.
     pub fn sorted(&self) -> Vec<mcp_verdict::Verdict> {
-        let mut v = self.0.lock().unwrap().clone();
+        let mut v = self.verdicts.lock().unwrap().clone();
         v.sort_by_key(|v| v.index);
         v
+    }
+
+    /// Exchanges without a verdict so far, in forwarding order.
+    pub fn unjudged(&self) -> Vec<(u64, String, bool)> {
+        let mut v = self.unjudged.lock().unwrap().clone();
+        v.sort();
+        v
+    }
+
+    /// The calls handed on so far, in the order they began.
+    pub fn calls(&self) -> Vec<mcp_verdict::Call> {
+        self.calls.lock().unwrap().clone()
     }
 }
 

@@ -67,6 +67,13 @@ fn expectation(s: &Scenario) -> String {
     if !e.violations.is_empty() {
         text.push_str(&format!(", {}", e.violations.join(" ")));
     }
+    for then in &s.then {
+        let step = serde_json::to_string(&then.step).unwrap_or_default();
+        text.push_str(&format!("; then {step}: {}", then.expect.outcome));
+    }
+    if !s.calls.is_empty() {
+        text.push_str(&format!("; {} calls checked", s.calls.len()));
+    }
     text
 }
 
@@ -128,36 +135,70 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     })
 }
 
-pub fn demo(args: DemoArgs) -> ExitCode {
+/// The scenarios `--scenario` names (all when none); exit 2 for a name that is not one.
+fn selected(names: &[String]) -> Result<Vec<Scenario>, ExitCode> {
     let mut list = scenarios::all();
-    if !args.scenarios.is_empty() {
-        for name in &args.scenarios {
-            if scenarios::find(name).is_none() {
-                eprintln!(
-                    "mcp-verdict: no scenario {name:?}; see `mcp-verdict serve-faults --list`"
-                );
-                return ExitCode::from(2);
-            }
-        }
-        list.retain(|s| args.scenarios.iter().any(|n| n == s.name));
+    if let Some(name) = names.iter().find(|n| !list.iter().any(|s| s.name == *n)) {
+        eprintln!("mcp-verdict: no scenario {name:?}; see `mcp-verdict serve-faults --list`");
+        return Err(ExitCode::from(2));
     }
-    let rt = match runtime() {
-        Ok(rt) => rt,
-        Err(code) => return code,
-    };
+    if !names.is_empty() {
+        list.retain(|s| names.iter().any(|n| n == s.name));
+    }
+    Ok(list)
+}
+
+/// Starts a fault server on a loopback port and probes `list` against it.
+fn run_demo(list: &[Scenario]) -> Result<Vec<demo::Run>, ExitCode> {
+    let rt = runtime()?;
     let runs = rt.block_on(async {
         let server = FaultServer::start("127.0.0.1:0").await?;
         let base = format!("http://{}", server.addr());
-        Ok::<_, std::io::Error>(demo::run_all(&base, &list).await)
+        Ok::<_, std::io::Error>(demo::run_all(&base, list).await)
     });
-    let runs = match runs {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("mcp-verdict: cannot start the fault server on 127.0.0.1: {e}");
-            return ExitCode::from(2);
-        }
+    runs.map_err(|e| {
+        eprintln!("mcp-verdict: cannot start the fault server on 127.0.0.1: {e}");
+        ExitCode::from(2)
+    })
+}
+
+pub fn demo(args: DemoArgs) -> ExitCode {
+    let runs = match selected(&args.scenarios).and_then(|list| run_demo(&list)) {
+        Ok(runs) => runs,
+        Err(code) => return code,
     };
-    let color = args.out.color.enabled();
+    if let Some(dir) = &args.record
+        && let Err(e) = record_runs(dir, &runs)
+    {
+        eprintln!(
+            "mcp-verdict: cannot write the recordings to {}: {e}",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    let failed = print_runs(&runs, args.out.color.enabled(), args.verbose);
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Writes each run's exchanges as `dir/<scenario>.har`, creating `dir`.
+fn record_runs(dir: &std::path::Path, runs: &[demo::Run]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for run in runs {
+        let path = dir.join(format!("{}.har", run.scenario.name));
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        mcp_verdict::har::write(&run.recorded, &mut out)?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// One line per scenario (expected, got, pass/FAIL), its mismatches under it, and with
+/// `verbose` every verdict as JSON. Returns how many failed.
+fn print_runs(runs: &[demo::Run], color: bool, verbose: bool) -> usize {
     let paint = |code: &str, text: &str| {
         if color {
             format!("\x1b[{code}m{text}\x1b[0m")
@@ -172,31 +213,25 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         "scenario", "expected", "got"
     );
     let mut failed = 0;
-    for run in &runs {
+    for run in runs {
         let got = run
             .call()
             .map(|v| format!("{} / {}", v.outcome, v.retry.advice.as_str()))
             .unwrap_or_else(|| "(no call)".into());
-        let want = format!(
-            "{} / {}",
-            run.scenario.expect.outcome,
-            run.scenario.expect.advice.as_str()
-        );
+        let expect = &run.scenario.expect;
+        let want = format!("{} / {}", expect.outcome, expect.advice.as_str());
         let result = if run.passed() {
             paint("32", "pass")
         } else {
             failed += 1;
             paint("31", "FAIL")
         };
-        let _ = writeln!(
-            out,
-            "{:<30} {:<36} {:<36} {result}",
-            run.scenario.name, want, got
-        );
+        let name = run.scenario.name;
+        let _ = writeln!(out, "{name:<30} {want:<36} {got:<36} {result}");
         for m in &run.mismatches {
             let _ = writeln!(out, "{:<30} {}", "", paint("33", m));
         }
-        if args.verbose {
+        if verbose {
             for v in &run.verdicts {
                 let _ = writeln!(out, "{}", serde_json::to_string(v).unwrap_or_default());
             }
@@ -212,9 +247,5 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         "{}",
         paint(if failed == 0 { "32" } else { "31" }, &summary)
     );
-    if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    failed
 }

@@ -221,13 +221,17 @@ struct ProxyArgs {
     /// Record every exchange as HAR 1.2, written at Ctrl-C (replay gives the same verdicts).
     #[arg(long, value_name = "FILE.har")]
     record: Option<PathBuf>,
+    /// Write one logical call per line (the JSON of `replay --calls --format jsonl`) as each
+    /// call closes (no later exchange can join it; the rest at Ctrl-C); `-` is stdout.
+    #[arg(long, value_name = "FILE")]
+    calls: Option<PathBuf>,
     /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
     /// Show Authorization, Cookie, Set-Cookie and Mcp-Session-Id values in recordings.
     #[arg(long)]
     no_redact: bool,
-    /// No human line per exchange on stderr.
+    /// No human line per exchange and per call on stderr.
     #[arg(long)]
     quiet: bool,
     /// Largest request head, e.g. 64KiB (larger: 431).
@@ -248,12 +252,25 @@ struct ProxyArgs {
     /// Longest silence inside a response body before the upstream is given up (0: none).
     #[arg(long, default_value = "10m", value_parser = units::duration)]
     idle_timeout: Duration,
+    /// The clients' deadline, e.g. 30s: a client that leaves without the answer this long after
+    /// its request is judged TIMED_OUT, earlier CANCELLED (judging only; nothing is cut).
+    #[arg(long, value_parser = units::duration)]
+    timeout: Option<Duration>,
     /// Largest response body kept per exchange in the recording, e.g. 16MiB.
     #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "16MiB")]
     record_max_body_bytes: usize,
     /// Also accept this Origin (exact, e.g. https://app.example; repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     allow_origins: Vec<String>,
+    /// Write a self-contained HTML report when the proxy stops (Ctrl-C, SIGTERM): counts of
+    /// every exchange, table and timelines of the last 500.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
+    /// Export a span per exchange as it finishes and the mcp.client.operation.duration
+    /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    #[cfg(feature = "otel")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -296,6 +313,9 @@ struct DemoArgs {
     /// Also print every verdict as JSON lines.
     #[arg(long)]
     verbose: bool,
+    /// Write each scenario's exchanges as DIR/<scenario>.har (for `replay`, `replay --calls`).
+    #[arg(long, value_name = "DIR")]
+    record: Option<std::path::PathBuf>,
     #[command(flatten)]
     out: StyleArgs,
 }
@@ -827,7 +847,8 @@ fn replay_into_run(
 ) -> Result<replay::ReplayStats, har::HarError> {
     run.sources.push(name.to_owned());
     let mut session = Session::new(limits);
-    har::read_entries(reader, &mut |entry| {
+    let (mut calls, mut grouped) = (mcp_verdict::Calls::new(), Vec::new());
+    let read = har::read_entries(reader, &mut |entry| {
         let mut seen = TraceObserver::default();
         let mut rows = Vec::with_capacity(1);
         replay::judge_entry_rows_with(
@@ -842,6 +863,7 @@ fn replay_into_run(
         for item in rows {
             match &item {
                 Item::Verdict(v) => {
+                    calls.add(replay::facts_of(v, &entry), &mut |c| grouped.push(c));
                     let seen = if single {
                         std::mem::take(&mut seen)
                     } else {
@@ -854,8 +876,12 @@ fn replay_into_run(
             }
             each(item);
         }
-    })
-    .map(|()| replay::ReplayStats {
+    });
+    // The logical calls, for the page's calls table.
+    calls.finish(&mut |c| grouped.push(c));
+    run.calls
+        .extend(grouped.into_iter().map(|c| (name.to_owned(), c)));
+    read.map(|()| replay::ReplayStats {
         tools_forgotten: session.tools_forgotten(),
     })
 }

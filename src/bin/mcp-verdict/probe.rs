@@ -138,11 +138,14 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let exporting = false;
     if args.out.wants_run() || exporting {
         let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
+        let judged: Vec<Verdict> = verdicts.iter().map(|(v, _)| v.clone()).collect();
+        let calls = mcp_verdict::replay::calls_of(&judged, &entries);
         let run = Run {
             command: "probe",
             sources: vec![shown_url.clone()],
             traces: traces(&shown_url, verdicts, &entries, args.limits.limits(), began),
             skipped: Vec::new(),
+            calls: calls.into_iter().map(|c| (shown_url.clone(), c)).collect(),
         };
         if args.out.wants_run() {
             unusable |= args.out.write_reports(&mut printer, &run, false);

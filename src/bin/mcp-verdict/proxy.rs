@@ -2,13 +2,17 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_verdict::proxy::{Config, HumanLines, JsonLog, Metrics, Proxy, display_url};
+use mcp_verdict::proxy::{
+    CallLog, Config, HumanCallLines, HumanLines, JsonLog, Metrics, Proxy, display_url,
+};
 
 use crate::ProxyArgs;
 use crate::probe::fail;
+use crate::report::proxy::ProxyReports;
 use crate::soak::{metrics_addr, serve_metrics};
 
 fn config(args: &ProxyArgs) -> Result<Config, String> {
@@ -27,35 +31,137 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.upstream_head_timeout = args.upstream_head_timeout;
     let idle = args.idle_timeout;
     c.idle_timeout = (!idle.is_zero()).then_some(idle);
+    c.client_timeout = args.timeout;
     c.record_max_body_bytes = args.record_max_body_bytes;
     c.redact = !args.no_redact;
     c.allow_origins = args.allow_origins.clone();
     Ok(c)
 }
 
-pub fn run(args: ProxyArgs) -> ExitCode {
-    let config = match config(&args) {
-        Ok(c) => c,
-        Err(e) => return fail(e),
-    };
-    let metrics_at = match args.metrics_listen.as_deref().map(metrics_addr).transpose() {
-        Ok(a) => a,
-        Err(e) => return fail(e),
-    };
-    let log: Option<Box<dyn io::Write + Send>> = match args.log.as_deref() {
-        None => None,
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(io::stdout())),
+/// Opens an output named on the command line: `-` is stdout, anything else a new file.
+fn open_out(flag: &str, path: Option<&Path>) -> Result<Option<Box<dyn io::Write + Send>>, String> {
+    match path {
+        None => Ok(None),
+        Some(p) if p.as_os_str() == "-" => Ok(Some(Box::new(io::stdout()))),
         Some(p) => match File::create(p) {
-            Ok(f) => Some(Box::new(io::BufWriter::new(f))),
-            Err(e) => return fail(format!("--log {}: {e}", p.display())),
+            Ok(f) => Ok(Some(Box::new(io::BufWriter::new(f)))),
+            Err(e) => Err(format!("{flag} {}: {e}", p.display())),
         },
-    };
-    // Fail before serving, not at Ctrl-C, when the recording cannot be written.
-    if let Some(path) = &args.record
-        && let Err(e) = File::create(path)
-    {
-        return fail(format!("--record {}: {e}", path.display()));
     }
+}
+
+/// Everything checked and opened before serving, so that a mistake fails at once, not at Ctrl-C.
+struct Prepared {
+    config: Config,
+    /// `--html` / `--otlp`: a sink that writes or flushes when the proxy stops.
+    reports: Option<Arc<ProxyReports>>,
+    metrics_at: Option<std::net::SocketAddr>,
+    log: Option<Box<dyn io::Write + Send>>,
+    calls: Option<Box<dyn io::Write + Send>>,
+}
+
+fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
+    let mut config = config(args)?;
+    let reports = ProxyReports::for_args(args, &mut config)?;
+    let metrics_at = args
+        .metrics_listen
+        .as_deref()
+        .map(metrics_addr)
+        .transpose()?;
+    let log = open_out("--log", args.log.as_deref())?;
+    let calls = open_out("--calls", args.calls.as_deref())?;
+    if let Some(path) = &args.record {
+        File::create(path).map_err(|e| format!("--record {}: {e}", path.display()))?;
+    }
+    Ok(Prepared {
+        config,
+        reports,
+        metrics_at,
+        log,
+        calls,
+    })
+}
+
+/// The proxy with its outputs: log, human lines, calls, metrics, recording.
+async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
+    let mut builder = Proxy::builder(p.config);
+    if let Some(r) = p.reports {
+        builder = builder.sink(r);
+    }
+    let file_label = args
+        .record
+        .as_ref()
+        .map_or_else(|| "proxy".to_owned(), |p| p.display().to_string());
+    if let Some(out) = p.log {
+        builder = builder.sink(Arc::new(JsonLog::new(out, file_label)));
+    }
+    if let Some(out) = p.calls {
+        builder = builder.call_sink(Arc::new(CallLog::new(out)));
+    }
+    if !args.quiet && (io::stderr().is_terminal() || (args.log.is_none() && args.calls.is_none())) {
+        builder = builder
+            .sink(Arc::new(HumanLines))
+            .call_sink(Arc::new(HumanCallLines));
+    }
+    if let Some(addr) = p.metrics_at {
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+        let metrics = Arc::new(Metrics::default());
+        let m = metrics.clone();
+        tokio::spawn(serve_metrics(listener, move || m.render()));
+        builder = builder.sink(metrics);
+    }
+    if args.record.is_some() {
+        builder = builder.record();
+    }
+    builder.start().await.map_err(|e| e.to_string())
+}
+
+fn announce(proxy: &Proxy, upstream: &str) {
+    if !proxy.addr().ip().is_loopback() {
+        eprintln!(
+            "mcp-verdict: WARNING: listening on {}, not loopback: anyone who can reach it can use the upstream through it",
+            proxy.addr()
+        );
+    }
+    let upstream = reqwest::Url::parse(upstream)
+        .map(|u| display_url(&u))
+        .unwrap_or_default();
+    eprintln!(
+        "mcp-verdict: proxy {} -> {upstream} (point the client at {}; Ctrl-C stops)",
+        proxy.addr(),
+        proxy.url()
+    );
+}
+
+/// At Ctrl-C: the calls still open, then the recording.
+fn stop(args: &ProxyArgs, proxy: &Proxy) -> Result<(), String> {
+    proxy.close_calls();
+    if let (Some(path), Some(rec)) = (&args.record, proxy.recorder()) {
+        File::create(path)
+            .and_then(|f| {
+                let mut out = io::BufWriter::new(f);
+                rec.write(&mut out)?;
+                io::Write::flush(&mut out)
+            })
+            .map_err(|e| format!("--record {}: {e}", path.display()))?;
+        eprintln!(
+            "mcp-verdict: recorded {} exchanges to {}",
+            rec.len(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+pub fn run(args: ProxyArgs) -> ExitCode {
+    let prepared = match prepare(&args) {
+        Ok(p) => p,
+        Err(e) => return fail(e),
+    };
+    let upstream = prepared.config.upstream.clone();
+    let reports = prepared.reports.clone();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -63,61 +169,38 @@ pub fn run(args: ProxyArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    rt.block_on(async move {
-        let mut builder = Proxy::builder(config.clone());
-        let file_label = args
-            .record
-            .as_ref()
-            .map_or_else(|| "proxy".to_owned(), |p| p.display().to_string());
-        if let Some(out) = log {
-            builder = builder.sink(Arc::new(JsonLog::new(out, file_label)));
-        }
-        if !args.quiet && (io::stderr().is_terminal() || args.log.is_none()) {
-            builder = builder.sink(Arc::new(HumanLines));
-        }
-        let metrics = Arc::new(Metrics::default());
-        if let Some(addr) = metrics_at {
-            let listener = match tokio::net::TcpListener::bind(addr).await {
-                Ok(l) => l,
-                Err(e) => return fail(format!("--metrics-listen {addr}: {e}")),
-            };
-            let m = metrics.clone();
-            tokio::spawn(serve_metrics(listener, move || m.render()));
-            builder = builder.sink(metrics.clone());
-        }
-        if args.record.is_some() {
-            builder = builder.record();
-        }
-        let proxy = match builder.start().await {
+    let code = rt.block_on(async move {
+        let proxy = match build(&args, prepared).await {
             Ok(p) => p,
-            Err(e) => return fail(e.to_string()),
+            Err(e) => return fail(e),
         };
-        if !proxy.addr().ip().is_loopback() {
-            eprintln!(
-                "mcp-verdict: WARNING: listening on {}, not loopback: anyone who can reach it can use the upstream through it",
-                proxy.addr()
-            );
+        announce(&proxy, &upstream);
+        stopped().await;
+        match stop(&args, &proxy) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(e),
         }
-        let upstream = reqwest::Url::parse(&config.upstream)
-            .map(|u| display_url(&u))
-            .unwrap_or_default();
-        eprintln!(
-            "mcp-verdict: proxy {} -> {upstream} (point the client at {}; Ctrl-C stops)",
-            proxy.addr(),
-            proxy.url()
-        );
-        let _ = tokio::signal::ctrl_c().await;
-        if let (Some(path), Some(rec)) = (&args.record, proxy.recorder()) {
-            let written = File::create(path).and_then(|f| {
-                let mut out = io::BufWriter::new(f);
-                rec.write(&mut out)?;
-                io::Write::flush(&mut out)
-            });
-            match written {
-                Ok(()) => eprintln!("mcp-verdict: recorded {} exchanges to {}", rec.len(), path.display()),
-                Err(e) => return fail(format!("--record {}: {e}", path.display())),
+    });
+    // Exchanges still in flight end (cancelled) as the runtime stops, and reach the sinks first.
+    rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    match reports {
+        Some(r) if r.finish() => ExitCode::from(2),
+        _ => code,
+    }
+}
+
+/// Ctrl-C, or SIGTERM (a service manager, `kill`): either stops the proxy and writes its files.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
             }
+            return;
         }
-        ExitCode::SUCCESS
-    })
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

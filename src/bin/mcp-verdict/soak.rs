@@ -482,9 +482,7 @@ async fn sample(live: Arc<Live>, samples: Arc<Mutex<Vec<Sample>>>) {
     }
 }
 
-/// `--html` and `--junit`. The gates are what the exit code checks; "every call complete"
-/// stands in for the incomplete-rate threshold when none is given. Returns whether a file could
-/// not be written.
+/// `--html` and `--junit`. Returns whether a file could not be written.
 fn write_reports(
     args: &SoakArgs,
     report: &Report,
@@ -492,68 +490,7 @@ fn write_reports(
     broken: &[String],
     unusable: bool,
 ) -> bool {
-    let decision = if unusable {
-        Decision {
-            code: 2,
-            reason: "a report file could not be written".into(),
-        }
-    } else if report.interrupted {
-        Decision {
-            code: 130,
-            reason: "interrupted (Ctrl-C): partial report".into(),
-        }
-    } else if broken.is_empty() && args.max_incomplete_rate.is_none() && report.incomplete > 0 {
-        Decision {
-            code: 1,
-            reason: format!(
-                "{} of {} calls were not complete",
-                report.incomplete, report.requests
-            ),
-        }
-    } else if broken.is_empty() {
-        let note = if report.incomplete > 0 {
-            format!(
-                "; {} of {} calls were not complete",
-                report.incomplete, report.requests
-            )
-        } else {
-            String::new()
-        };
-        Decision {
-            code: 0,
-            reason: format!("no threshold broken{note}"),
-        }
-    } else {
-        Decision {
-            code: 1,
-            reason: format!("threshold broken: {}", broken.join("; ")),
-        }
-    };
-    let mut gates = Vec::new();
-    match args.max_incomplete_rate {
-        Some(max) => gates.push((
-            format!("incomplete rate at most {max}"),
-            broken
-                .iter()
-                .find(|b| b.starts_with("incomplete rate"))
-                .cloned(),
-        )),
-        None => gates.push((
-            "every call complete".to_owned(),
-            (report.incomplete > 0).then(|| {
-                format!(
-                    "{} of {} calls not complete",
-                    report.incomplete, report.requests
-                )
-            }),
-        )),
-    }
-    if let Some(max) = &args.max_p99 {
-        gates.push((
-            format!("p99 to terminal response at most {max:?}"),
-            broken.iter().find(|b| b.starts_with("p99")).cloned(),
-        ));
-    }
+    let decision = soak_decision(args, report, broken, unusable);
     let mut failed = false;
     if let Some(path) = &args.html {
         failed |= report::write_file(
@@ -562,6 +499,7 @@ fn write_reports(
         );
     }
     if let Some(path) = &args.junit {
+        let gates = gates(args, report, broken);
         failed |= report::write_file(
             path,
             &report::junit::soak(&args.url, report, &gates, &decision),
@@ -570,13 +508,63 @@ fn write_reports(
     failed
 }
 
+/// What the exit code says, in words for the reports.
+fn soak_decision(args: &SoakArgs, report: &Report, broken: &[String], unusable: bool) -> Decision {
+    let not_complete = format!(
+        "{} of {} calls were not complete",
+        report.incomplete, report.requests
+    );
+    let (code, reason) = if unusable {
+        (2, "a report file could not be written".to_owned())
+    } else if report.interrupted {
+        (130, "interrupted (Ctrl-C): partial report".to_owned())
+    } else if !broken.is_empty() {
+        (1, format!("threshold broken: {}", broken.join("; ")))
+    } else if report.incomplete == 0 {
+        (0, "no threshold broken".to_owned())
+    } else if args.max_incomplete_rate.is_none() {
+        (1, not_complete)
+    } else {
+        (0, format!("no threshold broken; {not_complete}"))
+    };
+    Decision { code, reason }
+}
+
+/// The JUnit test cases: one per gate the exit code checks (name, failure message). "Every
+/// call complete" stands in for the incomplete-rate threshold when none is given.
+fn gates(args: &SoakArgs, report: &Report, broken: &[String]) -> Vec<(String, Option<String>)> {
+    let broken_by = |prefix: &str| broken.iter().find(|b| b.starts_with(prefix)).cloned();
+    let mut gates = vec![match args.max_incomplete_rate {
+        Some(max) => (
+            format!("incomplete rate at most {max}"),
+            broken_by("incomplete rate"),
+        ),
+        None => (
+            "every call complete".to_owned(),
+            (report.incomplete > 0).then(|| {
+                format!(
+                    "{} of {} calls not complete",
+                    report.incomplete, report.requests
+                )
+            }),
+        ),
+    }];
+    if let Some(max) = &args.max_p99 {
+        gates.push((
+            format!("p99 to terminal response at most {max:?}"),
+            broken_by("p99"),
+        ));
+    }
+    gates
+}
+
 /// Exports every finished call: a span from its send time (now minus its duration) with the
 /// head, first event and terminal response as events.
 #[cfg(feature = "otel")]
 fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
     use report::otel::{Event, Exchange, server_of};
     let server = server_of(url);
-    Box::new(move |verdict, timings| {
+    Box::new(move |verdict, timings, session_id| {
         let duration = timings.end.unwrap_or_default();
         let events = [
             (timings.head, "http.response.head"),
@@ -597,7 +585,7 @@ fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
             start: std::time::SystemTime::now() - duration,
             duration,
             events,
-            session_id: None,
+            session_id,
             server: server.clone(),
         });
     })

@@ -237,20 +237,34 @@ fn begin(
 impl<I: Input> Reader<I> {
     /// The top-level object; `true` when `log.entries` was found.
     fn document(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
+        Ok(self.only("log", |r| r.log(sink))? == Some(true))
+    }
+
+    /// `log`: `true` when it has `entries`.
+    fn log(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
+        Ok(self.only("entries", |r| r.entries(sink))?.is_some())
+    }
+
+    /// Walks an object whose `{` is next and of which only member `name` matters: `read`
+    /// reads it, the others are skipped, and a second `name` is refused as by the serde reader
+    /// (which of the two would count is undefined).
+    fn only<T>(
+        &mut self,
+        name: &str,
+        mut read: impl FnMut(&mut Self) -> Result<T, Fail>,
+    ) -> Result<Option<T>, Fail> {
         let mut found = None;
         self.object(|r, key| {
-            if key == "log" && found.is_some() {
-                // As the serde reader: which of two `log`s counts is undefined.
-                return Err("duplicate `log` member".into());
+            if key != name {
+                return r.src.skip_value().map(|_| ());
             }
-            if key == "log" {
-                found = Some(r.log(sink)?);
-            } else {
-                r.src.skip_value()?;
+            if found.is_some() {
+                return Err(format!("duplicate `{name}` member"));
             }
+            found = Some(read(r)?);
             Ok(())
         })?;
-        Ok(found == Some(true))
+        Ok(found)
     }
 
     /// Walks an object whose `{` is next, calling `member` with each key (the value is next).
@@ -258,52 +272,40 @@ impl<I: Input> Reader<I> {
         &mut self,
         mut member: impl FnMut(&mut Self, String) -> Result<(), Fail>,
     ) -> Result<(), Fail> {
-        if self.src.peek_ws()? != Some(b'{') {
-            return self.src.fail("expected an object");
-        }
-        self.src.bump();
-        if self.src.empty(b'}')? {
-            return Ok(());
-        }
-        loop {
-            let key = self.src.key()?;
-            member(self, key)?;
-            if !self.src.comma_or(b'}')? {
-                return Ok(());
-            }
-        }
-    }
-
-    fn log(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
-        let mut found = false;
-        self.object(|r, key| {
-            if key == "entries" && found {
-                return Err("duplicate `entries` member".into());
-            }
-            if key == "entries" {
-                found = true;
-                r.entries(sink)
-            } else {
-                r.src.skip_value().map(|_| ())
-            }
-        })?;
-        Ok(found)
+        self.items(b'{', "expected an object", |r| {
+            let key = r.src.key()?;
+            member(r, key)
+        })
     }
 
     fn entries(&mut self, sink: &mut dyn EntrySink) -> Result<(), Fail> {
-        if self.src.peek_ws()? != Some(b'[') {
-            return self.src.fail("expected an array of HAR entries");
+        self.items(b'[', "expected an array of HAR entries", |r| {
+            let index = r.index;
+            r.index += 1;
+            r.entry(index, sink)
+                .map_err(|e| format!("entry {index}: {e}"))
+        })
+    }
+
+    /// Walks an object or array whose `open` bracket is next (else fails with `what`), calling
+    /// `item` for each member or element.
+    fn items(
+        &mut self,
+        open: u8,
+        what: &str,
+        mut item: impl FnMut(&mut Self) -> Result<(), Fail>,
+    ) -> Result<(), Fail> {
+        let close = if open == b'{' { b'}' } else { b']' };
+        if self.src.peek_ws()? != Some(open) {
+            return self.src.fail(what);
         }
         self.src.bump();
-        if self.src.empty(b']')? {
+        if self.src.empty(close)? {
             return Ok(());
         }
         loop {
-            let index = self.index;
-            self.index += 1;
-            self.entry(index, sink)
-                .map_err(|e| format!("entry {index}: {e}"))?;
-            if !self.src.comma_or(b']')? {
+            item(self)?;
+            if !self.src.comma_or(close)? {
                 return Ok(());
             }
         }

@@ -40,7 +40,7 @@ pub(crate) fn tools() -> impl Iterator<Item = Value> {
 /// The fixture's `CallToolResult`, or `None` when `name` is not a fixture.
 pub(crate) fn call(name: &str, stateless: bool) -> Option<Value> {
     let f = FIXTURES.iter().find(|f| f.name == name)?;
-    Some(super::scenarios::text_result(f.text, f.is_error, stateless))
+    Some(super::replies::text_result(f.text, f.is_error, stateless))
 }
 
 #[cfg(test)]

@@ -274,6 +274,10 @@ pub fn check_host(head: &RequestHead, local: SocketAddr) -> Result<(), RequestEr
     Ok(())
 }
 
+/// Largest head and body the differential check reads with.
+const DIFF_MAX_HEAD: usize = 64 * 1024;
+const DIFF_MAX_BODY: usize = 4 << 20;
+
 /// The differential check the fuzz target and the property tests run on any bytes: the strict
 /// reading never panics, and where it accepts a head, an independent reading agrees with it:
 /// `httparse` on the request line and every header line, a by-hand reading of the framing
@@ -284,24 +288,12 @@ pub fn check_host(head: &RequestHead, local: SocketAddr) -> Result<(), RequestEr
 /// When the readings disagree (that is the finding).
 #[doc(hidden)]
 pub fn differential(input: &[u8], local: SocketAddr) {
-    const MAX_HEAD: usize = 64 * 1024;
-    const MAX_BODY: usize = 4 << 20;
-    let ours = parse_head(input, MAX_HEAD, MAX_BODY);
+    let ours = parse_head(input, DIFF_MAX_HEAD, DIFF_MAX_BODY);
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut reference = httparse::Request::new(&mut slots);
     let status = reference.parse(input);
-    match (&ours, &status) {
-        (Ok(None), Ok(httparse::Status::Partial)) => return,
-        (Err(RequestError::HeadTooLarge(_)), Ok(httparse::Status::Partial)) => {
-            assert!(input.len() > MAX_HEAD);
-            return;
-        }
-        (Err(RequestError::Malformed(_)), Err(_)) => return,
-        (_, Ok(httparse::Status::Complete(_))) => {}
-        _ => panic!("strict reading {ours:?} but httparse {status:?}"),
-    }
-    let Ok(httparse::Status::Complete(head_len)) = status else {
-        unreachable!("matched above")
+    let Some(head_len) = complete_in_both(input, &ours, &status) else {
+        return;
     };
     let named = |name: &str| {
         reference
@@ -311,19 +303,8 @@ pub fn differential(input: &[u8], local: SocketAddr) {
             .map(|h| String::from_utf8_lossy(h.value).trim().to_owned())
             .collect::<Vec<_>>()
     };
-    let (lengths, encodings, hosts) = (
-        named("content-length"),
-        named("transfer-encoding"),
-        named("host"),
-    );
-    let plain = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
-    let framing_ok = head_len <= MAX_HEAD
-        && encodings.is_empty()
-        && lengths.len() <= 1
-        && lengths
-            .iter()
-            .all(|v| plain(v) && v.parse::<usize>().is_ok_and(|n| n <= MAX_BODY))
-        && hosts.len() == 1;
+    let (lengths, hosts) = (named("content-length"), named("host"));
+    let framing_ok = framing_is_plain(head_len, &lengths, &named("transfer-encoding"), &hosts);
     let head = match ours {
         Ok(Some(head)) => head,
         Err(e) => {
@@ -349,23 +330,70 @@ pub fn differential(input: &[u8], local: SocketAddr) {
         .map_or(0, |v| v.parse().unwrap_or(usize::MAX));
     assert_eq!(head.content_length, length);
     if check_host(&head, local).is_ok() {
-        let authority: http::uri::Authority = hosts[0]
-            .parse()
-            .unwrap_or_else(|e| panic!("accepted Host {:?} that is no authority: {e}", hosts[0]));
-        assert_eq!(authority.port_u16().unwrap_or(80), local.port());
-        let host = authority
-            .host()
-            .trim_start_matches('[')
-            .trim_end_matches(']');
-        assert!(
-            host.eq_ignore_ascii_case("localhost") && local.ip().is_loopback()
-                || host
-                    .parse::<IpAddr>()
-                    .is_ok_and(|ip| canonical(ip) == canonical(local.ip())),
-            "accepted Host {:?} for {local}",
-            hosts[0]
-        );
+        host_names_local(&hosts[0], local);
     }
+}
+
+/// Where both readings agree that the head is incomplete or malformed: `None` (nothing more to
+/// compare). Where `httparse` read a whole head: its length.
+///
+/// # Panics
+/// When only one of them read a whole head.
+fn complete_in_both(
+    input: &[u8],
+    ours: &Result<Option<RequestHead>, RequestError>,
+    status: &Result<httparse::Status<usize>, httparse::Error>,
+) -> Option<usize> {
+    match (ours, status) {
+        (_, Ok(httparse::Status::Complete(n))) => Some(*n),
+        (Ok(None), Ok(httparse::Status::Partial)) => None,
+        (Err(RequestError::HeadTooLarge(_)), Ok(httparse::Status::Partial)) => {
+            assert!(input.len() > DIFF_MAX_HEAD);
+            None
+        }
+        (Err(RequestError::Malformed(_)), Err(_)) => None,
+        _ => panic!("strict reading {ours:?} but httparse {status:?}"),
+    }
+}
+
+/// The by-hand reading of the framing: a head within bounds, no `Transfer-Encoding`, at most
+/// one plain decimal `Content-Length` within bounds, exactly one `Host`.
+fn framing_is_plain(
+    head_len: usize,
+    lengths: &[String],
+    encodings: &[String],
+    hosts: &[String],
+) -> bool {
+    let plain = |v: &str| !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    head_len <= DIFF_MAX_HEAD
+        && encodings.is_empty()
+        && lengths.len() <= 1
+        && lengths
+            .iter()
+            .all(|v| plain(v) && v.parse::<usize>().is_ok_and(|n| n <= DIFF_MAX_BODY))
+        && hosts.len() == 1
+}
+
+/// `http::uri::Authority`'s reading of an accepted Host: it names `local`.
+///
+/// # Panics
+/// When it does not.
+fn host_names_local(host_value: &str, local: SocketAddr) {
+    let authority: http::uri::Authority = host_value
+        .parse()
+        .unwrap_or_else(|e| panic!("accepted Host {host_value:?} that is no authority: {e}"));
+    assert_eq!(authority.port_u16().unwrap_or(80), local.port());
+    let host = authority
+        .host()
+        .trim_start_matches('[')
+        .trim_end_matches(']');
+    assert!(
+        host.eq_ignore_ascii_case("localhost") && local.ip().is_loopback()
+            || host
+                .parse::<IpAddr>()
+                .is_ok_and(|ip| canonical(ip) == canonical(local.ip())),
+        "accepted Host {host_value:?} for {local}"
+    );
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
 //! A fault-injecting MCP server (`serve-faults`) and the demo that probes every scenario.
 
+mod call_faults;
 pub mod demo;
 mod fixtures;
 pub mod http;
+pub mod replies;
 pub mod scenarios;
 pub mod server;
+mod session_faults;
 
-pub use scenarios::{Expect, Scenario};
+pub use scenarios::{Expect, Reply, Scenario};
 pub use server::{FaultServer, ServeLimits};

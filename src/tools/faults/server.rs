@@ -5,7 +5,7 @@
 //! byte per chunk. `/mcp` is a correct server (2026-07-28 stateless and 2025-11-25 with
 //! sessions); `/mcp/<scenario>` is the same server with the scenario's fault on `tools/call`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,7 +20,8 @@ use tokio::time::Instant;
 
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
-use super::scenarios::{self, Ending, Era, Reply, Step};
+use super::replies::{self, Ctx};
+use super::scenarios::{self, Action, Ending, Era, Reply, Scenario, Step};
 use crate::adapters::lock;
 
 /// A "never ending" stream still ends after this long, so nothing runs unbounded.
@@ -70,18 +71,42 @@ struct Shared {
     /// One permit per byte of request body held.
     body_bytes: Arc<Semaphore>,
     /// Sessions ended by `DELETE`: answered 404 afterwards (bounded, oldest forgotten first).
-    ended: Mutex<std::collections::VecDeque<String>>,
+    ended: Mutex<VecDeque<String>>,
+    /// Sessions a scenario expired: answered 404 with `-32001` afterwards (bounded likewise).
+    expired: Mutex<VecDeque<String>>,
+    /// `<scenario> <session>` pairs that got their [`Action::First`] fault (bounded likewise).
+    faulted: Mutex<VecDeque<String>>,
+    /// `<session> <id>` of the client's answers to server requests (bounded likewise).
+    answers: Mutex<VecDeque<String>>,
 }
 
 /// How many ended session ids are remembered.
 const MAX_ENDED: usize = 4096;
+
+/// Adds `item` to a bounded memory unless it is there; the oldest goes first.
+fn remember(list: &Mutex<VecDeque<String>>, item: &str) {
+    let mut list = lock(list);
+    if !list.iter().any(|e| e == item) {
+        if list.len() == MAX_ENDED {
+            list.pop_front();
+        }
+        list.push_back(item.to_owned());
+    }
+}
+
+fn remembers(list: &Mutex<VecDeque<String>>, item: &str) -> bool {
+    lock(list).iter().any(|e| e == item)
+}
 
 impl Shared {
     fn new(limits: ServeLimits) -> Self {
         Shared {
             next_session: AtomicU64::new(0),
             resumes: Mutex::new(HashMap::new()),
-            ended: Mutex::new(std::collections::VecDeque::new()),
+            ended: Mutex::new(VecDeque::new()),
+            expired: Mutex::new(VecDeque::new()),
+            faulted: Mutex::new(VecDeque::new()),
+            answers: Mutex::new(VecDeque::new()),
             limits,
             connections: Arc::new(Semaphore::new(limits.max_connections.max(1))),
             body_bytes: Arc::new(Semaphore::new(
@@ -395,8 +420,43 @@ async fn chunk(stream: &mut TcpStream, bytes: &[u8]) -> io::Result<()> {
     stream.write_all(&out).await
 }
 
+/// Whose stream is being written: for the steps that wait on the client's answers.
+#[derive(Clone, Copy)]
+struct Peer<'a> {
+    shared: &'a Shared,
+    session: Option<&'a str>,
+}
+
+impl Peer<'_> {
+    fn answer_key(&self, id: &str) -> String {
+        format!("{} {id}", self.session.unwrap_or(""))
+    }
+
+    /// Waits (polling) until the answer to `id` arrived, at most `ms`.
+    async fn await_answer(&self, id: &str, ms: u64) {
+        let key = self.answer_key(id);
+        let until = tokio::time::Instant::now() + Duration::from_millis(ms);
+        while tokio::time::Instant::now() < until {
+            let arrived = {
+                let mut answers = lock(&self.shared.answers);
+                let at = answers.iter().position(|a| *a == key);
+                at.and_then(|at| answers.remove(at)).is_some()
+            };
+            if arrived {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
 /// Writes an SSE reply. Returns whether the connection may be reused.
-async fn write_sse(stream: &mut TcpStream, steps: &[Step], ending: Ending) -> io::Result<bool> {
+async fn write_sse(
+    stream: &mut TcpStream,
+    peer: Peer<'_>,
+    steps: &[Step],
+    ending: Ending,
+) -> io::Result<bool> {
     stream
         .write_all(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
@@ -414,6 +474,10 @@ async fn write_sse(stream: &mut TcpStream, steps: &[Step], ending: Ending) -> io
                 }
             }
             Step::Sleep(ms) => tokio::time::sleep(Duration::from_millis(*ms)).await,
+            Step::AwaitAnswer(id, ms) => {
+                stream.flush().await?;
+                peer.await_answer(id, *ms).await;
+            }
         }
     }
     match ending {
@@ -465,61 +529,131 @@ fn fault_tools() -> Value {
     ])
 }
 
-async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io::Result<bool> {
-    let scenario = match req.path.split('?').next().unwrap_or("") {
-        "/mcp" | "/mcp/" => None,
+/// Writes `reply`. Returns whether the connection may be reused.
+async fn write_reply(stream: &mut TcpStream, peer: Peer<'_>, reply: Reply) -> io::Result<bool> {
+    match reply {
+        Reply::Body {
+            status,
+            headers,
+            body,
+        } => write_body(stream, status, &headers, &body).await,
+        Reply::Sse { steps, ending } => write_sse(stream, peer, &steps, ending).await,
+    }
+}
+
+fn allow_post() -> Reply {
+    Reply::Body {
+        status: 405,
+        headers: vec![("Allow".into(), "POST".into())],
+        body: Vec::new(),
+    }
+}
+
+/// The scenario a path names: `Ok(None)` for the correct server, `Err` a 404 to send.
+fn route(path: &str) -> Result<Option<Scenario>, String> {
+    match path.split('?').next().unwrap_or("") {
+        "/mcp" | "/mcp/" => Ok(None),
         p => match p.strip_prefix("/mcp/") {
-            Some(name) => match scenarios::find(name) {
-                Some(s) => Some(s),
-                None => {
-                    return write_plain(
-                        stream,
-                        404,
-                        &format!("no scenario {name:?}; see serve-faults --list"),
-                    )
-                    .await;
-                }
-            },
-            None => {
-                return write_plain(stream, 404, "the MCP endpoint is /mcp or /mcp/<scenario>")
-                    .await;
-            }
+            Some(name) => scenarios::find(name)
+                .map(Some)
+                .ok_or_else(|| format!("no scenario {name:?}; see serve-faults --list")),
+            None => Err("the MCP endpoint is /mcp or /mcp/<scenario>".into()),
         },
+    }
+}
+
+async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io::Result<bool> {
+    let scenario = match route(&req.path) {
+        Ok(s) => s,
+        Err(why) => return write_plain(stream, 404, &why).await,
     };
-    let era = scenario.as_ref().map_or(Era::Stateless, |s| s.era);
-    // A session ended by DELETE is gone: 404, so the client knows to initialize again.
-    if req.method != "DELETE"
-        && req
-            .header("mcp-session-id")
-            .is_some_and(|sid| lock(&shared.ended).iter().any(|e| e == sid))
+    if let Some(sid) = req
+        .header("mcp-session-id")
+        .filter(|_| req.method != "DELETE")
     {
-        return write_plain(stream, 404, "session terminated").await;
+        // A session ended by DELETE is gone: 404, so the client knows to initialize again.
+        if remembers(&shared.ended, sid) {
+            return write_plain(stream, 404, "session terminated").await;
+        }
+        if remembers(&shared.expired, sid) {
+            let gone = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": "Session not found"}});
+            return write_json(stream, 404, &[], &gone).await;
+        }
     }
+    let peer = Peer {
+        shared,
+        session: req.header("mcp-session-id"),
+    };
     match req.method.as_str() {
-        "POST" => {}
-        "GET" => {
-            if let Some(last) = req.header("last-event-id") {
-                let pending = lock(&shared.resumes).remove(last);
-                if let Some(event) = pending {
-                    return write_sse(stream, &[Step::Send(event)], Ending::Clean).await;
-                }
-            }
-            return write_body(stream, 405, &[("Allow".into(), "POST".into())], b"").await;
-        }
-        "DELETE" => {
-            if let Some(sid) = req.header("mcp-session-id") {
-                let mut ended = lock(&shared.ended);
-                if !ended.iter().any(|e| e == sid) {
-                    if ended.len() == MAX_ENDED {
-                        ended.pop_front();
-                    }
-                    ended.push_back(sid.to_owned());
-                }
-            }
-            return write_body(stream, 200, &[], b"").await;
-        }
-        _ => return write_body(stream, 405, &[("Allow".into(), "POST".into())], b"").await,
+        "POST" => handle_post(stream, shared, scenario.as_ref(), &req).await,
+        "GET" => write_reply(stream, peer, on_get(shared, scenario.as_ref(), &req)).await,
+        "DELETE" => write_reply(stream, peer, on_delete(shared, scenario.as_ref(), &req)).await,
+        _ => write_reply(stream, peer, allow_post()).await,
     }
+}
+
+/// A `GET`: the rest of a parked stream, else the scenario's own answer, else 405.
+fn on_get(shared: &Shared, scenario: Option<&Scenario>, req: &HttpRequest) -> Reply {
+    let last = req.header("last-event-id");
+    if let Some(event) = last.and_then(|l| lock(&shared.resumes).remove(l)) {
+        return Reply::Sse {
+            steps: vec![Step::Send(event)],
+            ending: Ending::Clean,
+        };
+    }
+    match scenario.and_then(|s| s.on_get) {
+        Some(answer) => answer(last),
+        None => allow_post(),
+    }
+}
+
+/// A `DELETE`: the scenario's own answer, else 200 and the session ends.
+fn on_delete(shared: &Shared, scenario: Option<&Scenario>, req: &HttpRequest) -> Reply {
+    if let Some(answer) = scenario.and_then(|s| s.on_delete) {
+        return answer();
+    }
+    if let Some(sid) = req.header("mcp-session-id") {
+        remember(&shared.ended, sid);
+    }
+    replies::empty(200)
+}
+
+/// How one POSTed request is answered: its id, params and revision.
+struct Posted<'a> {
+    id: Value,
+    params: Value,
+    stateless: bool,
+    session: Option<&'a str>,
+}
+
+impl Posted<'_> {
+    fn result(&self, mut r: Value) -> Value {
+        if self.stateless {
+            r["resultType"] = json!("complete");
+        }
+        json!({"jsonrpc": "2.0", "id": self.id, "result": r})
+    }
+
+    /// 2026-07-28 list and discover results are cacheable: `cacheScope` and `ttlMs` are required.
+    fn cacheable(&self, mut r: Value) -> Value {
+        if self.stateless {
+            r["cacheScope"] = json!("public");
+            r["ttlMs"] = json!(0);
+        }
+        self.result(r)
+    }
+}
+
+fn server_info() -> Value {
+    json!({"name": "mcp-verdict serve-faults", "version": env!("CARGO_PKG_VERSION")})
+}
+
+async fn handle_post(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    scenario: Option<&Scenario>,
+    req: &HttpRequest,
+) -> io::Result<bool> {
     let Ok(msg) = serde_json::from_slice::<Value>(&req.body) else {
         let err = json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}});
         return write_json(stream, 400, &[], &err).await;
@@ -527,157 +661,149 @@ async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io
     let id = msg.get("id").cloned().filter(|v| !v.is_null());
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     let Some(id) = id.filter(|_| !method.is_empty()) else {
-        // A notification or a client's response: accepted, no body.
+        // A notification or a client's response: accepted, no body. An answer is kept for the
+        // stream that waits on it (bounded, like the ended sessions).
+        if let Some(answered) = msg.get("id").and_then(Value::as_str) {
+            let peer = Peer {
+                shared,
+                session: req.header("mcp-session-id"),
+            };
+            remember(&shared.answers, &peer.answer_key(answered));
+        }
         return write_body(stream, 202, &[], b"").await;
     };
-    let params = msg.get("params").cloned().unwrap_or(json!({}));
-    let stateless = req.header("mcp-protocol-version") == Some("2026-07-28");
-    let result = |mut r: Value| {
-        if stateless {
-            r["resultType"] = json!("complete");
-        }
-        json!({"jsonrpc": "2.0", "id": id, "result": r})
+    let posted = Posted {
+        id,
+        params: msg.get("params").cloned().unwrap_or(json!({})),
+        stateless: req.header("mcp-protocol-version") == Some("2026-07-28"),
+        session: req.header("mcp-session-id"),
     };
-    // 2026-07-28 list and discover results are cacheable: `cacheScope` and `ttlMs` are required.
-    let cacheable = |mut r: Value| {
-        if stateless {
-            r["cacheScope"] = json!("public");
-            r["ttlMs"] = json!(0);
-        }
-        result(r)
-    };
-    let server_info =
-        json!({"name": "mcp-verdict serve-faults", "version": env!("CARGO_PKG_VERSION")});
+    let era = scenario.map_or(Era::Stateless, |s| s.era);
     match method {
         "server/discover" if era == Era::Legacy => write_body(stream, 404, &[], b"").await,
         "server/discover" => {
-            let r = cacheable(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
-                                  "capabilities": {"tools": {}}, "serverInfo": server_info}));
+            let r = posted.cacheable(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
+                                  "capabilities": {"tools": {}}, "serverInfo": server_info()}));
             write_json(stream, 200, &[], &r).await
         }
-        "initialize" => {
-            let asked = params
-                .get("protocolVersion")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            let version = if ["2025-11-25", "2025-06-18", "2025-03-26"].contains(&asked) {
-                asked
-            } else {
-                "2025-11-25"
-            };
-            let n = shared.next_session.fetch_add(1, Ordering::Relaxed);
-            let r = result(
-                json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": server_info}),
-            );
-            write_json(
-                stream,
-                200,
-                &[("Mcp-Session-Id".into(), format!("session-{n}"))],
-                &r,
-            )
-            .await
+        "initialize" => initialize(stream, shared, &posted).await,
+        "ping" => write_json(stream, 200, &[], &posted.result(json!({}))).await,
+        "tools/list" => {
+            let r = posted.cacheable(json!({"tools": tools()}));
+            write_json(stream, 200, &[], &r).await
         }
-        "ping" => write_json(stream, 200, &[], &result(json!({}))).await,
-        "tools/list" => write_json(stream, 200, &[], &cacheable(json!({"tools": tools()}))).await,
-        "tools/call" => {
-            call_tool(
-                stream,
-                shared,
-                scenario.map(|s| s.name),
-                &id,
-                &params,
-                stateless,
-            )
-            .await
-        }
+        "tools/call" => call_tool(stream, shared, scenario, &posted).await,
         _ => {
-            let err = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
-            write_json(stream, if stateless { 404 } else { 200 }, &[], &err).await
+            let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
+            write_json(stream, if posted.stateless { 404 } else { 200 }, &[], &err).await
         }
     }
+}
+
+async fn initialize(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    posted: &Posted<'_>,
+) -> io::Result<bool> {
+    let asked = posted
+        .params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = if ["2025-11-25", "2025-06-18", "2025-03-26"].contains(&asked) {
+        asked
+    } else {
+        "2025-11-25"
+    };
+    let n = shared.next_session.fetch_add(1, Ordering::Relaxed);
+    let r = posted.result(
+        json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": server_info()}),
+    );
+    let sid = [("Mcp-Session-Id".to_owned(), format!("session-{n}"))];
+    write_json(stream, 200, &sid, &r).await
+}
+
+/// The ordinary result of `tool`, or the JSON-RPC error for an unknown tool.
+fn tool_result(tool: &str, params: &Value, stateless: bool) -> Result<Value, String> {
+    let text = |t: &str| replies::text_result(t, false, stateless);
+    Ok(match tool {
+        "echo" => text(
+            params
+                .pointer("/arguments/message")
+                .and_then(Value::as_str)
+                .unwrap_or("echo"),
+        ),
+        "lookup" => text("record 42: found"),
+        "progress" => text("done"),
+        "fail" => replies::text_result("the tool failed on purpose", true, stateless),
+        "pay" => text("paid 10 EUR"),
+        _ => fixtures::call(tool, stateless).ok_or_else(|| format!("Unknown tool: {tool}"))?,
+    })
 }
 
 async fn call_tool(
     stream: &mut TcpStream,
     shared: &Shared,
-    scenario: Option<&str>,
-    id: &Value,
-    params: &Value,
-    stateless: bool,
+    scenario: Option<&Scenario>,
+    posted: &Posted<'_>,
 ) -> io::Result<bool> {
+    let params = &posted.params;
     let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
     // `arguments._fault` picks a scenario per call, so one soak run can mix faults.
     let by_argument = params
-        .get("arguments")
-        .and_then(|a| a.get("_fault"))
+        .pointer("/arguments/_fault")
         .and_then(Value::as_str)
         .and_then(scenarios::find);
-    let scenario = by_argument.as_ref().map(|s| s.name).or(scenario);
-    let token = params
-        .get("_meta")
-        .and_then(|m| m.get("progressToken"))
-        .cloned();
-    let normal = match tool {
-        "echo" => {
-            let text = params
-                .get("arguments")
-                .and_then(|a| a.get("message"))
-                .and_then(Value::as_str)
-                .unwrap_or("echo");
-            scenarios::text_result(text, false, stateless)
+    let scenario = by_argument.as_ref().or(scenario);
+    let normal = match tool_result(tool, params, posted.stateless) {
+        Ok(r) => r,
+        Err(why) => {
+            let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32602, "message": why}});
+            return write_json(stream, 200, &[], &err).await;
         }
-        "lookup" => scenarios::text_result("record 42: found", false, stateless),
-        "progress" => scenarios::text_result("done", false, stateless),
-        "fail" => scenarios::text_result("the tool failed on purpose", true, stateless),
-        "pay" => scenarios::text_result("paid 10 EUR", false, stateless),
-        _ => match fixtures::call(tool, stateless) {
-            Some(r) => r,
-            None => {
-                let err = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602, "message": format!("Unknown tool: {tool}")}});
-                return write_json(stream, 200, &[], &err).await;
-            }
-        },
     };
-    let ok = json!({"jsonrpc": "2.0", "id": id, "result": normal});
-    if scenario == Some("input-required") {
-        let answered = params.get("requestState").and_then(Value::as_str) == Some("state-1")
-            && params
-                .get("inputResponses")
-                .and_then(|r| r.get("confirm"))
-                .is_some();
-        if answered {
-            return write_json(stream, 200, &[], &ok).await;
+    let token = params.pointer("/_meta/progressToken").cloned();
+    let stand_in = json!("none");
+    let ctx = Ctx {
+        id: &posted.id,
+        normal: &normal,
+        token: token.as_ref().unwrap_or(&stand_in),
+        params,
+    };
+    let action = scenario.map_or(Action::Normal, |s| s.act(&ctx));
+    let reply = match action {
+        Action::Normal => None,
+        Action::Reply(reply) => Some(reply),
+        Action::Park { reply, key, later } => {
+            lock(&shared.resumes).insert(key, later);
+            Some(reply)
         }
-        let ask = json!({"jsonrpc": "2.0", "id": id, "result": {
-            "resultType": "input_required",
-            "inputRequests": {"confirm": {"method": "elicitation/create", "params": {
-                "mode": "form", "message": "Confirm the payment?",
-                "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}}}},
-            "requestState": "state-1"}});
-        return write_json(stream, 200, &[], &ask).await;
-    }
-    if scenario == Some("sse-priming-resume") {
-        let finale = format!("id: ev-2\nevent: message\ndata: {ok}\n\n").into_bytes();
-        lock(&shared.resumes).insert("ev-1".into(), finale);
-    }
-    let token_value = token.clone().unwrap_or(json!("none"));
-    let reply = match scenario.and_then(|s| scenarios::reply(s, id, &normal, &token_value)) {
-        Some(r) => r,
-        None if tool == "progress" && token.is_some() => {
-            scenarios::reply("sse-progress", id, &normal, &token_value).unwrap_or(Reply::Body {
-                status: 200,
-                headers: vec![],
-                body: vec![],
-            })
+        Action::Expire(reply) => {
+            if let Some(sid) = posted.session {
+                remember(&shared.expired, sid);
+            }
+            Some(reply)
         }
-        None => return write_json(stream, 200, &[], &ok).await,
+        Action::First(reply) => {
+            let key = format!(
+                "{} {}",
+                scenario.map_or("", |s| s.name),
+                posted.session.unwrap_or("")
+            );
+            let first = !remembers(&shared.faulted, &key);
+            remember(&shared.faulted, &key);
+            first.then_some(reply)
+        }
+    };
+    let peer = Peer {
+        shared,
+        session: posted.session,
     };
     match reply {
-        Reply::Body {
-            status,
-            headers,
-            body,
-        } => write_body(stream, status, &headers, &body).await,
-        Reply::Sse { steps, ending } => write_sse(stream, &steps, ending).await,
+        Some(reply) => write_reply(stream, peer, reply).await,
+        None if tool == "progress" && token.is_some() => {
+            write_reply(stream, peer, replies::progress_stream(&ctx)).await
+        }
+        None => write_json(stream, 200, &[], &ctx.ok()).await,
     }
 }

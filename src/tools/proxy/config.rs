@@ -28,12 +28,40 @@ pub struct Config {
     /// Longest silence inside a response body before the proxy gives up on the upstream
     /// (`None`: wait as long as both peers keep the connection). Default 600 s.
     pub idle_timeout: Option<Duration>,
+    /// The clients' deadline, when known (`--timeout`): a client that goes away without the
+    /// final answer this long or longer after its request is judged `TIMED_OUT` (it gave up at
+    /// its deadline), earlier `CANCELLED`. Judging only: the proxy never cuts a stream for it.
+    /// Default `None` (every early close is `CANCELLED`).
+    pub client_timeout: Option<Duration>,
     /// Largest response body kept per exchange for `--record`. Default 16 MiB.
     pub record_max_body_bytes: usize,
     /// Redact secrets (Authorization, Cookie, Set-Cookie, session ids) in every output.
     pub redact: bool,
     /// Origins allowed besides loopback ones (exact `scheme://host[:port]`).
     pub allow_origins: Vec<String>,
+    /// Messages from the server kept per exchange with their arrival times, for sinks that
+    /// draw timelines or export span events ([`ExchangeRecord::messages`](super::ExchangeRecord::messages)).
+    /// Default 0: none.
+    pub trace_messages: usize,
+    /// Test hook (feature `fuzzing`, not a stable API): the analysis panics at this step, so
+    /// that tests can prove forwarding fails open.
+    #[cfg(feature = "fuzzing")]
+    #[doc(hidden)]
+    pub inject_panic: Option<AnalysisStep>,
+}
+
+/// A step of one exchange's analysis (where the `fuzzing` test hook makes it fail).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnalysisStep {
+    /// The request is judged before forwarding.
+    Begin,
+    /// The response head arrived.
+    Head,
+    /// A body chunk arrived.
+    Chunk,
+    /// The exchange ended.
+    Finish,
 }
 
 impl Config {
@@ -49,10 +77,30 @@ impl Config {
             head_timeout: Duration::from_secs(30),
             upstream_head_timeout: Duration::from_secs(600),
             idle_timeout: Some(Duration::from_secs(600)),
+            client_timeout: None,
             record_max_body_bytes: 16 << 20,
             redact: true,
             allow_origins: Vec::new(),
+            trace_messages: 0,
+            #[cfg(feature = "fuzzing")]
+            inject_panic: None,
         }
+    }
+}
+
+/// The longest wait the proxy keeps: a longer one (`--idle-timeout 1e19s`) means "practically
+/// never" and is held at this, so that no deadline arithmetic can overflow.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 86_400);
+
+impl Config {
+    /// The settings with every duration held at [`LONGEST_WAIT`].
+    pub(crate) fn bounded(mut self) -> Config {
+        let cap = |d: Duration| d.min(LONGEST_WAIT);
+        self.head_timeout = cap(self.head_timeout);
+        self.upstream_head_timeout = cap(self.upstream_head_timeout);
+        self.idle_timeout = self.idle_timeout.map(cap);
+        self.client_timeout = self.client_timeout.map(cap);
+        self
     }
 }
 

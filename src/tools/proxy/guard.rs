@@ -13,6 +13,10 @@ pub enum Refusal {
     Method,
     /// `Host` is not a loopback name while the proxy listens on loopback.
     ForeignHost,
+    /// No `Host` (HTTP/1.1 requires one).
+    MissingHost,
+    /// More than one `Host` (which one would the upstream read?).
+    DuplicateHost,
     /// `Origin` is neither loopback nor allowed.
     ForeignOrigin,
     /// The request body is over the limit.
@@ -30,6 +34,7 @@ impl Refusal {
             Refusal::WrongPath(_) => 404,
             Refusal::Method => 405,
             Refusal::ForeignHost | Refusal::ForeignOrigin => 403,
+            Refusal::MissingHost | Refusal::DuplicateHost => 400,
             Refusal::BodyTooLarge(_) => 413,
             Refusal::BodyUnreadable => 408,
             Refusal::Busy => 503,
@@ -42,6 +47,8 @@ impl Refusal {
             Refusal::WrongPath(path) => format!("mcp-verdict proxy serves only {path}"),
             Refusal::Method => "mcp-verdict proxy forwards POST, GET and DELETE only".into(),
             Refusal::ForeignHost => "Host is not a loopback name".into(),
+            Refusal::MissingHost => "no Host header".into(),
+            Refusal::DuplicateHost => "more than one Host header".into(),
             Refusal::ForeignOrigin => "Origin is not a loopback origin or an allowed one".into(),
             Refusal::BodyTooLarge(max) => {
                 format!("request body over {max} bytes (--max-request-bytes)")
@@ -52,18 +59,36 @@ impl Refusal {
     }
 }
 
-/// Whether `authority` (`host[:port]`) names the loopback interface.
+/// Whether `authority` (`host[:port]`) names the loopback interface, read strictly: a host
+/// (an IPv6 address only in brackets), then nothing or `:` and digits. `[::1]evil.example` or
+/// `127.0.0.1@evil.example` is no loopback name.
 pub fn is_loopback_authority(authority: &str) -> bool {
-    let host = if let Some(rest) = authority.strip_prefix('[') {
-        rest.split(']').next().unwrap_or("")
-    } else {
-        match authority.rsplit_once(':') {
-            Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => h,
-            _ => authority,
-        }
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some(split) => split,
+            None => return false,
+        },
+        None => match authority.find(':') {
+            Some(at) => authority.split_at(at),
+            None => (authority, ""),
+        },
     };
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    let port_ok = port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    port_ok
+        && (host.eq_ignore_ascii_case("localhost")
+            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+}
+
+/// Exactly one `Host` value, or why not.
+pub fn one_host<'a>(mut values: impl Iterator<Item = &'a str>) -> Result<&'a str, Refusal> {
+    match (values.next(), values.next()) {
+        (Some(host), None) => Ok(host),
+        (None, _) => Err(Refusal::MissingHost),
+        (Some(_), Some(_)) => Err(Refusal::DuplicateHost),
+    }
 }
 
 /// Checks `Host` (only when the proxy listens on loopback) and `Origin` (always).
@@ -97,6 +122,16 @@ mod tests {
         assert!(is_loopback_authority("LOCALHOST"));
         assert!(!is_loopback_authority("evil.example:80"));
         assert!(!is_loopback_authority("10.0.0.1"));
+        assert!(!is_loopback_authority("[::1]evil.example"));
+        assert!(!is_loopback_authority("127.0.0.1@evil.example"));
+        assert!(!is_loopback_authority("127.0.0.1:80 evil"));
+        assert!(!is_loopback_authority(""));
+        assert_eq!(one_host(["a"].into_iter()), Ok("a"));
+        assert_eq!(one_host(std::iter::empty()), Err(Refusal::MissingHost));
+        assert_eq!(
+            one_host(["a", "b"].into_iter()),
+            Err(Refusal::DuplicateHost)
+        );
         assert_eq!(check_names(Some("127.0.0.1:1"), None, true, &[]), Ok(()));
         assert_eq!(
             check_names(Some("evil.example"), None, true, &[]),

@@ -43,6 +43,7 @@ impl Histogram {
 struct State {
     exchanges: BTreeMap<(&'static str, &'static str, String, String), u64>,
     unjudged: u64,
+    failed: u64,
     phases: [Histogram; 3],
 }
 
@@ -76,6 +77,13 @@ impl Metrics {
         out.push_str("# HELP mcp_verdict_proxy_unjudged_total Forwarded exchanges that are not MCP request/response exchanges.\n");
         out.push_str("# TYPE mcp_verdict_proxy_unjudged_total counter\n");
         let _ = writeln!(out, "mcp_verdict_proxy_unjudged_total {}", s.unjudged);
+        out.push_str("# HELP mcp_verdict_proxy_analysis_failures_total Forwarded exchanges whose analysis failed (an internal error; forwarded unchanged).\n");
+        out.push_str("# TYPE mcp_verdict_proxy_analysis_failures_total counter\n");
+        let _ = writeln!(
+            out,
+            "mcp_verdict_proxy_analysis_failures_total {}",
+            s.failed
+        );
         out.push_str("# HELP mcp_verdict_proxy_latency_seconds Time from forwarding the request, by phase.\n");
         out.push_str("# TYPE mcp_verdict_proxy_latency_seconds histogram\n");
         for (phase, h) in ["head", "first_event", "final"].iter().zip(&s.phases) {
@@ -109,7 +117,11 @@ impl Sink for Metrics {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let Some(v) = record.verdict else {
-            s.unjudged += 1;
+            if record.analysis_failed {
+                s.failed += 1;
+            } else {
+                s.unjudged += 1;
+            }
             return;
         };
         let mut key = (

@@ -9,11 +9,13 @@
 //! Modules, one job each: `config` (settings, errors), `guard` (what is refused before
 //! forwarding), `headers` (hop-by-hop, redaction), `upstream` (the client), `server` (the
 //! client side), `tap` (the analysis of one exchange), `tee` (the forwarding body),
-//! `shared` (state of one proxy), [`sinks`] and [`metrics`] (outputs).
+//! `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`] (outputs).
 //!
 //! Memory per stream is bounded: hyper's buffers on both connections, one chunk in flight, and
 //! the analysis buffers bounded by [`Limits`](crate::Limits) (see the README for the figure).
 
+mod arrivals;
+pub mod calls;
 mod config;
 mod guard;
 mod headers;
@@ -28,8 +30,12 @@ mod upstream;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub use arrivals::Arrival;
+pub use calls::{CallGrouper, CallLog, CallSink, HumanCallLines};
+#[doc(hidden)]
+pub use config::AnalysisStep;
 pub use config::{Config, ProxyError, display_url};
-pub use headers::{REDACTED, SECRET};
+pub use headers::{REDACTED, SECRET, redacted};
 pub use metrics::Metrics;
 pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
 
@@ -40,6 +46,7 @@ pub struct Proxy {
     addr: SocketAddr,
     path: String,
     recorder: Option<Arc<Recorder>>,
+    calls: Option<Arc<CallGrouper>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -47,6 +54,7 @@ pub struct Proxy {
 pub struct ProxyBuilder {
     config: Config,
     sinks: Vec<Arc<dyn Sink>>,
+    call_sinks: Vec<Arc<dyn CallSink>>,
     record: bool,
 }
 
@@ -54,6 +62,12 @@ impl ProxyBuilder {
     /// Adds an output for finished exchanges.
     pub fn sink(mut self, sink: Arc<dyn Sink>) -> Self {
         self.sinks.push(sink);
+        self
+    }
+
+    /// Adds an output for logical calls (grouped as `replay --calls` groups the recording).
+    pub fn call_sink(mut self, sink: Arc<dyn CallSink>) -> Self {
+        self.call_sinks.push(sink);
         self
     }
 
@@ -67,7 +81,7 @@ impl ProxyBuilder {
     ///
     /// # Errors
     /// A bad upstream URL, `https://` without TLS, or an address that cannot be bound.
-    pub async fn start(self) -> Result<Proxy, ProxyError> {
+    pub async fn start(mut self) -> Result<Proxy, ProxyError> {
         let (url, http) = upstream::client(&self.config.upstream)?;
         let listen = self.config.listen;
         let listener = tokio::net::TcpListener::bind(listen)
@@ -78,8 +92,13 @@ impl ProxyBuilder {
             .map_err(|e| ProxyError::Bind(listen, e))?;
         let recorder = self.record.then(|| Arc::new(Recorder::default()));
         let path = url.path().to_owned();
+        let calls = (!self.call_sinks.is_empty())
+            .then(|| Arc::new(CallGrouper::new(std::mem::take(&mut self.call_sinks))));
+        if let Some(c) = &calls {
+            self.sinks.push(c.clone());
+        }
         let shared = Arc::new(Shared::new(
-            self.config,
+            self.config.bounded(),
             url,
             http,
             self.sinks,
@@ -90,6 +109,7 @@ impl ProxyBuilder {
             addr,
             path,
             recorder,
+            calls,
             task,
         })
     }
@@ -101,6 +121,7 @@ impl Proxy {
         ProxyBuilder {
             config,
             sinks: Vec::new(),
+            call_sinks: Vec::new(),
             record: false,
         }
     }
@@ -113,6 +134,14 @@ impl Proxy {
     /// The endpoint clients use: the proxy's address with the upstream's path.
     pub fn url(&self) -> String {
         format!("http://{}{}", self.addr, self.path)
+    }
+
+    /// Closes every logical call still open and hands it to the call sinks (call it when the
+    /// proxy stops: a call stays open while a later exchange could still join it).
+    pub fn close_calls(&self) {
+        if let Some(c) = &self.calls {
+            c.close();
+        }
     }
 
     /// The recording, when [`ProxyBuilder::record`] was asked for.

@@ -12,7 +12,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
@@ -21,6 +21,7 @@ use super::headers;
 use super::shared::Shared;
 use super::tap::Tap;
 use super::tee::{ClientIo, TeeBody};
+use super::upstream::Link;
 use crate::verdict::End;
 
 /// What the client receives: a forwarded body, or the proxy's own short refusal.
@@ -64,22 +65,38 @@ pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// Over the connection cap: a 503 with the reason, then close.
+/// Over the connection cap: a 503 with the reason, then close. The request is read (up to
+/// 64 KiB, within a second) before the close: closing a socket with unread bytes sends a reset,
+/// which can make the client lose the 503 it was sent.
 async fn refuse_busy(mut stream: TcpStream) {
     let reason = Refusal::Busy.reason();
     let text = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reason}",
         reason.len()
     );
-    let write = stream.write_all(text.as_bytes());
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), write).await;
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), async {
+        stream.write_all(text.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        let mut left = 64usize << 10;
+        while left > 0 {
+            let n = stream.read(&mut sink).await?;
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        std::io::Result::Ok(())
+    })
+    .await;
 }
 
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, loopback: bool) {
     let (io, reset) = ClientIo::new(stream);
+    let link = Arc::new(Link::default());
     let service = {
         let shared = shared.clone();
-        service_fn(move |req| handle(req, shared.clone(), reset.clone(), loopback))
+        service_fn(move |req| handle(req, shared.clone(), reset.clone(), link.clone(), loopback))
     };
     let mut builder = http1::Builder::new();
     builder
@@ -115,8 +132,14 @@ fn check(req: &Request<Incoming>, shared: &Shared, loopback: bool) -> Result<(),
         return Err(Refusal::Method);
     }
     let text = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
-    let host = text("host").or_else(|| req.uri().authority().map(|a| a.as_str()));
-    guard::check_names(host, text("origin"), loopback, &shared.config.allow_origins)
+    let hosts = req.headers().get_all("host").iter();
+    let host = guard::one_host(hosts.map(|v| v.to_str().unwrap_or("\u{0}")))?;
+    guard::check_names(
+        Some(host),
+        text("origin"),
+        loopback,
+        &shared.config.allow_origins,
+    )
 }
 
 async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Refusal> {
@@ -138,6 +161,7 @@ async fn handle(
     req: Request<Incoming>,
     shared: Arc<Shared>,
     reset: Arc<AtomicBool>,
+    link: Arc<Link>,
     loopback: bool,
 ) -> Result<Response<ClientBody>, NoResponse> {
     if let Err(r) = check(&req, &shared, loopback) {
@@ -148,24 +172,27 @@ async fn handle(
         Ok(b) => b,
         Err(r) => return Ok(refusal(&r)),
     };
-    let mut url = shared.upstream.clone();
-    if let Some(q) = parts.uri.query() {
-        url.set_query(Some(q));
-    }
+    let path = shared.upstream.path();
+    let path_and_query = match parts.uri.query().or(shared.upstream.query()) {
+        Some(q) => format!("{path}?{q}"),
+        None => path.to_owned(),
+    };
     let seen = headers::for_analysis(&parts.headers);
     let mut tap = Tap::begin(
         shared.clone(),
         parts.method.as_str(),
-        url.as_str(),
+        &shared.url_with(parts.uri.query()),
         seen,
         &body,
     );
-    let sent = shared
-        .http
-        .request(parts.method.clone(), url)
-        .headers(headers::upstream_request(&parts.headers))
-        .body(body)
-        .send();
+    let sent = shared.http.send(
+        &link,
+        &shared.upstream,
+        parts.method,
+        &path_and_query,
+        headers::upstream_request(parts.headers),
+        body,
+    );
     let resp = match tokio::time::timeout(shared.config.upstream_head_timeout, sent).await {
         Ok(Ok(resp)) => resp,
         Ok(Err(_)) => {
@@ -179,21 +206,17 @@ async fn handle(
             return Err(NoResponse);
         }
     };
-    tap.on_head(
-        resp.status().as_u16(),
-        headers::for_analysis(resp.headers()),
-    );
-    let mut out = Response::builder().status(resp.status());
-    if let Some(h) = out.headers_mut() {
-        *h = headers::client_response(resp.headers());
-    }
+    tap.on_head(resp.status.as_u16(), headers::for_analysis(&resp.headers));
     let length = resp
-        .headers()
+        .headers
         .get("content-length")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok());
-    let upstream = Box::pin(resp.bytes_stream());
-    let body = TeeBody::new(upstream, tap, reset, shared.config.idle_timeout, length);
+    let mut out = Response::builder().status(resp.status);
+    if let Some(h) = out.headers_mut() {
+        *h = headers::client_response(resp.headers);
+    }
+    let body = TeeBody::new(resp.body, tap, reset, shared.config.idle_timeout, length);
     Ok(out
         .body(Either::Left(body))
         .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::config::Config;
 use super::sinks::{ExchangeRecord, Recorder, Sink};
+use super::upstream::Upstream;
 use crate::session::Session;
 
 /// State shared by the proxy's connections.
@@ -15,8 +16,8 @@ pub struct Shared {
     pub config: Config,
     /// The upstream endpoint.
     pub upstream: reqwest::Url,
-    /// The upstream client (no redirects, no proxies from the environment).
-    pub http: reqwest::Client,
+    /// How the upstream is reached (no redirects, no proxies from the environment).
+    pub http: Upstream,
     /// The recording, when `--record` is on.
     pub recorder: Option<Arc<Recorder>>,
     session: Mutex<Session>,
@@ -29,7 +30,7 @@ impl Shared {
     pub fn new(
         config: Config,
         upstream: reqwest::Url,
-        http: reqwest::Client,
+        http: Upstream,
         sinks: Vec<Arc<dyn Sink>>,
         recorder: Option<Arc<Recorder>>,
     ) -> Shared {
@@ -41,6 +42,19 @@ impl Shared {
             recorder,
             next: AtomicU64::new(0),
             sinks,
+        }
+    }
+
+    /// The upstream URL of a request with the client's `query` (which replaces the upstream's
+    /// own), as the analysis and the recording name it.
+    pub fn url_with(&self, query: Option<&str>) -> std::borrow::Cow<'_, str> {
+        match query {
+            None => self.upstream.as_str().into(),
+            Some(q) => {
+                let mut url = self.upstream.clone();
+                url.set_query(Some(q));
+                String::from(url).into()
+            }
         }
     }
 

@@ -22,12 +22,22 @@ pub struct ExchangeRecord<'a> {
     pub verdict: Option<&'a Verdict>,
     /// Why there is no verdict.
     pub note: Option<&'a str>,
+    /// There is no verdict because the analysis failed (an internal error; the bytes were
+    /// forwarded unchanged all the same).
+    pub analysis_failed: bool,
     /// HTTP method and path, for lines about unjudged traffic.
     pub http_method: &'a str,
+    /// The request body as forwarded.
+    pub request_body: &'a [u8],
+    /// When the request was forwarded (wall clock; the recording's `startedDateTime`).
+    pub started: std::time::SystemTime,
     /// When things happened, from the moment the request was forwarded.
     pub timings: Timings,
     /// The exchange as recorded (secrets redacted), when recording.
     pub entry: Option<&'a Entry>,
+    /// The server's messages with their arrival times (empty unless
+    /// [`Config::trace_messages`](super::Config::trace_messages) is set).
+    pub messages: &'a [super::Arrival],
 }
 
 /// Receives every finished exchange, in the order they finish. Implementations must not block
@@ -70,14 +80,19 @@ impl Sink for JsonLog {
             file: &self.file,
             verdict,
         };
-        let Ok(mut text) = serde_json::to_string(&line) else {
-            return;
-        };
-        text.push('\n');
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        // A log that cannot be written must not stop forwarding.
-        let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+        write_line(&self.out, &line);
     }
+}
+
+/// Writes `value` as one JSON line to `out`. A log that cannot be written must not stop
+/// forwarding: errors are dropped.
+pub(crate) fn write_line(out: &Mutex<Box<dyn Write + Send>>, value: &impl Serialize) {
+    let Ok(mut text) = serde_json::to_string(value) else {
+        return;
+    };
+    text.push('\n');
+    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 /// A short line per exchange on standard error: index, method, tool, outcome, time.

@@ -6,10 +6,12 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use bytes::Bytes;
 
+use super::arrivals::Arrivals;
+use super::config::AnalysisStep;
 use super::shared::Shared;
 use super::sinks::ExchangeRecord;
 use crate::adapters::Timings;
@@ -24,20 +26,55 @@ use crate::verdict::End;
 struct Clock<'a> {
     started: Instant,
     timings: &'a mut Timings,
+    arrivals: &'a mut Arrivals,
+    /// Server requests framed in this step, for the session to wait on (calls2).
+    requests: Vec<(serde_json::Value, String)>,
 }
 
 impl Observer for Clock<'_> {
     fn on_event(&mut self, event: &SseEvent<'_>) {
+        self.arrivals.on_event(event.offset);
         if self.timings.first_event.is_none() && !event.data.is_empty() {
             self.timings.first_event = Some(self.started.elapsed());
         }
     }
     fn on_message(&mut self, message: &Message<'_>) {
+        self.arrivals.on_message(self.started.elapsed(), message);
         if message.terminal && self.timings.terminal.is_none() {
             self.timings.terminal = Some(self.started.elapsed());
         }
+        self.requests
+            .extend(crate::lifecycle::server_request_in(message));
     }
 }
+
+/// The `fuzzing` test hook: makes the analysis fail at one step when the settings ask for it
+/// (an empty, free value in other builds).
+#[derive(Clone, Copy)]
+struct Inject {
+    #[cfg(feature = "fuzzing")]
+    step: Option<AnalysisStep>,
+}
+
+impl Inject {
+    fn of(_shared: &Shared) -> Inject {
+        Inject {
+            #[cfg(feature = "fuzzing")]
+            step: _shared.config.inject_panic,
+        }
+    }
+
+    #[inline(always)]
+    fn at(self, _step: AnalysisStep) {
+        #[cfg(feature = "fuzzing")]
+        if self.step == Some(_step) {
+            panic!("injected analysis failure at {_step:?} (test hook)");
+        }
+    }
+}
+
+/// What an analysis failure reads as.
+const FAILED: &str = "analysis failed (internal error); forwarded unchanged";
 
 /// The record of what was forwarded, kept only when recording.
 struct Recording {
@@ -53,9 +90,17 @@ pub struct Tap {
     exchange: Option<Exchange>,
     /// Why there is no exchange (not MCP, or the analysis failed).
     note: Option<String>,
+    /// The analysis failed (an internal error); forwarding went on.
+    analysis_failed: bool,
+    inject: Inject,
     recording: Option<Recording>,
+    /// The request body as forwarded (shared, not copied).
+    body: Bytes,
+    /// When the request was forwarded, by the wall clock (for call grouping and the HAR).
+    wall: SystemTime,
     started: Instant,
     timings: Timings,
+    arrivals: Arrivals,
     finished: bool,
 }
 
@@ -86,27 +131,37 @@ impl Tap {
         body: &Bytes,
     ) -> Tap {
         let index = shared.next_index();
+        let inject = Inject::of(&shared);
+        let wall = SystemTime::now();
         let recording = shared.recorder.is_some().then(|| Recording {
             entry: Entry {
                 request_headers: super::headers::redacted(&headers, shared.config.redact),
                 request_body: body.to_vec(),
+                started: Some(crate::adapters::client::rfc3339_with(wall, true)),
                 ..bare_entry(index, method, url)
             },
             cap: shared.config.record_max_body_bytes,
         });
+        let arrivals = Arrivals::new(shared.config.trace_messages);
         let mut tap = Tap {
             shared,
             index,
             http_method: method.to_owned(),
             exchange: None,
             note: None,
+            analysis_failed: false,
+            inject,
             recording,
+            body: body.clone(),
+            wall,
             started: Instant::now(),
             timings: Timings::default(),
+            arrivals,
             finished: false,
         };
         let shared = tap.shared.clone();
         let begun = catch_unwind(AssertUnwindSafe(|| {
+            inject.at(AnalysisStep::Begin);
             let mut req = Request::new(method, headers.clone(), body);
             let mut session = shared.session();
             if method == "GET"
@@ -123,9 +178,7 @@ impl Tap {
         match begun {
             Ok(Ok(exchange)) => tap.exchange = Some(exchange),
             Ok(Err(reason)) => tap.note = Some(format!("not judged: {reason}")),
-            Err(_) => {
-                tap.note = Some("analysis failed (internal error); forwarded unchanged".into())
-            }
+            Err(_) => tap.fail(),
         }
         tap
     }
@@ -139,7 +192,11 @@ impl Tap {
             shown.headers = super::headers::redacted(&head.headers, self.shared.config.redact);
             rec.entry.response = Some(shown);
         }
-        self.analyse(|ex, _| ex.on_head(head));
+        let inject = self.inject;
+        self.analyse(|ex, _| {
+            inject.at(AnalysisStep::Head);
+            ex.on_head(head)
+        });
     }
 
     /// A chunk of the response body, as forwarded.
@@ -150,7 +207,11 @@ impl Tap {
                 .response_body
                 .extend_from_slice(&chunk[..chunk.len().min(room)]);
         }
-        self.analyse(|ex, clock| ex.feed_with(chunk, clock));
+        let inject = self.inject;
+        self.analyse(|ex, clock| {
+            inject.at(AnalysisStep::Chunk);
+            ex.feed_with(chunk, clock)
+        });
     }
 
     /// The final answer is known: a client may stop reading now without cancelling anything.
@@ -166,11 +227,29 @@ impl Tap {
         let mut clock = Clock {
             started: self.started,
             timings: &mut self.timings,
+            arrivals: &mut self.arrivals,
+            requests: Vec::new(),
         };
-        if catch_unwind(AssertUnwindSafe(|| step(ex, &mut clock))).is_err() {
-            self.exchange = None;
-            self.note = Some("analysis failed (internal error); forwarded unchanged".into());
+        let failed = catch_unwind(AssertUnwindSafe(|| step(ex, &mut clock))).is_err();
+        let requests = clock.requests;
+        if failed {
+            self.fail();
+            return;
         }
+        // The client may answer before this stream ends: the session waits on them from now.
+        if !requests.is_empty() {
+            let mut session = self.shared.session();
+            for (id, method) in requests {
+                session.server_request_seen(id, method);
+            }
+        }
+    }
+
+    /// The analysis of this exchange failed: it ends here (forwarding goes on) and says so.
+    fn fail(&mut self) {
+        self.exchange = None;
+        self.analysis_failed = true;
+        self.note = Some(FAILED.into());
     }
 
     /// The exchange ended: judge it and hand it to the sinks. Later calls do nothing.
@@ -185,13 +264,18 @@ impl Tap {
             let mut clock = Clock {
                 started: self.started,
                 timings: &mut self.timings,
+                arrivals: &mut self.arrivals,
+                requests: Vec::new(),
             };
+            let inject = self.inject;
             match catch_unwind(AssertUnwindSafe(|| {
+                inject.at(AnalysisStep::Finish);
                 shared.session().finish_with(ex, end, &mut clock)
             })) {
                 Ok(v) => verdict = Some(v),
                 Err(_) => {
-                    self.note = Some("analysis failed (internal error); forwarded unchanged".into())
+                    self.analysis_failed = true;
+                    self.note = Some(FAILED.into());
                 }
             }
         }
@@ -204,9 +288,13 @@ impl Tap {
             request: self.exchange.as_ref().map(Exchange::request),
             verdict: verdict.as_ref(),
             note: self.note.as_deref(),
+            analysis_failed: self.analysis_failed,
             http_method: &self.http_method,
+            request_body: &self.body,
+            started: self.wall,
             timings: self.timings,
             entry: self.recording.as_ref().map(|r| &r.entry),
+            messages: self.arrivals.as_slice(),
         };
         self.shared.emit(&record);
     }
@@ -214,11 +302,15 @@ impl Tap {
 
 impl Drop for Tap {
     /// Dropped unfinished: the client went away. After the final answer that is a reader that
-    /// stopped (the stream is still open); before it, a cancel.
+    /// stopped (the stream is still open); before it, a cancel, or the client's deadline when
+    /// it left at or after the `--timeout` it was said to have.
     fn drop(&mut self) {
         if !self.finished {
+            let deadline = self.shared.config.client_timeout;
             let end = if self.settled() {
                 End::Open
+            } else if deadline.is_some_and(|d| self.started.elapsed() >= d) {
+                End::Timeout
             } else {
                 End::Cancelled
             };

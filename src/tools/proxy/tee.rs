@@ -17,17 +17,14 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_core::Stream;
 use hyper::body::{Body, Frame, SizeHint};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::tap::Tap;
+use super::upstream::UpstreamBody;
 use crate::verdict::End;
-
-/// The upstream body as a stream of chunks.
-pub type Upstream = Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>;
 
 /// The upstream broke off (or went silent past the idle timeout): the client's body is cut.
 #[derive(Debug)]
@@ -43,7 +40,7 @@ impl std::error::Error for UpstreamBroke {}
 
 /// Forwards the upstream body to the client, feeding the tap on the way.
 pub struct TeeBody {
-    upstream: Upstream,
+    upstream: UpstreamBody,
     tap: Tap,
     reset: Arc<AtomicBool>,
     idle: Option<(Duration, Pin<Box<Sleep>>)>,
@@ -51,19 +48,25 @@ pub struct TeeBody {
     /// length is met, so the end is taken from the count).
     remaining: Option<u64>,
     done: bool,
+    /// The upstream broke off: the cut is passed on at the next poll, after hyper has flushed
+    /// what it already took (returning the error at once would make it drop its buffer, and the
+    /// client would lose bytes the upstream did send).
+    broken: bool,
 }
 
 impl TeeBody {
     /// A body reading `upstream` for the client; `reset` is the client connection's flag;
     /// `length` is the upstream's `Content-Length`, when it sent one.
     pub fn new(
-        upstream: Upstream,
+        upstream: UpstreamBody,
         mut tap: Tap,
         reset: Arc<AtomicBool>,
         idle: Option<Duration>,
         length: Option<u64>,
     ) -> Self {
-        let done = length == Some(0);
+        // An empty body (`Content-Length: 0`, or one the upstream's client already knows ended,
+        // as a 204's) ends the exchange now, before the client can see the head and go on.
+        let done = length == Some(0) || upstream.is_end_stream();
         if done {
             tap.finish(End::Eof);
         }
@@ -74,6 +77,7 @@ impl TeeBody {
             idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
             remaining: length,
             done,
+            broken: false,
         }
     }
 
@@ -101,7 +105,22 @@ impl Body for TeeBody {
         if this.done {
             return Poll::Ready(None);
         }
-        match this.upstream.as_mut().poll_next(cx) {
+        if this.broken {
+            return this.broke(End::Reset, "the upstream broke off");
+        }
+        let polled = loop {
+            match Pin::new(&mut this.upstream).poll_frame(cx) {
+                // Trailers are not forwarded (hop-by-hop `TE`/`Trailer` are dropped too).
+                Poll::Ready(Some(Ok(frame))) => match frame.into_data() {
+                    Ok(chunk) => break Poll::Ready(Some(Ok(chunk))),
+                    Err(_) => continue,
+                },
+                Poll::Ready(Some(Err(e))) => break Poll::Ready(Some(Err(e))),
+                Poll::Ready(None) => break Poll::Ready(None),
+                Poll::Pending => break Poll::Pending,
+            }
+        };
+        match polled {
             Poll::Ready(Some(Ok(chunk))) => {
                 if let Some((d, sleep)) = &mut this.idle {
                     sleep.as_mut().reset(Instant::now() + *d);
@@ -116,7 +135,12 @@ impl Body for TeeBody {
                 }
                 Poll::Ready(Some(Ok(Frame::data(chunk))))
             }
-            Poll::Ready(Some(Err(_))) => this.broke(End::Reset, "the upstream broke off"),
+            Poll::Ready(Some(Err(_))) => {
+                // Pending once, so that hyper writes out what it holds; then the cut.
+                this.broken = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
             Poll::Ready(None) => {
                 this.done = true;
                 this.tap.finish(End::Eof);

@@ -18,8 +18,9 @@ use hyper::header::HeaderMap;
 const BACKOFF_START: Duration = Duration::from_millis(20);
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 
-/// Called with every call's verdict and timings as it finishes (telemetry export).
-pub type CallHook = Box<dyn Fn(&Verdict, &Timings) + Send + Sync>;
+/// Called with every call's verdict, timings and the `Mcp-Session-Id` it was sent with, as it
+/// finishes (telemetry export).
+pub type CallHook = Box<dyn Fn(&Verdict, &Timings, Option<&str>) + Send + Sync>;
 
 /// Live counters, for a progress bar and a metrics endpoint.
 #[derive(Default)]
@@ -313,7 +314,8 @@ async fn worker(client: Client, live: Arc<Live>, plan: Plan) {
         }
         lock(&live.report).record(&verdict, &timings);
         if let Some(hook) = &live.on_call {
-            hook(&verdict, &timings);
+            let session = headers.get("mcp-session-id");
+            hook(&verdict, &timings, session.and_then(|s| s.to_str().ok()));
         }
     }
 }

@@ -23,7 +23,7 @@ main{padding:8px 28px 40px;max-width:1200px}h2{font-size:17px;margin:26px 0 10px
 .stats{display:flex;gap:14px;flex-wrap:wrap;margin:0;padding:0}.stats div{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:120px}
 .stats dt{color:var(--mute);font-size:12px}.stats dd{margin:0;font-size:22px;font-weight:600}
 table{border-collapse:collapse;width:100%;font-size:13px}th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{background:var(--bg);position:sticky;top:0;white-space:nowrap}.wide{overflow-x:auto}#exchanges td{white-space:nowrap}th.sort{cursor:pointer}th.sort:after{content:" \2195";color:#aab;font-size:10px}
+th{background:var(--bg);position:sticky;top:0;white-space:nowrap}.wide{overflow-x:auto}#exchanges td,#calls td{white-space:nowrap}th.sort{cursor:pointer}th.sort:after{content:" \2195";color:#aab;font-size:10px}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:0 6px;border-radius:4px;font-size:12px;font-weight:600}.badge.ok{background:#e3f4e7;color:var(--ok)}.badge.bad{background:#fbe3e1;color:var(--bad)}
 .layer-transport{color:#7b3fa0}.layer-stream{color:#b35c00}.layer-protocol{color:#0b6e8a}.layer-interaction{color:#5b6b00}.layer-application{color:#334}
@@ -151,77 +151,225 @@ fn retry_text(v: &Verdict) -> String {
     }
 }
 
+/// What the summary counts: every judged exchange, even when only some are kept (the proxy).
+#[derive(Debug, Default, Clone)]
+pub struct Summary {
+    /// Exchanges judged, by outcome.
+    pub counts: BTreeMap<Outcome, u64>,
+    /// Exchanges judged.
+    pub total: u64,
+    /// Of which not complete.
+    pub incomplete: u64,
+    /// Entries that were not MCP exchanges.
+    pub skipped: u64,
+}
+
+impl Summary {
+    /// Counts one judged exchange.
+    pub fn add(&mut self, v: &Verdict) {
+        *self.counts.entry(v.outcome).or_insert(0) += 1;
+        self.total += 1;
+        self.incomplete += u64::from(!v.complete);
+    }
+
+    /// The summary of a run that kept everything.
+    pub fn of(run: &Run) -> Summary {
+        let mut s = Summary {
+            skipped: run.skipped.len() as u64,
+            ..Summary::default()
+        };
+        for t in &run.traces {
+            s.add(&t.verdict);
+        }
+        s
+    }
+}
+
 /// The page for `replay` and `probe`.
 pub fn exchanges_page(run: &Run, decision: &Decision) -> String {
-    let mut counts = BTreeMap::new();
-    let mut incomplete = 0;
-    for t in &run.traces {
-        *counts.entry(t.verdict.outcome).or_insert(0u64) += 1;
-        incomplete += u64::from(!t.verdict.complete);
-    }
-    let total = run.traces.len();
-    let mut b = String::new();
-    b.push_str("<h2>Summary</h2>\n");
-    b.push_str(&decision_html(decision, incomplete));
-    b.push_str("<dl class=\"stats\">");
-    b.push_str(&stat("n-total", "exchanges", total));
-    b.push_str(&stat("n-complete", "complete", total as u64 - incomplete));
-    b.push_str(&stat("n-incomplete", "incomplete", incomplete));
-    b.push_str(&stat("n-skipped", "skipped (not MCP)", run.skipped.len()));
-    b.push_str("</dl>\n<h3>Outcomes by layer</h3>\n");
-    b.push_str(&outcomes_table(&counts));
+    exchanges_page_with(run, &Summary::of(run), decision, "")
+}
 
-    b.push_str("<h2>Exchanges</h2>\n<p class=\"note\">Click a column to sort. Times in ms from the request being sent.</p>\n");
-    b.push_str("<div class=\"wide\"><table id=\"exchanges\" class=\"sortable\"><thead><tr><th class=\"num\">#</th><th>source</th><th>exchange</th><th class=\"num\">status</th><th>outcome</th><th>layer</th><th>complete</th><th class=\"num\">events</th><th>end</th><th class=\"num\">head ms</th><th class=\"num\">total ms</th><th>retry</th><th class=\"num\">rules broken</th></tr></thead><tbody>\n");
+/// The page for a run whose `summary` counts more than `run` keeps; `kept` says what was kept.
+pub fn exchanges_page_with(
+    run: &Run,
+    summary: &Summary,
+    decision: &Decision,
+    kept: &str,
+) -> String {
+    let mut b = summary_section(summary, decision);
+    b.push_str(&calls_table(run));
+    b.push_str("<h2>Exchanges</h2>\n");
+    if !kept.is_empty() {
+        let _ = writeln!(b, "<p class=\"note\" id=\"kept\">{}</p>", esc(kept));
+    }
+    b.push_str(
+        "<p class=\"note\">Click a column to sort. Times in ms from the request being sent.</p>\n",
+    );
+    b.push_str(&exchange_table(run));
+    b.push_str(&skipped_list(run));
+    b.push_str(&timelines(run));
+    let title = format!("mcp-verdict {}", run.command);
+    page(&title, &run.sources.join(", "), &b)
+}
+
+fn summary_section(s: &Summary, decision: &Decision) -> String {
+    let mut b = String::from("<h2>Summary</h2>\n");
+    b.push_str(&decision_html(decision, s.incomplete));
+    b.push_str("<dl class=\"stats\">");
+    b.push_str(&stat("n-total", "exchanges", s.total));
+    b.push_str(&stat("n-complete", "complete", s.total - s.incomplete));
+    b.push_str(&stat("n-incomplete", "incomplete", s.incomplete));
+    b.push_str(&stat("n-skipped", "skipped (not MCP)", s.skipped));
+    b.push_str("</dl>\n<h3>Outcomes by layer</h3>\n");
+    b.push_str(&outcomes_table(&s.counts));
+    b
+}
+
+/// The sortable table, one row per kept exchange; the first [`MAX_TIMELINES`] link to their
+/// timelines.
+fn exchange_table(run: &Run) -> String {
+    let mut b = String::from(
+        "<div class=\"wide\"><table id=\"exchanges\" class=\"sortable\"><thead><tr><th class=\"num\">#</th><th>source</th><th>exchange</th><th class=\"num\">status</th><th>outcome</th><th>layer</th><th>complete</th><th class=\"num\">events</th><th>end</th><th class=\"num\">head ms</th><th class=\"num\">total ms</th><th>retry</th><th class=\"num\">rules broken</th></tr></thead><tbody>\n",
+    );
     for (i, t) in run.traces.iter().enumerate() {
-        let v = &t.verdict;
-        let link = if i < MAX_TIMELINES {
-            format!("<a href=\"#x-{i}\">{}</a>", esc(&label(v)))
-        } else {
-            esc(&label(v))
-        };
-        let _ = writeln!(
-            b,
-            "<tr data-outcome=\"{o}\" data-complete=\"{c}\"><td class=\"num\">{idx}</td><td>{src}</td><td>{link}</td><td class=\"num\">{st}</td><td data-v=\"{o}\">{badge}</td><td class=\"layer-{l}\">{l}</td><td>{cw}</td><td class=\"num\">{ev}</td><td>{end}</td><td class=\"num\">{head}</td><td class=\"num\">{tot}</td><td>{retry}</td><td class=\"num\">{nv}</td></tr>",
-            o = v.outcome,
-            c = v.complete,
-            idx = v.index,
-            src = esc(&short_source(&t.source)),
-            st = v
-                .status
-                .map(|s| s.to_string())
-                .unwrap_or_else(|| "-".into()),
-            badge = badge(v),
-            l = v.layer.as_str(),
-            cw = if v.complete { "yes" } else { "no" },
-            ev = v
-                .event_count
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| "-".into()),
-            end = end_word(v),
-            head = fmt_ms(t.head_ms),
-            tot = fmt_ms(t.end_ms),
-            retry = esc(&retry_text(v)),
-            nv = v.violations.len(),
-        );
+        b.push_str(&exchange_row(i, t));
     }
     b.push_str("</tbody></table></div>\n");
-    if !run.skipped.is_empty() {
-        b.push_str("<h3>Skipped entries</h3><ul>\n");
-        for (src, s) in &run.skipped {
-            let _ = writeln!(
-                b,
-                "<li>{} #{}: {}</li>",
-                esc(&short_source(src)),
-                s.index,
-                esc(&s.reason)
-            );
-        }
-        b.push_str("</ul>\n");
-    }
+    b
+}
 
-    b.push_str("<h2>Timelines</h2>\n");
+fn exchange_row(i: usize, t: &Trace) -> String {
+    let v = &t.verdict;
+    let link = if i < MAX_TIMELINES {
+        format!("<a href=\"#x-{i}\">{}</a>", esc(&label(v)))
+    } else {
+        esc(&label(v))
+    };
+    let or_dash = |n: Option<String>| n.unwrap_or_else(|| "-".into());
+    format!(
+        "<tr data-outcome=\"{o}\" data-complete=\"{c}\"><td class=\"num\">{idx}</td><td>{src}</td><td>{link}</td><td class=\"num\">{st}</td><td data-v=\"{o}\">{badge}</td><td class=\"layer-{l}\">{l}</td><td>{cw}</td><td class=\"num\">{ev}</td><td>{end}</td><td class=\"num\">{head}</td><td class=\"num\">{tot}</td><td>{retry}</td><td class=\"num\">{nv}</td></tr>\n",
+        o = v.outcome,
+        c = v.complete,
+        idx = v.index,
+        src = esc(&short_source(&t.source)),
+        st = or_dash(v.status.map(|s| s.to_string())),
+        badge = badge(v),
+        l = v.layer.as_str(),
+        cw = if v.complete { "yes" } else { "no" },
+        ev = or_dash(v.event_count.map(|e| e.to_string())),
+        end = end_word(v),
+        head = fmt_ms(t.head_ms),
+        tot = fmt_ms(t.end_ms),
+        retry = esc(&retry_text(v)),
+        nv = v.violations.len(),
+    )
+}
+
+/// The logical calls, one row each with the seed's per-call fields; its exchanges link to their
+/// timelines.
+fn calls_table(run: &Run) -> String {
+    if run.calls.is_empty() {
+        return String::new();
+    }
+    // Where each (source, entry) is drawn, for the links.
+    let drawn: std::collections::HashMap<(&str, u64), usize> = run
+        .traces
+        .iter()
+        .enumerate()
+        .take(MAX_TIMELINES)
+        .map(|(i, t)| ((t.source.as_str(), t.verdict.index), i))
+        .rev()
+        .collect();
+    let mut b = String::from(
+        "<h2>Logical calls</h2>\n<p class=\"note\">Exchanges grouped into calls (retries, resumed streams, answers to server requests, task polls), a guess from traffic. The outcome is the final exchange's.</p>\n",
+    );
+    b.push_str("<div class=\"wide\"><table id=\"calls\" class=\"sortable\"><thead><tr><th class=\"num\">call</th><th>source</th><th>client</th><th>version</th><th>method / tool</th><th class=\"num\">POSTs</th><th>HTTP</th><th>ids</th><th class=\"num\">error</th><th>result type</th><th>outcome</th><th>complete</th><th>retry origin</th><th>double execution risk</th><th>call rules broken</th><th>exchanges</th></tr></thead><tbody>\n");
+    for (source, c) in &run.calls {
+        b.push_str(&call_row(source, c, &drawn));
+    }
+    b.push_str("</tbody></table></div>\n");
+    b
+}
+
+/// One call: its fields, and its exchanges linked to their timelines where drawn.
+fn call_row(
+    source: &str,
+    c: &mcp_verdict::Call,
+    drawn: &std::collections::HashMap<(&str, u64), usize>,
+) -> String {
+    let label = match (&c.method, &c.tool) {
+        (Some(m), Some(t)) => format!("{m} {t}"),
+        (Some(m), None) => m.clone(),
+        (None, _) => "(response)".into(),
+    };
+    let list = |items: Vec<String>| items.join(", ");
+    let statuses = list(
+        c.http_statuses
+            .iter()
+            .map(|s| s.map_or("-".into(), |s| s.to_string()))
+            .collect(),
+    );
+    let ids = list(c.ids.iter().map(|i| i.to_string()).collect());
+    let rules = list(
+        c.violations
+            .iter()
+            .map(|v| v.rule.id().to_owned())
+            .collect(),
+    );
+    let exchanges = list(
+        c.entries
+            .iter()
+            .map(|e| match drawn.get(&(source, *e)) {
+                Some(i) => format!("<a href=\"#x-{i}\">#{e}</a>"),
+                None => format!("#{e}"),
+            })
+            .collect(),
+    );
+    let class = if c.complete { "ok" } else { "bad" };
+    format!(
+        "<tr data-outcome=\"{o}\" data-complete=\"{cm}\"><td class=\"num\">{n}</td><td>{src}</td><td>{client}</td><td>{ver}</td><td>{label}</td><td class=\"num\">{posts}</td><td>{statuses}</td><td>{ids}</td><td class=\"num\">{err}</td><td>{rt}</td><td data-v=\"{o}\"><span class=\"badge {class}\">{o}</span></td><td>{cw}</td><td>{origin}</td><td>{risk}</td><td>{rules}</td><td>{exchanges}</td></tr>\n",
+        o = c.outcome,
+        cm = c.complete,
+        n = c.call,
+        src = esc(&short_source(source)),
+        client = esc(c.client.as_deref().unwrap_or("-")),
+        ver = c.protocol_version.map_or("-", |v| v.as_str()),
+        label = esc(&label),
+        posts = c.post_count,
+        statuses = esc(&statuses),
+        ids = esc(&ids),
+        err = c.error_code.map_or("-".into(), |e| e.to_string()),
+        rt = esc(c.result_type.as_deref().unwrap_or("-")),
+        cw = if c.complete { "yes" } else { "no" },
+        origin = c.retry_origin.map_or("-", |r| r.as_str()),
+        risk = if c.double_execution_risk { "yes" } else { "no" },
+        rules = esc(&rules),
+    )
+}
+
+fn skipped_list(run: &Run) -> String {
+    if run.skipped.is_empty() {
+        return String::new();
+    }
+    let mut b = String::from("<h3>Skipped entries</h3><ul>\n");
+    for (src, s) in &run.skipped {
+        let _ = writeln!(
+            b,
+            "<li>{} #{}: {}</li>",
+            esc(&short_source(src)),
+            s.index,
+            esc(&s.reason)
+        );
+    }
+    b.push_str("</ul>\n");
+    b
+}
+
+fn timelines(run: &Run) -> String {
+    let mut b = String::from("<h2>Timelines</h2>\n");
     b.push_str(LEGEND);
+    let total = run.traces.len();
     if total > MAX_TIMELINES {
         let _ = writeln!(
             b,
@@ -231,14 +379,13 @@ pub fn exchanges_page(run: &Run, decision: &Decision) -> String {
     for (i, t) in run.traces.iter().take(MAX_TIMELINES).enumerate() {
         b.push_str(&trace_section(i, t));
     }
-    let title = format!("mcp-verdict {}", run.command);
-    page(&title, &run.sources.join(", "), &b)
+    b
 }
 
 const LEGEND: &str = "<p class=\"legend\"><span><i style=\"background:#3b7dd8\"></i>notification</span>\
 <span><i style=\"background:#9b59b6\"></i>server request</span><span><i style=\"background:#1e7b34\"></i>terminal response</span>\
 <span><i style=\"background:#999\"></i>other response</span><span><i style=\"border:2px dashed #b3261e\"></i>where the answer was expected</span></p>\n\
-<p class=\"note\">Live runs (probe) draw one lane in milliseconds, every message at its measured arrival time. \
+<p class=\"note\">Live runs (probe, proxy) draw one lane in milliseconds, every message at its measured arrival time. \
 HAR captures record send / wait / receive per entry but no per-event times: the top lane is time (sent, the head at send + wait, the end), \
 and the lane below is the body by bytes, every message at the byte where its SSE event starts. Without timings, the axis is the body's bytes.</p>\n";
 
@@ -333,54 +480,116 @@ const W: f64 = 760.0;
 const X0: f64 = 60.0;
 const X1: f64 = 640.0;
 
+/// Where a trace is drawn: its time scale, its byte scale and which lane carries the messages.
+struct Axes<'a> {
+    t: &'a Trace,
+    /// The time axis' length in ms (the latest thing known, at least 1 µs).
+    span: f64,
+    /// Whether any time is known.
+    timed: bool,
+    /// Live traces draw messages on the time lane; others on a body lane by bytes.
+    live: bool,
+    /// A second lane for the body by bytes (HAR and untimed traces with a response).
+    body_lane: bool,
+    /// Where the time lane ends.
+    end_a: f64,
+}
+
+/// The time lane's and the body lane's heights.
+const YA: f64 = 34.0;
+const YB: f64 = 96.0;
+
+impl<'a> Axes<'a> {
+    fn of(t: &'a Trace) -> Self {
+        let last_point = t.points.iter().filter_map(|p| p.at_ms).fold(0.0, f64::max);
+        let span = [
+            t.end_ms.unwrap_or(0.0),
+            t.head_ms.unwrap_or(0.0),
+            last_point,
+        ]
+        .into_iter()
+        .fold(0.0, f64::max)
+        .max(0.001);
+        let live = t.clock == Clock::Live;
+        let mut axes = Axes {
+            t,
+            span,
+            timed: t.end_ms.is_some() || t.head_ms.is_some(),
+            live,
+            body_lane: !live && t.verdict.status.is_some(),
+            end_a: X1,
+        };
+        if axes.timed {
+            axes.end_a = axes.tx(t.end_ms.unwrap_or(span));
+        }
+        axes
+    }
+
+    /// x of a time in ms.
+    fn tx(&self, ms: f64) -> f64 {
+        X0 + (X1 - X0) * (ms / self.span).clamp(0.0, 1.0)
+    }
+
+    /// x of a byte offset in the body.
+    fn bx(&self, offset: u64) -> f64 {
+        let bytes = (self.t.body_bytes as f64).max(1.0);
+        X0 + (X1 - X0) * (offset as f64 / bytes).clamp(0.0, 1.0)
+    }
+
+    /// The lane that carries messages, and where the body ends on it.
+    fn message_lane(&self) -> (f64, f64) {
+        if self.body_lane {
+            (YB, X1)
+        } else {
+            (YA, self.end_a)
+        }
+    }
+}
+
 /// The timeline. Live traces: one lane on the time axis, messages at their arrival times. HAR
 /// and untimed traces: a time lane (sent, head, end) and below it the body zoomed out to its
 /// bytes, messages at their byte positions, since captures record no per-event times.
 fn timeline_svg(t: &Trace) -> String {
-    let v = &t.verdict;
-    let timed = t.end_ms.is_some() || t.head_ms.is_some();
-    let live = t.clock == Clock::Live;
-    let last_point = t.points.iter().filter_map(|p| p.at_ms).fold(0.0, f64::max);
-    let span = [
-        t.end_ms.unwrap_or(0.0),
-        t.head_ms.unwrap_or(0.0),
-        last_point,
-    ]
-    .into_iter()
-    .fold(0.0, f64::max)
-    .max(0.001);
-    let tx = |ms: f64| X0 + (X1 - X0) * (ms / span).clamp(0.0, 1.0);
-    let bytes = (t.body_bytes as f64).max(1.0);
-    let bx = |offset: u64| X0 + (X1 - X0) * (offset as f64 / bytes).clamp(0.0, 1.0);
-    let body_lane = !live && v.status.is_some();
-    let (ya, yb) = (34.0, 96.0);
-    let height = if body_lane { 140.0 } else { 80.0 };
+    let axes = Axes::of(t);
+    let missing = missing_answer(&axes);
+    let height = match (axes.body_lane, missing.is_empty()) {
+        (true, _) => 140.0,
+        (false, true) => 80.0,
+        (false, false) => 96.0,
+    };
     let mut s = format!(
         "<svg class=\"timeline\" viewBox=\"0 0 {W} {height}\" width=\"{W}\" height=\"{height}\" role=\"img\" aria-label=\"timeline of exchange {}\">",
-        v.index
+        t.verdict.index
     );
-    // Lane A: time.
-    let end_a = if timed {
-        tx(t.end_ms.unwrap_or(span))
-    } else {
-        X1
-    };
-    let _ = write!(
-        s,
-        "<line class=\"lane\" x1=\"{X0}\" y1=\"{ya}\" x2=\"{end_a:.1}\" y2=\"{ya}\"/>\
+    s.push_str(&time_lane(&axes));
+    if axes.body_lane {
+        s.push_str(&body_lane(&axes));
+    }
+    s.push_str(&message_points(&axes));
+    s.push_str(&body_end(&axes));
+    s.push_str(&missing);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Lane A: sent, the response head, the end, and the time scale's words.
+fn time_lane(a: &Axes<'_>) -> String {
+    let (t, end_a) = (a.t, a.end_a);
+    let mut s = format!(
+        "<line class=\"lane\" x1=\"{X0}\" y1=\"{YA}\" x2=\"{end_a:.1}\" y2=\"{YA}\"/>\
 <path d=\"M{X0} {} l8 6 l-8 6z\" fill=\"#16202e\"/><text x=\"6\" y=\"{}\">sent</text>",
-        ya - 6.0,
-        ya + 4.0
+        YA - 6.0,
+        YA + 4.0
     );
     if let Some(h) = t.head_ms {
-        let hx = tx(h);
+        let hx = a.tx(h);
         let _ = write!(
             s,
-            "<line class=\"body\" x1=\"{hx:.1}\" y1=\"{ya}\" x2=\"{end_a:.1}\" y2=\"{ya}\"/><line class=\"head\" x1=\"{hx:.1}\" y1=\"{}\" x2=\"{hx:.1}\" y2=\"{}\"/><text x=\"{hx:.1}\" y=\"{}\" text-anchor=\"middle\">head {} at {h:.1} ms</text>",
-            ya - 14.0,
-            ya + 14.0,
-            ya - 18.0,
-            v.status.map(|s| s.to_string()).unwrap_or_default()
+            "<line class=\"body\" x1=\"{hx:.1}\" y1=\"{YA}\" x2=\"{end_a:.1}\" y2=\"{YA}\"/><line class=\"head\" x1=\"{hx:.1}\" y1=\"{}\" x2=\"{hx:.1}\" y2=\"{}\"/><text x=\"{hx:.1}\" y=\"{}\" text-anchor=\"middle\">head {} at {h:.1} ms</text>",
+            YA - 14.0,
+            YA + 14.0,
+            YA - 18.0,
+            t.verdict.status.map(|s| s.to_string()).unwrap_or_default()
         );
     }
     let unit = match t.clock {
@@ -389,42 +598,47 @@ fn timeline_svg(t: &Trace) -> String {
         Clock::Har => "total time only",
         Clock::Untimed => "no times recorded",
     };
-    if timed {
+    if a.timed {
         let _ = write!(
             s,
             "<text x=\"{X0}\" y=\"{}\">0 ms</text><text x=\"{end_a:.1}\" y=\"{}\" text-anchor=\"middle\">{:.1} ms ({unit})</text>",
-            ya + 24.0,
-            ya + 24.0,
-            t.end_ms.unwrap_or(span)
+            YA + 24.0,
+            YA + 24.0,
+            t.end_ms.unwrap_or(a.span)
         );
     } else {
-        let _ = write!(s, "<text x=\"{X0}\" y=\"{}\">{unit}</text>", ya + 24.0);
+        let _ = write!(s, "<text x=\"{X0}\" y=\"{}\">{unit}</text>", YA + 24.0);
     }
-    // Where messages, the end and the missing answer go: lane A (live) or lane B (bytes).
-    let (y, end_x) = if body_lane {
-        let _ = write!(
-            s,
-            "<line class=\"grid\" stroke-dasharray=\"2 3\" x1=\"{:.1}\" y1=\"{}\" x2=\"{X0}\" y2=\"{}\"/><line class=\"grid\" stroke-dasharray=\"2 3\" x1=\"{end_a:.1}\" y1=\"{}\" x2=\"{X1}\" y2=\"{}\"/>\
-<line class=\"body\" x1=\"{X0}\" y1=\"{yb}\" x2=\"{X1}\" y2=\"{yb}\"/><text x=\"6\" y=\"{}\">body</text>\
+    s
+}
+
+/// Lane B: the body by bytes, joined to the time lane's head and end by dashed "zoom" lines.
+fn body_lane(a: &Axes<'_>) -> String {
+    format!(
+        "<line class=\"grid\" stroke-dasharray=\"2 3\" x1=\"{:.1}\" y1=\"{}\" x2=\"{X0}\" y2=\"{}\"/><line class=\"grid\" stroke-dasharray=\"2 3\" x1=\"{end_a:.1}\" y1=\"{}\" x2=\"{X1}\" y2=\"{}\"/>\
+<line class=\"body\" x1=\"{X0}\" y1=\"{YB}\" x2=\"{X1}\" y2=\"{YB}\"/><text x=\"6\" y=\"{}\">body</text>\
 <text x=\"{X0}\" y=\"{}\">byte 0</text><text x=\"{X1}\" y=\"{}\" text-anchor=\"middle\">{} bytes</text>",
-            t.head_ms.map(tx).unwrap_or(X0),
-            ya + 4.0,
-            yb - 8.0,
-            ya + 4.0,
-            yb - 8.0,
-            yb + 4.0,
-            yb + 24.0,
-            yb + 24.0,
-            t.body_bytes
-        );
-        (yb, X1)
-    } else {
-        (ya, end_a)
-    };
-    for p in &t.points {
-        let px = match (live, p.at_ms) {
-            (true, Some(at)) => tx(at),
-            _ => bx(p.offset),
+        a.t.head_ms.map(|h| a.tx(h)).unwrap_or(X0),
+        YA + 4.0,
+        YB - 8.0,
+        YA + 4.0,
+        YB - 8.0,
+        YB + 4.0,
+        YB + 24.0,
+        YB + 24.0,
+        a.t.body_bytes,
+        end_a = a.end_a,
+    )
+}
+
+/// Every message: at its arrival time (live) or its byte offset.
+fn message_points(a: &Axes<'_>) -> String {
+    let (y, _) = a.message_lane();
+    let mut s = String::new();
+    for p in &a.t.points {
+        let px = match (a.live, p.at_ms) {
+            (true, Some(at)) => a.tx(at),
+            _ => a.bx(p.offset),
         };
         let tip = format!(
             "{} {} at byte {}",
@@ -439,37 +653,46 @@ fn timeline_svg(t: &Trace) -> String {
             esc(&tip)
         );
     }
-    // How the body ended, red when the reply is not complete.
+    s
+}
+
+/// How the body ended, red when the reply is not complete.
+fn body_end(a: &Axes<'_>) -> String {
+    let (y, end_x) = a.message_lane();
+    let v = &a.t.verdict;
     let end_class = if v.complete { "end-ok" } else { "end-bad" };
-    let _ = write!(
-        s,
+    format!(
         "<line class=\"{end_class}\" x1=\"{end_x:.1}\" y1=\"{}\" x2=\"{end_x:.1}\" y2=\"{}\"/><text x=\"{}\" y=\"{}\">{}</text>",
         y - 12.0,
         y + 12.0,
         end_x + 12.0,
         y + 4.0,
         end_word(v)
-    );
-    // The answer: a terminal point, or where it was expected (cut off, or never sent).
-    // Only a stream can leave the answer missing; a transport failure never promised one.
+    )
+}
+
+/// Where the answer was expected, when a stream left it missing (cut off, or never sent). Only
+/// a stream can; a transport failure never promised one.
+fn missing_answer(a: &Axes<'_>) -> String {
+    let (y, end_x) = a.message_lane();
+    let (t, v) = (a.t, &a.t.verdict);
     let has_terminal = t.points.iter().any(|p| p.kind == PointKind::Terminal);
-    if v.layer == Layer::Stream && !has_terminal {
-        let (mx, why) = match &v.unterminated {
-            Some(u) if u.looked_final && body_lane => (
-                bx(t.body_bytes.saturating_sub(u.bytes)),
-                "the answer began here and was cut off",
-            ),
-            _ => (end_x, "answer expected by here; none arrived"),
-        };
-        let _ = write!(
-            s,
-            "<circle class=\"missing\" cx=\"{mx:.1}\" cy=\"{y}\" r=\"9\"/><text x=\"{:.1}\" y=\"{}\" text-anchor=\"end\" fill=\"#b3261e\">{why}</text>",
-            mx + 8.0,
-            y - 13.0
-        );
+    if v.layer != Layer::Stream || has_terminal {
+        return String::new();
     }
-    s.push_str("</svg>\n");
-    s
+    let (mx, why) = match &v.unterminated {
+        Some(u) if u.looked_final && a.body_lane => (
+            a.bx(t.body_bytes.saturating_sub(u.bytes)),
+            "the answer began here and was cut off",
+        ),
+        _ => (end_x, "answer expected by here; none arrived"),
+    };
+    // On the time lane the head's label is above: this one goes below, under the time scale.
+    let ty = if a.body_lane { y - 13.0 } else { y + 38.0 };
+    format!(
+        "<circle class=\"missing\" cx=\"{mx:.1}\" cy=\"{y}\" r=\"9\"/><text x=\"{:.1}\" y=\"{ty}\" text-anchor=\"end\" fill=\"#b3261e\">{why}</text>",
+        mx + 8.0,
+    )
 }
 
 /// One soak sample: cumulative counts at a moment of the run.

@@ -2,17 +2,20 @@
 //! ([`html`]) and JUnit XML ([`junit`]). Both read the same model: one [`Trace`] per exchange
 //! (the verdict plus what happened when), and a [`Run`] for the whole command.
 //!
-//! The unit is the exchange. When logical calls land, a call becomes a group of traces: the
-//! table gains a call column and `junit` one test case per call; the timeline stays per exchange.
+//! The unit is the exchange: the table, the timelines and JUnit's test cases are per exchange.
+//! The page also lists the logical calls (the seed's per-call fields), each linking to the
+//! timelines of its exchanges.
 
 pub mod html;
 pub mod junit;
 #[cfg(feature = "otel")]
 pub mod otel;
+pub mod proxy;
 mod trace;
 
 pub use trace::{Clock, PointKind, Trace, TraceObserver};
 
+use mcp_verdict::Call;
 use mcp_verdict::replay::Skipped;
 
 /// What the whole command came to, as its exit code says it.
@@ -64,6 +67,8 @@ pub struct Run {
     pub traces: Vec<Trace>,
     /// Entries that were not MCP exchanges, with their source.
     pub skipped: Vec<(String, Skipped)>,
+    /// The exchanges grouped into logical calls (issue 14's model), with their source.
+    pub calls: Vec<(String, Call)>,
 }
 
 /// Escapes text for HTML and XML (element content and double-quoted attributes).

@@ -1,12 +1,15 @@
 //! `--otlp URL` (feature `otel`): one client span per exchange and the
 //! `mcp.client.operation.duration` histogram, in the OpenTelemetry MCP semantic conventions'
-//! vocabulary (development status), sent as OTLP/HTTP protobuf to `URL/v1/traces` and
+//! vocabulary (development status; since 2026 kept in the `semantic-conventions-genai`
+//! repository, `docs/gen-ai/mcp.md`), sent as OTLP/HTTP protobuf to `URL/v1/traces` and
 //! `URL/v1/metrics`.
 //!
 //! Span name `{mcp.method.name} {gen_ai.tool.name}` (or the method alone), kind client. The
 //! verdict rides along as `mcp_verdict.*`; `error.type` is the JSON-RPC error code, `tool_error`
-//! for `isError`, or the outcome when the reply is incomplete. Messages from the server are span
-//! events at their arrival times.
+//! for `isError`, or the outcome when the reply is incomplete; the span's status is ERROR exactly
+//! then, described by the JSON-RPC error's message when there is one. Messages from the server
+//! are span events at their arrival times. Not set: `mcp.resource.uri` and `gen_ai.prompt.name`
+//! (the verdict does not carry them), `jsonrpc.protocol.version` (always 2.0).
 
 use std::time::{Duration, SystemTime};
 
@@ -112,64 +115,14 @@ impl Otlp {
     /// Records one exchange: its span (with events) and a histogram point.
     pub fn record(&self, x: &Exchange<'_>) {
         let v = x.verdict;
-        let method = v.method.clone().unwrap_or_else(|| "(response)".into());
-        let name = match &v.tool {
-            Some(tool) => format!("{method} {tool}"),
-            None => method.clone(),
-        };
-        let mut common = vec![
-            KeyValue::new("mcp.method.name", method.clone()),
-            KeyValue::new("mcp.protocol.version", v.protocol_version.as_str()),
-            KeyValue::new("network.transport", "tcp"),
-            KeyValue::new("network.protocol.name", "http"),
-        ];
-        if let Some(tool) = &v.tool {
-            common.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
-            common.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-        }
-        if let Some((host, port)) = &x.server {
-            common.push(KeyValue::new("server.address", host.clone()));
-            common.push(KeyValue::new("server.port", i64::from(*port)));
-        }
-        if let Some(code) = v.error_code {
-            common.push(KeyValue::new("rpc.response.status_code", code.to_string()));
-        }
-        if let Some(kind) = error_type(v) {
-            common.push(KeyValue::new("error.type", kind));
-        }
+        let common = metric_attributes(x);
         self.duration.record(x.duration.as_secs_f64(), &common);
-
         let mut attrs = common;
-        if let Some(id) = &v.id {
-            let id = match id {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            attrs.push(KeyValue::new("jsonrpc.request.id", id));
-        }
-        if let Some(session) = x.session_id {
-            attrs.push(KeyValue::new("mcp.session.id", session.to_owned()));
-        }
-        if let Some(status) = v.status {
-            attrs.push(KeyValue::new(
-                "http.response.status_code",
-                i64::from(status),
-            ));
-        }
-        attrs.extend([
-            KeyValue::new("mcp_verdict.layer", v.layer.as_str()),
-            KeyValue::new("mcp_verdict.outcome", v.outcome.as_str()),
-            KeyValue::new("mcp_verdict.complete", v.complete),
-            KeyValue::new("mcp_verdict.retry_advice", v.retry.advice.as_str()),
-            KeyValue::new("mcp_verdict.end", super::html::end_word(v)),
-        ]);
-        if !v.violations.is_empty() {
-            let rules: Vec<_> = v.violations.iter().map(|r| r.rule.id().into()).collect();
-            attrs.push(KeyValue::new(
-                "mcp_verdict.violations",
-                Value::Array(opentelemetry::Array::String(rules)),
-            ));
-        }
+        attrs.extend(span_attributes(x));
+        let name = match &v.tool {
+            Some(tool) => format!("{} {tool}", method_name(v)),
+            None => method_name(v),
+        };
         let mut span = self
             .tracer
             .span_builder(name)
@@ -184,8 +137,14 @@ impl Otlp {
             }
             span.add_event_with_timestamp(e.name, x.start + e.at, attrs);
         }
-        if !v.complete || v.error_code.is_some() || v.outcome == Outcome::ToolError {
-            span.set_status(Status::error(v.retry.reason.clone()));
+        // ERROR exactly when error.type is set; the description is the JSON-RPC error's
+        // message when there is one (as the conventions ask), else why the reply failed.
+        if error_type(v).is_some() {
+            let why = v
+                .error_message
+                .clone()
+                .unwrap_or_else(|| v.retry.reason.clone());
+            span.set_status(Status::error(why));
         }
         span.end_with_timestamp(x.start + x.duration);
     }
@@ -196,6 +155,77 @@ impl Otlp {
         let metrics = self.metrics.shutdown().map_err(|e| e.to_string());
         traces.and(metrics).map_err(|e| format!("--otlp: {e}"))
     }
+}
+
+/// `mcp.method.name`: the request's method, or `(response)` for a client's answer POST.
+fn method_name(v: &Verdict) -> String {
+    v.method.clone().unwrap_or_else(|| "(response)".into())
+}
+
+/// The low-cardinality attributes, shared by the span and the histogram.
+fn metric_attributes(x: &Exchange<'_>) -> Vec<KeyValue> {
+    let v = x.verdict;
+    let mut common = vec![
+        KeyValue::new("mcp.method.name", method_name(v)),
+        KeyValue::new("mcp.protocol.version", v.protocol_version.as_str()),
+        KeyValue::new("network.transport", "tcp"),
+        KeyValue::new("network.protocol.name", "http"),
+        // reqwest is built without HTTP/2 and soak's direct path is HTTP/1.1.
+        KeyValue::new("network.protocol.version", "1.1"),
+    ];
+    if let Some(tool) = &v.tool {
+        common.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+        common.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+    }
+    if let Some((host, port)) = &x.server {
+        common.push(KeyValue::new("server.address", host.clone()));
+        common.push(KeyValue::new("server.port", i64::from(*port)));
+    }
+    if let Some(code) = v.error_code {
+        common.push(KeyValue::new("rpc.response.status_code", code.to_string()));
+    }
+    if let Some(kind) = error_type(v) {
+        common.push(KeyValue::new("error.type", kind));
+    }
+    common
+}
+
+/// What only the span carries: ids, the session, the HTTP status and the verdict.
+fn span_attributes(x: &Exchange<'_>) -> Vec<KeyValue> {
+    let v = x.verdict;
+    let mut attrs = Vec::new();
+    // The conventions leave a null or missing id out.
+    if let Some(id) = v.id.as_ref().filter(|id| !id.is_null()) {
+        let id = match id {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        attrs.push(KeyValue::new("jsonrpc.request.id", id));
+    }
+    if let Some(session) = x.session_id {
+        attrs.push(KeyValue::new("mcp.session.id", session.to_owned()));
+    }
+    if let Some(status) = v.status {
+        attrs.push(KeyValue::new(
+            "http.response.status_code",
+            i64::from(status),
+        ));
+    }
+    attrs.extend([
+        KeyValue::new("mcp_verdict.layer", v.layer.as_str()),
+        KeyValue::new("mcp_verdict.outcome", v.outcome.as_str()),
+        KeyValue::new("mcp_verdict.complete", v.complete),
+        KeyValue::new("mcp_verdict.retry_advice", v.retry.advice.as_str()),
+        KeyValue::new("mcp_verdict.end", super::html::end_word(v)),
+    ]);
+    if !v.violations.is_empty() {
+        let rules: Vec<_> = v.violations.iter().map(|r| r.rule.id().into()).collect();
+        attrs.push(KeyValue::new(
+            "mcp_verdict.violations",
+            Value::Array(opentelemetry::Array::String(rules)),
+        ));
+    }
+    attrs
 }
 
 /// `error.type`: the JSON-RPC error code, `tool_error` for `isError`, or the outcome of an

@@ -33,6 +33,17 @@ pub enum PointKind {
 }
 
 impl PointKind {
+    /// What a framed message was: the exchange's answer, a server request, a notification, or
+    /// a response to some other id.
+    pub fn of(kind: MessageKind, terminal: bool) -> PointKind {
+        match (kind, terminal) {
+            (_, true) => PointKind::Terminal,
+            (MessageKind::Request, _) => PointKind::ServerRequest,
+            (MessageKind::Notification, _) => PointKind::Notification,
+            _ => PointKind::OtherResponse,
+        }
+    }
+
     /// The span event name in telemetry.
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     pub fn event_name(self) -> &'static str {
@@ -103,16 +114,10 @@ impl Observer for TraceObserver {
         self.event_offset = Some(event.offset);
     }
     fn on_message(&mut self, m: &Message<'_>) {
-        let kind = match (m.kind, m.terminal) {
-            (_, true) => PointKind::Terminal,
-            (MessageKind::Request, _) => PointKind::ServerRequest,
-            (MessageKind::Notification, _) => PointKind::Notification,
-            _ => PointKind::OtherResponse,
-        };
         self.points.push(Point {
             at_ms: None,
             offset: m.event.and(self.event_offset).unwrap_or(0),
-            kind,
+            kind: PointKind::of(m.kind, m.terminal),
             method: m.method.map(str::to_owned),
         });
     }

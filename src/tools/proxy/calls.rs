@@ -1,0 +1,183 @@
+//! Logical calls from the proxy's exchanges: the grouping `replay --calls` uses
+//! ([`Calls`]), fed in forwarding order, so that the calls of a proxy run equal `replay --calls`
+//! of its recording.
+//!
+//! Exchanges finish in any order (a long stream outlives the POSTs after it) while the grouping
+//! reads them in the order they began: finished exchanges wait here until every earlier one has
+//! finished, at most [`REORDER_MAX`] of them (a stream that never ends cannot hold the rest back
+//! without bound; past the cap the waiting ones go on and the late one joins when it ends). A call
+//! is handed on once no later exchange can join it, as `replay` decides: when more than
+//! [`OPEN_CALLS`](crate::calls::OPEN_CALLS) are open, and for the rest when the proxy stops
+//! ([`Proxy::close_calls`](super::Proxy::close_calls)).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use crate::calls::{Call, Calls, ExchangeFacts};
+use crate::request::Headers;
+use crate::verdict::Verdict;
+
+use super::sinks::{ExchangeRecord, Sink};
+
+/// Finished exchanges kept waiting for an earlier one at most.
+pub const REORDER_MAX: usize = 1024;
+
+/// Receives every logical call once it is closed, in the order the calls began.
+pub trait CallSink: Send + Sync {
+    /// A call is closed.
+    fn call(&self, call: &Call);
+}
+
+/// What the grouping needs of one finished exchange, owned while it waits.
+struct Finished {
+    verdict: Verdict,
+    headers: Headers,
+    body: bytes::Bytes,
+    started_ms: u64,
+    duration_ms: Option<u64>,
+}
+
+#[derive(Default)]
+struct Grouping {
+    calls: Calls,
+    /// The next exchange index the grouping expects.
+    next: u64,
+    /// Finished exchanges after a gap, by index (`None`: not judged, nothing to group).
+    waiting: BTreeMap<u64, Option<Finished>>,
+}
+
+/// The [`Sink`] that turns exchanges into calls for its [`CallSink`]s.
+pub struct CallGrouper {
+    state: Mutex<Grouping>,
+    outs: Vec<Arc<dyn CallSink>>,
+}
+
+impl CallGrouper {
+    /// Groups for `outs`.
+    pub fn new(outs: Vec<Arc<dyn CallSink>>) -> CallGrouper {
+        CallGrouper {
+            state: Mutex::new(Grouping::default()),
+            outs,
+        }
+    }
+
+    fn hand_on(&self, calls: Vec<Call>) {
+        for call in &calls {
+            for out in &self.outs {
+                out.call(call);
+            }
+        }
+    }
+
+    /// Groups what is waiting and closes every open call (the proxy stops).
+    pub fn close(&self) {
+        let mut out = Vec::new();
+        {
+            let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let g = &mut *g;
+            for (_, f) in std::mem::take(&mut g.waiting) {
+                add(&mut g.calls, f, &mut out);
+            }
+            g.calls.finish(&mut |c| out.push(c));
+        }
+        self.hand_on(out);
+    }
+}
+
+fn add(calls: &mut Calls, f: Option<Finished>, out: &mut Vec<Call>) {
+    if let Some(f) = f {
+        let facts = ExchangeFacts {
+            verdict: &f.verdict,
+            headers: &f.headers,
+            body: &f.body,
+            started_ms: Some(f.started_ms),
+            duration_ms: f.duration_ms,
+        };
+        calls.add(facts, &mut |c| out.push(c));
+    }
+}
+
+impl Sink for CallGrouper {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        let finished = match (record.verdict, record.request) {
+            (Some(v), Some(r)) => Some(Finished {
+                verdict: v.clone(),
+                headers: r.headers.clone(),
+                body: bytes::Bytes::copy_from_slice(record.request_body),
+                started_ms: millis_since_epoch(record.started),
+                // As the recording's `time` reads back in replay.
+                duration_ms: record.timings.end.map(|d| (d.as_secs_f64() * 1e3) as u64),
+            }),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        {
+            let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let g = &mut *g;
+            if record.index < g.next {
+                // Late: the others went on without it (past the cap).
+                add(&mut g.calls, finished, &mut out);
+            } else {
+                g.waiting.insert(record.index, finished);
+                while g.waiting.len() > REORDER_MAX
+                    || g.waiting
+                        .first_key_value()
+                        .is_some_and(|(i, _)| *i == g.next)
+                {
+                    let Some((i, f)) = g.waiting.pop_first() else {
+                        break;
+                    };
+                    g.next = i + 1;
+                    add(&mut g.calls, f, &mut out);
+                }
+            }
+        }
+        self.hand_on(out);
+    }
+}
+
+fn millis_since_epoch(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// One call per line, the JSON of `replay --calls --format jsonl`.
+pub struct CallLog {
+    out: Mutex<Box<dyn Write + Send>>,
+}
+
+impl CallLog {
+    /// Writes to `out`.
+    pub fn new(out: Box<dyn Write + Send>) -> CallLog {
+        CallLog {
+            out: Mutex::new(out),
+        }
+    }
+}
+
+impl CallSink for CallLog {
+    fn call(&self, call: &Call) {
+        super::sinks::write_line(&self.out, call);
+    }
+}
+
+/// A short line per call on standard error: number, method, tool, outcome, POSTs, retry origin.
+pub struct HumanCallLines;
+
+impl CallSink for HumanCallLines {
+    fn call(&self, c: &Call) {
+        eprintln!(
+            "call {:<4} {:<26} {:<20} {:<22} {:<10} posts {} entries {:?} retry {}",
+            c.call,
+            c.method.as_deref().unwrap_or("-"),
+            c.tool.as_deref().unwrap_or(""),
+            c.outcome.as_str(),
+            if c.complete { "complete" } else { "incomplete" },
+            c.post_count,
+            c.entries,
+            c.retry_origin.map_or("-", |r| r.as_str()),
+        );
+    }
+}

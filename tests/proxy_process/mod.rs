@@ -1,0 +1,102 @@
+//! `mcp-verdict proxy` as a real process for the report tests: started on a free loopback
+//! port, stopped with SIGTERM as a service manager would, with deadlines so a hang fails.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running proxy and the URL clients use.
+pub struct ProxyProcess {
+    child: Child,
+    /// The endpoint to point clients at.
+    pub url: String,
+}
+
+impl ProxyProcess {
+    /// Starts `mcp-verdict proxy --upstream UPSTREAM --listen 127.0.0.1:0 ARGS` with `env`.
+    pub fn start(upstream: &str, args: &[&str], env: &[(&str, &str)], dir: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+            .args(["proxy", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("proxy.stdout")).unwrap())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The proxy says where it listens on its first line of standard error.
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        let url = line
+            .split("point the client at ")
+            .nth(1)
+            .and_then(|rest| rest.split(';').next())
+            .unwrap_or_else(|| panic!("no address in the proxy's first line: {line:?}"))
+            .to_owned();
+        // Keep draining standard error so the proxy never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = String::new();
+            while err.read_line(&mut sink).is_ok_and(|n| n > 0) {
+                sink.clear();
+            }
+        });
+        ProxyProcess { child, url }
+    }
+
+    /// SIGTERM, then waits (at most 30 s) for it to exit.
+    pub fn stop(mut self) -> ExitStatus {
+        // The shell's own `kill`: no procps needed on a slim machine.
+        let term = format!("kill -TERM {}", self.child.id());
+        let killed = Command::new("sh").args(["-c", &term]).status().unwrap();
+        assert!(killed.success());
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                let _ = self.child.kill();
+                panic!("the proxy did not stop within 30 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ProxyProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs a client command (probe, soak) to completion, at most 120 s; returns its exit code.
+pub fn client(mut cmd: Command) -> i32 {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code().unwrap_or(-1);
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("{cmd:?} took longer than 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The verdicts of a `--log` file, one JSON object per line.
+pub fn log_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
