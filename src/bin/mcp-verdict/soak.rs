@@ -149,13 +149,25 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(o) => o.map(Arc::new),
         Err(e) => return fail(e),
     };
+    let mut hooks: Vec<soak::CallHook> = Vec::new();
     #[cfg(feature = "otel")]
-    let live = Arc::new(match &otlp {
-        Some(o) => Live::with_hook(otel_hook(o.clone(), &args.url)),
-        None => Live::default(),
+    if let Some(o) = &otlp {
+        hooks.push(otel_hook(o.clone(), &args.url));
+    }
+    match crate::proxy::open_out("--calls", args.calls.as_deref()) {
+        Ok(Some(out)) => hooks.push(calls_hook(out)),
+        Ok(None) => {}
+        Err(e) => return fail(e),
+    }
+    let live = Arc::new(match hooks.len() {
+        0 => Live::default(),
+        1 => Live::with_hook(hooks.remove(0)),
+        _ => Live::with_hook(Box::new(move |verdict, timings, session_id| {
+            for hook in &hooks {
+                hook(verdict, timings, session_id);
+            }
+        })),
     });
-    #[cfg(not(feature = "otel"))]
-    let live = Arc::new(Live::default());
     let samples = Arc::new(Mutex::new(Vec::new()));
     let result = rt.block_on(drive(
         &client,
@@ -588,5 +600,22 @@ fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
             session_id,
             server: server.clone(),
         });
+    })
+}
+
+/// `--calls`: every finished call as one line (the JSON of `replay --calls --format jsonl`),
+/// written and flushed as it finishes; nothing is kept. A soak call is one POST with a new id,
+/// never re-sent, so each is [`Call::single`] of its verdict, not the traffic grouping (which
+/// would read a load test's identical calls as automatic re-sends). Numbered in finish order.
+fn calls_hook(out: Box<dyn Write + Send>) -> soak::CallHook {
+    use mcp_verdict::Call;
+    use mcp_verdict::proxy::{CallLog, CallSink};
+    let log = CallLog::new(out);
+    let next = Mutex::new(0u64);
+    let client = format!("mcp-verdict@{}", env!("CARGO_PKG_VERSION"));
+    Box::new(move |verdict, _timings, _session_id| {
+        let mut n = next.lock().unwrap_or_else(|p| p.into_inner());
+        log.call(&Call::single(*n, verdict, Some(client.clone())));
+        *n += 1;
     })
 }
