@@ -191,6 +191,7 @@ async fn direct_connection_reopens_after_the_server_closes_it() {
 /// outcome counts as the report. The mix sends `echo` with identical arguments again and again
 /// (within `AUTOMATIC_RETRY_MS`), which the traffic heuristic would group as automatic re-sends;
 /// soak knows each call is one POST, so every record has one entry and `retry_origin: none`.
+/// The handshake and `tools/list` exchanges come first, one call each.
 #[test]
 fn cli_calls_file_has_one_record_per_call() {
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -235,11 +236,35 @@ fn cli_calls_file_has_one_record_per_call() {
         .lines()
         .map(|l| serde_json::from_str(l).expect("one call per line"))
         .collect();
+    for (n, c) in calls.iter().enumerate() {
+        assert_eq!(c.call, n as u64, "numbered in the order written");
+    }
+    // The handshake and tools/list come first, one call each, as they are.
+    let first_load = calls
+        .iter()
+        .position(|c| c.method.as_deref() == Some("tools/call"))
+        .expect("load calls");
+    let prelude: Vec<_> = calls[..first_load]
+        .iter()
+        .map(|c| c.method.as_deref().unwrap_or("-"))
+        .collect();
+    assert!(
+        matches!(prelude.first(), Some(&("initialize" | "server/discover")))
+            && prelude.last() == Some(&"tools/list"),
+        "{prelude:?}"
+    );
+    for c in &calls[..first_load] {
+        assert!(
+            c.complete && c.retry_origin == Some(mcp_verdict::RetryOrigin::None),
+            "{c:?}"
+        );
+        assert_eq!((c.entries.len(), c.post_count), (1, 1), "{c:?}");
+    }
+    let calls = &calls[first_load..];
     assert_eq!(calls.len() as u64, report.requests);
     assert_eq!(calls.len(), 60);
     let mut outcomes = std::collections::BTreeMap::new();
-    for (n, c) in calls.iter().enumerate() {
-        assert_eq!(c.call, n as u64, "numbered in the order written");
+    for c in calls {
         *outcomes
             .entry(c.outcome.as_str().to_owned())
             .or_insert(0u64) += 1;
