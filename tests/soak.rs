@@ -186,3 +186,117 @@ async fn direct_connection_reopens_after_the_server_closes_it() {
     }
     assert_eq!(outcomes[4], (None, Outcome::ConnectionFailed));
 }
+
+/// `soak --calls`: one call record per soak call, written as calls finish, with the same
+/// outcome counts as the report. The mix sends `echo` with identical arguments again and again
+/// (within `AUTOMATIC_RETRY_MS`), which the traffic heuristic would group as automatic re-sends;
+/// soak knows each call is one POST, so every record has one entry and `retry_origin: none`.
+/// The handshake and `tools/list` exchanges come first, one call each.
+#[test]
+fn cli_calls_file_has_one_record_per_call() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
+    let dir = std::env::temp_dir().join(format!("mcp-verdict-soak-calls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mix_file = dir.join("mix.json");
+    std::fs::write(&mix_file, serde_json::to_string(&mix(10)).unwrap()).unwrap();
+    let report_file = dir.join("report.json");
+    let calls_file = dir.join("calls.jsonl");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+        .args(["soak", &server.url(None), "--mix"])
+        .arg(&mix_file)
+        .args([
+            "--requests",
+            "60",
+            "--concurrency",
+            "4",
+            "--max-incomplete-rate",
+            "0.5",
+        ])
+        .arg("--report-out")
+        .arg(&report_file)
+        .arg("--calls")
+        .arg(&calls_file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: Report = serde_json::from_slice(&std::fs::read(&report_file).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&calls_file).unwrap();
+    let calls: Vec<mcp_verdict::Call> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one call per line"))
+        .collect();
+    for (n, c) in calls.iter().enumerate() {
+        assert_eq!(c.call, n as u64, "numbered in the order written");
+    }
+    // The handshake and tools/list come first, one call each, as they are.
+    let first_load = calls
+        .iter()
+        .position(|c| c.method.as_deref() == Some("tools/call"))
+        .expect("load calls");
+    let prelude: Vec<_> = calls[..first_load]
+        .iter()
+        .map(|c| c.method.as_deref().unwrap_or("-"))
+        .collect();
+    assert!(
+        matches!(prelude.first(), Some(&("initialize" | "server/discover")))
+            && prelude.last() == Some(&"tools/list"),
+        "{prelude:?}"
+    );
+    for c in &calls[..first_load] {
+        assert!(
+            c.complete && c.retry_origin == Some(mcp_verdict::RetryOrigin::None),
+            "{c:?}"
+        );
+        assert_eq!((c.entries.len(), c.post_count), (1, 1), "{c:?}");
+    }
+    let calls = &calls[first_load..];
+    assert_eq!(calls.len() as u64, report.requests);
+    assert_eq!(calls.len(), 60);
+    let mut outcomes = std::collections::BTreeMap::new();
+    for c in calls {
+        *outcomes
+            .entry(c.outcome.as_str().to_owned())
+            .or_insert(0u64) += 1;
+        assert_eq!(
+            c.retry_origin,
+            Some(mcp_verdict::RetryOrigin::None),
+            "{c:?}"
+        );
+        assert_eq!(
+            (c.entries.len(), c.post_count, c.ids.len()),
+            (1, 1, 1),
+            "{c:?}"
+        );
+        assert_eq!(c.method.as_deref(), Some("tools/call"));
+        assert!(!c.double_execution_risk && c.violations.is_empty(), "{c:?}");
+        assert!(
+            c.client
+                .as_deref()
+                .is_some_and(|c| c.starts_with("mcp-verdict@"))
+        );
+        assert_eq!(c.complete, c.outcome.is_complete());
+    }
+    assert_eq!(outcomes, report.outcomes);
+    assert_eq!(outcomes.get("STREAM_ABORTED"), Some(&6));
+    // Identical arguments, one call each: 54 echo calls, none grouped.
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| c.tool.as_deref() == Some("echo"))
+            .count(),
+        54
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    drop(server);
+}

@@ -170,6 +170,33 @@ pub struct Call {
     pub violations: Vec<Violation>,
 }
 
+impl Call {
+    /// A call known to be one exchange by construction (a soak `tools/call`: one POST, a new
+    /// id, never re-sent), built from its verdict without the traffic grouping, so identical
+    /// calls in a load test are never read as re-sends. `call` numbers it; `client` is
+    /// `name@version` when known. `retry_origin` is `none`; there are no call-level violations.
+    pub fn single(call: u64, v: &Verdict, client: Option<String>) -> Call {
+        Call {
+            call,
+            entries: vec![v.index],
+            client,
+            protocol_version: Some(v.protocol_version),
+            method: v.method.clone(),
+            tool: v.tool.clone(),
+            post_count: u32::from(v.http_method.as_deref().is_none_or(|m| m == "POST")),
+            http_statuses: vec![v.status],
+            ids: v.id.iter().cloned().collect(),
+            error_code: v.error_code,
+            result_type: v.result_type.clone(),
+            outcome: v.outcome,
+            complete: v.complete,
+            retry_origin: Some(RetryOrigin::None),
+            double_execution_risk: false,
+            violations: Vec::new(),
+        }
+    }
+}
+
 /// What the grouping needs from one judged exchange.
 #[derive(Debug, Clone, Copy)]
 pub struct ExchangeFacts<'a> {

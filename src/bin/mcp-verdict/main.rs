@@ -201,6 +201,11 @@ struct SoakArgs {
     /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
     #[arg(long, value_name = "FILE.xml")]
     junit: Option<PathBuf>,
+    /// Write one logical call per line (the JSON of `replay --calls --format jsonl`) as each
+    /// call finishes; `-` is stdout. Each soak call is one POST by construction (retry_origin
+    /// `none`; never grouped by the traffic heuristic).
+    #[arg(long, value_name = "FILE")]
+    calls: Option<PathBuf>,
     #[command(flatten)]
     out: StyleArgs,
     #[command(flatten)]

@@ -39,7 +39,10 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
 }
 
 /// Opens an output named on the command line: `-` is stdout, anything else a new file.
-fn open_out(flag: &str, path: Option<&Path>) -> Result<Option<Box<dyn io::Write + Send>>, String> {
+pub(crate) fn open_out(
+    flag: &str,
+    path: Option<&Path>,
+) -> Result<Option<Box<dyn io::Write + Send>>, String> {
     match path {
         None => Ok(None),
         Some(p) if p.as_os_str() == "-" => Ok(Some(Box::new(io::stdout()))),

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcp_verdict::Call;
 use mcp_verdict::adapters::{Client, Deadlines};
 use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig, SoakError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -149,13 +150,34 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(o) => o.map(Arc::new),
         Err(e) => return fail(e),
     };
+    let mut hooks: Vec<soak::CallHook> = Vec::new();
     #[cfg(feature = "otel")]
-    let live = Arc::new(match &otlp {
-        Some(o) => Live::with_hook(otel_hook(o.clone(), &args.url)),
-        None => Live::default(),
+    if let Some(o) = &otlp {
+        hooks.push(otel_hook(o.clone(), &args.url));
+    }
+    let mut prelude = None;
+    match crate::proxy::open_out("--calls", args.calls.as_deref()) {
+        Ok(Some(out)) => {
+            let (call, before) = calls_hooks(out);
+            hooks.push(call);
+            prelude = Some(before);
+        }
+        Ok(None) => {}
+        Err(e) => return fail(e),
+    }
+    let live = match hooks.len() {
+        0 => Live::default(),
+        1 => Live::with_hook(hooks.remove(0)),
+        _ => Live::with_hook(Box::new(move |verdict, timings, session_id| {
+            for hook in &hooks {
+                hook(verdict, timings, session_id);
+            }
+        })),
+    };
+    let live = Arc::new(match prelude {
+        Some(hook) => live.with_prelude_hook(hook),
+        None => live,
     });
-    #[cfg(not(feature = "otel"))]
-    let live = Arc::new(Live::default());
     let samples = Arc::new(Mutex::new(Vec::new()));
     let result = rt.block_on(drive(
         &client,
@@ -589,4 +611,28 @@ fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
             server: server.clone(),
         });
     })
+}
+
+/// `--calls`: every finished call as one line (the JSON of `replay --calls --format jsonl`),
+/// written and flushed as it finishes; nothing is kept. A soak call is one POST with a new id,
+/// never re-sent, so each is [`Call::single`] of its verdict, not the traffic grouping (which
+/// would read a load test's identical calls as automatic re-sends). The handshake and
+/// `tools/list` exchanges come first (the second hook), one call each, as they are. Numbered in
+/// the order written.
+fn calls_hooks(out: Box<dyn Write + Send>) -> (soak::CallHook, soak::PreludeHook) {
+    use mcp_verdict::Verdict;
+    use mcp_verdict::proxy::{CallLog, CallSink};
+    let log = CallLog::new(out);
+    let next = Mutex::new(0u64);
+    let client = format!("mcp-verdict@{}", env!("CARGO_PKG_VERSION"));
+    let write = Arc::new(move |verdict: &Verdict| {
+        let mut n = next.lock().unwrap_or_else(|p| p.into_inner());
+        log.call(&Call::single(*n, verdict, Some(client.clone())));
+        *n += 1;
+    });
+    let before = write.clone();
+    (
+        Box::new(move |verdict, _timings, _session_id| write(verdict)),
+        Box::new(move |verdict| before(verdict)),
+    )
 }

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 mod render;
 mod run;
 
-pub use run::{CallHook, Live, SoakError, run, tool_names};
+pub use run::{CallHook, Live, PreludeHook, SoakError, run, tool_names};
 
 use crate::adapters::{Handshake, Timings};
 use crate::verdict::Verdict;

@@ -34,7 +34,12 @@ pub struct Live {
     /// `CONNECTION_FAILED` calls in a row, over all workers.
     connect_failures: AtomicU32,
     on_call: Option<CallHook>,
+    on_prelude: Option<PreludeHook>,
 }
+
+/// Called with each verdict of the handshake and the `tools/list` before the load, in order
+/// (they are not soak calls: the report does not count them).
+pub type PreludeHook = Box<dyn Fn(&Verdict) + Send + Sync>;
 
 impl std::fmt::Debug for Live {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,6 +82,15 @@ impl Live {
         Live {
             on_call: Some(hook),
             ..Live::default()
+        }
+    }
+
+    /// Also hands every verdict of the handshake and `tools/list` before the load to `hook`.
+    #[must_use]
+    pub fn with_prelude_hook(self, hook: PreludeHook) -> Self {
+        Live {
+            on_prelude: Some(hook),
+            ..self
         }
     }
 
@@ -200,7 +214,10 @@ async fn prelude(client: &Client, config: &SoakConfig, live: &Live) -> Result<()
                 listed = m.value().ok().and_then(|v| tool_names(&v));
             }
         }
-        let _ = list.verdict().await;
+        let list_verdict = list.verdict().await;
+        if let Some(hook) = &live.on_prelude {
+            handshake.iter().chain(Some(&list_verdict)).for_each(hook);
+        }
         (handshake, listed)
     };
     let (handshake, listed) = tokio::select! {
