@@ -262,6 +262,7 @@ impl Exchange {
     }
 
     /// Its position in the session (the verdict's `index`).
+    #[cfg(feature = "rmcp")]
     pub(crate) fn index(&self) -> u64 {
         self.setup.index
     }
