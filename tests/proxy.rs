@@ -376,10 +376,11 @@ mod rmcp_clients {
                     .collect();
                 assert!(at_proxy.len() >= 5, "{mode:?}: {}", at_proxy.len());
                 assert_eq!(outcomes(&at_client), outcomes(&at_proxy), "{mode:?}");
-                // Known difference (issue 16's note): rmcp sends `notifications/initialized`
-                // without waiting, and the proxy's session learns an exchange when it finishes,
-                // so under load a `tools/call` can begin at the proxy before the notification's
-                // 202 is through, and gets `session.before_initialized` there only.
+                // Known difference: rmcp sends `notifications/initialized` and the next request
+                // without waiting, on separate connections. The session counts the notification
+                // from the moment it is sent (`Lifecycle::sent`), but under load the request can
+                // still *arrive* at the proxy first, and gets `session.before_initialized` there
+                // only: from the proxy's seat the client did send it first.
                 let ess = |v: &[Verdict]| {
                     v.iter()
                         .map(|v| {

@@ -185,6 +185,16 @@ impl Lifecycle {
         }
     }
 
+    /// What the client has done by sending `req`, whatever the answer: its
+    /// `notifications/initialized` counts from the moment it is sent, so a request sent after it
+    /// is in order even when it overtakes the notification's `202` (clients such as rmcp do not
+    /// wait for it, and a proxy sees the two overlap).
+    pub(crate) fn sent(&mut self, req: &Request) {
+        if req.method.as_deref() == Some("notifications/initialized") {
+            self.initialized_notified = true;
+        }
+    }
+
     /// The entry index of the client's own `DELETE` of the session `req` still uses.
     pub(crate) fn deleted_at(&self, req: &Request) -> Option<u64> {
         let (gone, at) = self.deleted.as_ref()?;

@@ -105,6 +105,7 @@ impl Session {
             self.negotiated,
             &mut findings,
         );
+        self.lifecycle.sent(&req);
         if req.is_mrtr_follow_up()
             && req
                 .id
@@ -307,6 +308,55 @@ mod tests {
         assert_eq!(v.server_requests.len(), 1);
         // Answered already: a second answer with the same id is one nobody waits for.
         assert!(unknown_answer(&answer(&mut s, "srv-1")));
+    }
+
+    /// rmcp sends `notifications/initialized` and its next request without waiting for the
+    /// `202`: the request is in order although the notification has not finished yet.
+    #[test]
+    fn a_request_overtaking_the_initialized_notification_is_in_order() {
+        let before = |notify: bool| {
+            let mut s = Session::new(Limits::default());
+            let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}});
+            let mut ex = post(&mut s, init);
+            ex.on_head(ResponseHead {
+                status: 200,
+                headers: Headers::from(vec![(
+                    "Content-Type".to_owned(),
+                    "application/json".to_owned(),
+                )]),
+            });
+            ex.feed(br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#);
+            let _ = s.finish(&mut ex, End::Eof);
+            // The notification is sent, its 202 not yet in.
+            let _pending = notify.then(|| {
+                post(
+                    &mut s,
+                    serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                )
+            });
+            let call = post(
+                &mut s,
+                serde_json::json!({"jsonrpc": "2.0", "id": 2,
+                "method": "tools/list"}),
+            );
+            let mut call = call;
+            call.on_head(ResponseHead {
+                status: 200,
+                headers: Headers::from(vec![(
+                    "Content-Type".to_owned(),
+                    "application/json".to_owned(),
+                )]),
+            });
+            call.feed(br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
+            s.finish(&mut call, End::Eof)
+                .violations
+                .iter()
+                .any(|v| v.rule == Rule::SessionBeforeInitialized)
+        };
+        assert!(!before(true), "sent after the notification: in order");
+        assert!(before(false), "no notification at all: still flagged");
     }
 
     #[test]
