@@ -553,11 +553,15 @@ fn proxy_html_written_at_sigterm_matches_its_log() {
     assert!(html.contains("id=\"kept\""), "the page says what it kept");
     assert_eq!(html.matches("<section class=\"trace\"").count(), 500);
     let last = lines.last().unwrap()["index"].as_u64().unwrap();
-    assert!(html.contains(&format!("<td class=\"num\">{last}</td>")));
+    let exchanges = table(&html, "exchanges");
+    assert!(exchanges.contains(&format!("<td class=\"num\">{last}</td>")));
     assert!(
-        !html.contains("<td class=\"num\">0</td><td>"),
+        !exchanges.contains("<td class=\"num\">0</td><td>"),
         "the oldest row was dropped"
     );
+    // The calls table is bounded the same way.
+    let calls = table(&html, "calls").matches("<tr data-outcome=").count();
+    assert!((1..=500).contains(&calls), "{calls}");
     // A cut call's timeline, measured live: the answer expected where the body ended.
     let cut = &html[html.rfind("data-outcome=\"STREAM_ABORTED\"><h3>").unwrap()..];
     let cut = &cut[..cut.find("</section>").unwrap()];
@@ -574,7 +578,21 @@ fn proxy_html_written_at_sigterm_matches_its_log() {
 fn proxy_html_draws_each_message_at_its_arrival() {
     let (_rt, server) = fault_server();
     let dir = scratch("proxy-html-small");
-    let (proxy, page, log) = proxy_with_html(&server.url(Some("sse-progress")), &dir);
+    let (page, log, calls) = (
+        dir.join("proxy.html"),
+        dir.join("proxy.jsonl"),
+        dir.join("calls.jsonl"),
+    );
+    let args = [
+        "--quiet",
+        "--log",
+        log.to_str().unwrap(),
+        "--html",
+        page.to_str().unwrap(),
+        "--calls",
+        calls.to_str().unwrap(),
+    ];
+    let proxy = ProxyProcess::start(&server.url(Some("sse-progress")), &args, &[], &dir);
     let mut probe = bin();
     probe.args(["probe", &proxy.url, "--tool", "progress"]);
     assert_eq!(client(probe), 0);
@@ -582,6 +600,17 @@ fn proxy_html_draws_each_message_at_its_arrival() {
     let (total, incomplete, outcomes) = log_counts(&log_lines(&log));
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains("id=\"kept\""), "everything was kept");
+    // The page's calls table holds the proxy's logical calls, one row per `--calls` record.
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert!(!calls.is_empty());
+    let shown = table(&html, "calls");
+    assert_eq!(
+        shown.matches("<tr data-outcome=").count(),
+        calls.len(),
+        "{shown}"
+    );
+    assert!(shown.contains("progress"), "{shown}");
     // The tools/call: two progress notifications and the answer, each with its arrival time.
     let call = &html[html.rfind("<section class=\"trace\"").unwrap()..];
     assert!(call.contains("tools/call progress"), "{call}");

@@ -89,7 +89,7 @@ fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
 async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
     let mut builder = Proxy::builder(p.config);
     if let Some(r) = p.reports {
-        builder = builder.sink(r);
+        builder = builder.sink(r.clone()).call_sink(r);
     }
     let file_label = args
         .record

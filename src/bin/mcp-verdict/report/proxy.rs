@@ -2,17 +2,18 @@
 //! finishes and keeps what the page needs, written when the proxy stops.
 //!
 //! A proxy runs for days, so memory is bounded: the counts cover every exchange, while only the
-//! last [`KEEP`] judged exchanges (each with at most [`MESSAGES`] timed messages) and the last
-//! [`KEEP`] requests that were not judged are kept for the table and the timelines.
+//! last [`KEEP`] judged exchanges (each with at most [`MESSAGES`] timed messages), the last
+//! [`KEEP`] logical calls and the last [`KEEP`] requests that were not judged are kept for the
+//! tables and the timelines.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use mcp_verdict::proxy::{Config, ExchangeRecord, Sink, display_url, redacted};
+use mcp_verdict::proxy::{CallSink, Config, ExchangeRecord, Sink, display_url, redacted};
 use mcp_verdict::replay::Skipped;
-use mcp_verdict::{Headers, Verdict};
+use mcp_verdict::{Call, Headers, Verdict};
 
 use super::html::{self, Summary};
 use super::trace::Point;
@@ -30,6 +31,7 @@ struct Kept {
     summary: Summary,
     traces: VecDeque<Trace>,
     skipped: VecDeque<(String, Skipped)>,
+    calls: VecDeque<(String, Call)>,
 }
 
 /// The proxy's report outputs.
@@ -144,8 +146,7 @@ impl ProxyReports {
             sources: vec![self.source.clone()],
             traces: kept.traces.iter().cloned().collect(),
             skipped: kept.skipped.iter().cloned().collect(),
-            // Grouping needs request bodies, which the proxy does not keep for the page.
-            calls: Vec::new(),
+            calls: kept.calls.iter().cloned().collect(),
         };
         let reason = match s.incomplete {
             0 => "the proxy stopped; every exchange it judged was complete".to_owned(),
@@ -195,6 +196,16 @@ impl Sink for ProxyReports {
         if self.html.is_some() {
             push_bounded(&mut kept.traces, trace);
         }
+    }
+}
+
+impl CallSink for ProxyReports {
+    fn call(&self, call: &Call) {
+        if self.html.is_none() {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        push_bounded(&mut kept.calls, (self.source.clone(), call.clone()));
     }
 }
 
