@@ -569,7 +569,7 @@ mod rmcp_transport {
         mode: Mode,
         lifecycle: ClientLifecycleMode,
         handler: ClientConfig,
-    ) -> (Vec<Verdict>, usize) {
+    ) -> (Vec<Verdict>, Vec<Verdict>) {
         let server = support::rmcp_server(mode).await;
         let (http, mut rx) = VerdictHttpClient::channel(reqwest::Client::new());
         let config = StreamableHttpClientTransportConfig::with_uri(server.url.clone());
@@ -605,8 +605,9 @@ mod rmcp_transport {
         );
         let verdicts = collect(&mut rx, lifecycle_len(mode) + 5).await;
         client.cancel().await.expect("rmcp closes");
-        // Nothing else was judged (GET and DELETE have no verdict).
-        let extra = collect(&mut rx, 1).await.len();
+        // With a session, rmcp's standalone GET stream (judged when rmcp drops it at close) and
+        // its DELETE; nothing else.
+        let extra = collect(&mut rx, 2).await;
         (verdicts, extra)
     }
 
@@ -641,7 +642,7 @@ mod rmcp_transport {
             expected.extend(expected_calls(Mode::Modern, V2026));
             let expected: Vec<Exp> = expected.into_iter().map(loose).collect();
             check_all(&verdicts, &expected);
-            assert_eq!(extra, 0);
+            assert!(extra.is_empty(), "{extra:?}");
         })
         .await;
     }
@@ -655,7 +656,7 @@ mod rmcp_transport {
             expected.extend(expected_calls(Mode::ModernJson, V2026));
             let expected: Vec<Exp> = expected.into_iter().map(loose).collect();
             check_all(&verdicts, &expected);
-            assert_eq!(extra, 0);
+            assert!(extra.is_empty(), "{extra:?}");
         })
         .await;
     }
@@ -670,9 +671,46 @@ mod rmcp_transport {
             expected.extend(expected_calls(Mode::Legacy, V2025));
             let expected: Vec<Exp> = expected.into_iter().map(loose).collect();
             check_all(&verdicts, &expected);
-            assert_eq!(extra, 0);
+            assert_session_requests(&extra, verdicts.len() as u64);
         })
         .await;
+    }
+
+    /// rmcp's standalone `GET` stream (kind `listen`, opened after `notifications/initialized`,
+    /// answered with an SSE stream: `LISTENING`) and its session `DELETE` at close (kind
+    /// `terminate`, `SESSION_TERMINATED`), judged after the calls, in the session's order.
+    fn assert_session_requests(extra: &[Verdict], calls: u64) {
+        let mut extra = extra.to_vec();
+        extra.sort_by_key(|v| v.index);
+        let rows: Vec<_> = extra
+            .iter()
+            .map(|v| {
+                (
+                    v.http_method.as_deref(),
+                    v.kind.map(|k| k.as_str()),
+                    v.outcome,
+                    v.violations.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                (Some("GET"), Some("listen"), Outcome::Listening, 0),
+                (
+                    Some("DELETE"),
+                    Some("terminate"),
+                    Outcome::SessionTerminated,
+                    0
+                ),
+            ],
+            "{extra:?}"
+        );
+        // The GET began after the handshake, the DELETE after every call.
+        assert!(extra[0].index < calls, "{extra:?}");
+        assert_eq!(extra[1].index, calls + 1, "{extra:?}");
+        assert_eq!(extra[0].status, Some(200));
+        assert_eq!(extra[1].status, Some(202)); // rmcp's server accepts the DELETE
     }
 
     /// rmcp's default client proposes 2026-07-28 in `initialize` and the server answers

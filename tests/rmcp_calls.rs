@@ -72,7 +72,10 @@ async fn run(mode: Mode) -> (Recording, usize) {
         .await
         .expect("progress");
     let _ = client.call_tool(CallToolRequestParams::new("nope")).await;
-    let exchanges = handshake + 6;
+    // With a session (2025-11-25), rmcp also opens its standalone GET stream after the
+    // handshake and sends DELETE at close: both judged (kinds `listen` and `terminate`).
+    let session_requests = if mode == Mode::Legacy { 2 } else { 0 };
+    let exchanges = handshake + 6 + session_requests;
     client.cancel().await.expect("rmcp closes");
     settled(&recording).await;
     (recording, exchanges)
@@ -144,6 +147,54 @@ async fn live_equals_replay(mode: Mode) {
         (0..exchanges as u64).collect::<Vec<_>>(),
         "{mode:?}"
     );
+
+    // rmcp's standalone GET and its DELETE: judged as listen and terminate, each a call of
+    // its own (live as replayed, compared above).
+    let session_rows = |v: &[Verdict]| -> Vec<(Option<String>, Option<&'static str>, Outcome)> {
+        v.iter()
+            .filter(|v| v.http_method.as_deref() != Some("POST"))
+            .map(|v| (v.http_method.clone(), v.kind.map(|k| k.as_str()), v.outcome))
+            .collect()
+    };
+    let session_calls: Vec<(Option<&str>, usize, Outcome)> = live
+        .iter()
+        .filter(|c| c.method.is_none())
+        .map(|c| (c.method.as_deref(), c.entries.len(), c.outcome))
+        .collect();
+    if mode == Mode::Legacy {
+        assert_eq!(
+            session_rows(&live_verdicts),
+            vec![
+                (Some("GET".into()), Some("listen"), Outcome::Listening),
+                (
+                    Some("DELETE".into()),
+                    Some("terminate"),
+                    Outcome::SessionTerminated
+                ),
+            ],
+            "{}",
+            serde_json::to_string(&live_verdicts).unwrap()
+        );
+        assert_eq!(
+            live_verdicts
+                .last()
+                .and_then(|v| v.kind)
+                .map(|k| k.as_str()),
+            Some("terminate"),
+            "the DELETE is the last exchange"
+        );
+        assert_eq!(
+            session_calls,
+            vec![
+                (None, 1, Outcome::Listening),
+                (None, 1, Outcome::SessionTerminated)
+            ],
+            "{}",
+            serde_json::to_string(&live).unwrap()
+        );
+    } else {
+        assert!(session_rows(&live_verdicts).is_empty(), "{mode:?}");
+    }
 
     // The grouping is the one a person would make: one call per operation, the tool error a
     // complete call of its own, and the second echo (same arguments, after a complete answer,

@@ -57,15 +57,6 @@ pub(super) fn get_error(response: &reqwest::Response) -> Option<Error> {
     None
 }
 
-pub(super) fn check_get_response(response: reqwest::Response) -> Result<reqwest::Response, Error> {
-    if let Some(error) = get_error(&response) {
-        return Err(error);
-    }
-    response
-        .error_for_status()
-        .map_err(StreamableHttpError::Client)
-}
-
 /// rmcp's reserved headers (`MCP-Protocol-Version` is let through: rmcp sets it that way).
 pub(super) fn apply_custom_headers(
     mut rb: reqwest::RequestBuilder,

@@ -1,11 +1,11 @@
-//! A transport for the official Rust SDK (`rmcp`) that reports a [`Verdict`] for every POST.
+//! A transport for the official Rust SDK (`rmcp`) that reports a [`Verdict`] for every exchange.
 //!
 //! [`VerdictHttpClient`] implements rmcp's [`StreamableHttpClient`] on top of reqwest, with the
 //! same semantics as rmcp's own reqwest client (session ids, `202` → `Accepted`, auth challenges,
-//! legacy `server/discover` fallback, SSE resumption), and runs every POST through the core: the
-//! exact headers and bytes sent become a [`Request`], the head and every body chunk go to an
-//! [`Exchange`], and rmcp's SSE events come from this crate's framer. An
-//! rmcp-based agent gets verdicts by changing only how it builds its transport:
+//! legacy `server/discover` fallback, SSE resumption), and runs every request through the core:
+//! the exact headers and bytes sent become a [`Request`], the head and every body chunk go to an
+//! [`Exchange`], and rmcp's SSE events come from this crate's framer. An rmcp-based agent gets
+//! verdicts by changing only how it builds its transport:
 //!
 //! ```no_run
 //! use mcp_verdict::adapters::rmcp::VerdictHttpClient;
@@ -33,9 +33,10 @@
 //! read (an auth challenge, `202`, a session-expired `404`, a rate limit) are read to their end in
 //! a background task, so the error reaches rmcp as soon as it would without this crate.
 //!
-//! `GET` streams are passed through (framed by this crate). A `GET` that resumes a POST stream
-//! (`Last-Event-ID` of an earlier resumable exchange) is judged as the answer to that POST.
-//! `DELETE` has no verdict.
+//! A `GET` that resumes a POST stream (`Last-Event-ID` of an earlier resumable exchange) is
+//! judged as the answer to that POST; any other `GET` (rmcp's standalone stream: kind `listen`)
+//! and the session `DELETE` (kind `terminate`) are judged as themselves, as replay judges them.
+//! A listen stream's verdict comes when it ends or rmcp drops it.
 //!
 //! With [`VerdictHttpClient::with_recording`], every judged exchange is also kept as a capture
 //! entry next to its verdict ([`Recording`]): `har::write` makes it a HAR, and
@@ -121,8 +122,8 @@ fn rmcp_limits() -> Limits {
     }
 }
 
-/// rmcp's [`StreamableHttpClient`] over reqwest, judging every POST. Cheap to clone (rmcp clones
-/// it per request); clones share one [`Session`] and one sink.
+/// rmcp's [`StreamableHttpClient`] over reqwest, judging every POST, GET and DELETE. Cheap to
+/// clone (rmcp clones it per request); clones share one [`Session`] and one sink.
 #[derive(Clone)]
 pub struct VerdictHttpClient {
     http: reqwest::Client,
@@ -177,7 +178,8 @@ impl VerdictHttpClient {
         (VerdictHttpClient::new(http, tx), rx)
     }
 
-    /// Deadlines for every POST body (a passed deadline closes the stream: `TIMED_OUT`).
+    /// Deadlines for every response body, the standalone `GET` stream's included (a passed
+    /// deadline closes the stream: `TIMED_OUT`).
     pub fn with_deadlines(mut self, deadlines: Deadlines) -> Self {
         self.deadlines = deadlines;
         self
@@ -552,19 +554,14 @@ impl VerdictHttpClient {
         }
         rb = apply_custom_headers(rb, custom_headers)?;
         let request = rb.build().map_err(StreamableHttpError::Client)?;
-        // A GET that resumes an earlier POST stream is judged as that POST's answer.
+        // A GET that resumes an earlier POST stream is judged as that POST's answer; any other
+        // GET (the standalone listen stream, or a Last-Event-ID that resumes no POST) is judged
+        // as itself, the way replay judges the same entry.
         let resumed = last_event_id
             .as_deref()
             .and_then(|id| lock(&self.session).resumption(id, headers_of(request.headers())));
-        let Some(resumed) = resumed else {
-            let response = self
-                .http
-                .execute(request)
-                .await
-                .map_err(StreamableHttpError::Client)?;
-            let response = check_get_response(response)?;
-            return Ok(plain_sse(response, max_event_bytes));
-        };
+        let resumed =
+            resumed.unwrap_or_else(|| Request::new("GET", headers_of(request.headers()), b""));
         let mut begun = self.begin(resumed, &request, &[]);
         let (response, started) = self.send(&mut begun, request).await?;
         let exchange = begun.take();
@@ -851,14 +848,22 @@ impl StreamableHttpClient for VerdictHttpClient {
         }
         rb = rb.header(SESSION_ID, session_id.as_ref());
         rb = apply_custom_headers(rb, custom_headers)?;
-        let response = rb.send().await.map_err(StreamableHttpError::Client)?;
-        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
+        let request = rb.build().map_err(StreamableHttpError::Client)?;
+        let judged_as = Request::new("DELETE", headers_of(request.headers()), b"");
+        let mut begun = self.begin(judged_as, &request, &[]);
+        let (response, started) = self.send(&mut begun, request).await?;
+        let exchange = begun.take();
+        // rmcp reads no DELETE body: it is judged in the background.
+        let status = response.status();
+        let failed = response.error_for_status_ref().err();
+        self.finish_later(exchange, response, started);
+        if status == StatusCode::METHOD_NOT_ALLOWED {
             return Ok(());
         }
-        response
-            .error_for_status()
-            .map_err(StreamableHttpError::Client)?;
-        Ok(())
+        match failed {
+            Some(e) => Err(StreamableHttpError::Client(e)),
+            None => Ok(()),
+        }
     }
 
     async fn get_stream(

@@ -10,7 +10,7 @@ use futures_core::Stream;
 use rmcp::transport::streamable_http_client::SseError;
 use sse_stream::Sse;
 
-use super::{SseBox, lossy};
+use super::lossy;
 use crate::adapters::body::JudgedBody;
 use crate::adapters::client::BodyStream;
 use crate::adapters::lock;
@@ -161,43 +161,4 @@ pub(super) fn end_error(end: Option<End>) -> Option<SseError> {
         End::Eof | End::Open | End::Cancelled | End::NotCaptured => return None,
     };
     Some(SseError::Body(Box::new(std::io::Error::new(kind, text))))
-}
-
-/// A `GET` stream with no exchange to judge: framed by this crate, passed through.
-pub(super) struct PlainSse {
-    pub(super) body: Option<BodyStream>,
-    pub(super) tee: SseTee,
-}
-
-pub(super) fn plain_sse(response: reqwest::Response, max_event_bytes: usize) -> SseBox {
-    let queue = Arc::new(Mutex::new(SseQueue::default()));
-    Box::pin(PlainSse {
-        body: Some(Box::pin(response.bytes_stream())),
-        tee: SseTee::new(max_event_bytes, queue),
-    })
-}
-
-impl Stream for PlainSse {
-    type Item = Result<Sse, SseError>;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = self.get_mut();
-        loop {
-            if let Some(item) = lock(&this.tee.queue).items.pop_front() {
-                return Poll::Ready(Some(item));
-            }
-            let Some(body) = this.body.as_mut() else {
-                return Poll::Ready(None);
-            };
-            match body.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(chunk))) => this.tee.feed(&chunk),
-                Poll::Ready(Some(Err(e))) => {
-                    this.body = None;
-                    return Poll::Ready(Some(Err(SseError::Body(Box::new(e)))));
-                }
-                Poll::Ready(None) => this.body = None,
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-    }
 }
