@@ -368,9 +368,28 @@ mod rmcp_clients {
                     at_client.push(v);
                 }
                 at_client.sort_by_key(|v| v.index);
-                // The transport judges POSTs; the proxy also judges rmcp's GET stream and DELETE.
-                let at_proxy: Vec<_> = seen
-                    .sorted()
+                let all_at_proxy = seen.sorted();
+                // Both judge rmcp's standalone GET and its DELETE; those overlap the POSTs, so
+                // their place in the order may differ: compared as a set, the POSTs in order.
+                let session_entries = |v: &[Verdict]| {
+                    let mut o: Vec<_> = v
+                        .iter()
+                        .filter(|v| v.method.is_none())
+                        .map(|v| format!("{:?}", v.outcome))
+                        .collect();
+                    o.sort();
+                    o
+                };
+                assert_eq!(
+                    session_entries(&at_client),
+                    session_entries(&all_at_proxy),
+                    "{mode:?}"
+                );
+                let at_client: Vec<_> = at_client
+                    .into_iter()
+                    .filter(|v| v.method.is_some())
+                    .collect();
+                let at_proxy: Vec<_> = all_at_proxy
                     .into_iter()
                     .filter(|v| v.method.is_some())
                     .collect();
