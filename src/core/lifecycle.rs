@@ -74,6 +74,7 @@ pub struct ServerRequest {
 
 /// The server request a framed message is (id and method), for a live adapter to tell the
 /// session while the stream is still open ([`crate::session::Session::server_request_seen`]).
+#[cfg(feature = "client")]
 pub(crate) fn server_request_in(m: &crate::exchange::Message<'_>) -> Option<(Value, String)> {
     if m.kind != crate::jsonrpc::Kind::Request {
         return None;
@@ -204,6 +205,7 @@ impl Lifecycle {
     /// A server request seen on a stream that is still open: the client may answer it before
     /// the stream ends (a server that waits for the answer), so it is waiting from now on.
     /// Its entry index is not known yet: `u64::MAX` stands for it.
+    #[cfg(feature = "client")]
     pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
         if self.noted_live.len() == PENDING {
             self.noted_live.pop_front();

@@ -186,6 +186,7 @@ impl Session {
 
     /// A server request (`id`, `method`) framed on a stream that is still open: waiting for the
     /// client's answer from now on, so an answer sent before the stream ends is linked.
+    #[cfg(feature = "client")]
     pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
         self.lifecycle.server_request_seen(id, method);
     }
@@ -288,6 +289,7 @@ mod tests {
     /// A live client answers a server request while its stream is open: the request is known
     /// from the moment it was framed, and the stream's finish does not make it wait again.
     #[test]
+    #[cfg(feature = "client")]
     fn a_server_request_seen_live_is_answered_once() {
         let mut s = Session::new(Limits::default());
         let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
