@@ -16,7 +16,7 @@ mod tool_args;
 mod units;
 
 use std::fs::File;
-use std::io::{self, BufRead, IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -804,7 +804,7 @@ fn replay_one(
     run: &mut Run,
 ) -> Option<String> {
     let mut reader = io::BufReader::with_capacity(1 << 16, reader);
-    if let Some(reason) = empty_capture(&mut reader) {
+    if let Some(reason) = replay_files::empty(&mut reader) {
         return Some(reason);
     }
     let (mut judged, mut skipped) = (0u64, 0u64);
@@ -826,18 +826,6 @@ fn replay_one(
             warn_forgotten(name, &stats, limits);
             None
         }
-    }
-}
-
-/// `Some(reason)` when the capture is empty or only whitespace, or cannot be read at all.
-fn empty_capture(reader: &mut impl BufRead) -> Option<String> {
-    match reader.fill_buf() {
-        Ok([]) => Some("empty file".into()),
-        Ok(buf) if buf.iter().all(u8::is_ascii_whitespace) && buf.len() < (1 << 16) => {
-            Some("empty file (only whitespace)".into())
-        }
-        Ok(_) => None,
-        Err(e) => Some(e.to_string()),
     }
 }
 

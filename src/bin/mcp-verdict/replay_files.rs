@@ -123,7 +123,7 @@ fn judge_one(path: &Path, limits: Limits, progress: bool, each: &mut dyn FnMut(E
 }
 
 /// Why a capture is empty (nothing, or only whitespace), or `None`; a read error is a reason too.
-fn empty(reader: &mut impl BufRead) -> Option<String> {
+pub(crate) fn empty(reader: &mut impl BufRead) -> Option<String> {
     match reader.fill_buf() {
         Ok([]) => Some("empty file".into()),
         Ok(buf) if buf.iter().all(u8::is_ascii_whitespace) && buf.len() < (1 << 16) => {
