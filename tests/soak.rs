@@ -87,18 +87,31 @@ async fn one_in_ten_cut_streams_gives_exact_counts() {
     );
 }
 
-#[test]
-fn cli_threshold_breaks_with_exit_1_and_writes_reports() {
+/// A fault server on its own runtime, and a scratch folder holding the test mix.
+fn cli_setup(
+    tag: &str,
+) -> (
+    tokio::runtime::Runtime,
+    FaultServer,
+    std::path::PathBuf,
+    std::path::PathBuf,
+) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .unwrap();
     let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
-    let dir = std::env::temp_dir().join(format!("mcp-verdict-soak-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mix_file = dir.join("mix.json");
     std::fs::write(&mix_file, serde_json::to_string(&mix(10)).unwrap()).unwrap();
+    (rt, server, dir, mix_file)
+}
+
+#[test]
+fn cli_threshold_breaks_with_exit_1_and_writes_reports() {
+    let (_rt, server, dir, mix_file) = cli_setup("mcp-verdict-soak");
     let report_file = dir.join("report.json");
     let metrics_file = dir.join("metrics.prom");
     let run = |max_rate: &str| {
@@ -194,16 +207,7 @@ async fn direct_connection_reopens_after_the_server_closes_it() {
 /// The handshake and `tools/list` exchanges come first, one call each.
 #[test]
 fn cli_calls_file_has_one_record_per_call() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
-    let dir = std::env::temp_dir().join(format!("mcp-verdict-soak-calls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let mix_file = dir.join("mix.json");
-    std::fs::write(&mix_file, serde_json::to_string(&mix(10)).unwrap()).unwrap();
+    let (_rt, server, dir, mix_file) = cli_setup("mcp-verdict-soak-calls");
     let report_file = dir.join("report.json");
     let calls_file = dir.join("calls.jsonl");
     let run = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
