@@ -130,9 +130,32 @@ impl Tap {
         headers: Headers,
         body: &Bytes,
     ) -> Tap {
-        let index = shared.next_index();
         let inject = Inject::of(&shared);
         let wall = SystemTime::now();
+        let started = Instant::now();
+        // The index is taken under the session's lock, with the exchange begun: the recording
+        // is written in index order, so its replay meets the exchanges in the order the live
+        // session did (two connections racing here, such as rmcp's `initialized` notification
+        // and its next request, would otherwise be judged in one order live and the other in
+        // replay).
+        let mut taken = None;
+        let begun = catch_unwind(AssertUnwindSafe(|| {
+            inject.at(AnalysisStep::Begin);
+            let mut req = Request::new(method, headers.clone(), body);
+            let mut session = shared.session();
+            let index = *taken.insert(shared.next_index());
+            if method == "GET"
+                && let Some(last) = headers.get("last-event-id")
+                && let Some(resumed) = session.resumption(last, headers.clone())
+            {
+                req = resumed;
+            }
+            match not_mcp(&bare_entry(index, method, url), &req) {
+                Some(reason) => Err(reason),
+                None => Ok(session.begin_at(index, req)),
+            }
+        }));
+        let index = taken.unwrap_or_else(|| shared.next_index());
         let recording = shared.recorder.is_some().then(|| Recording {
             entry: Entry {
                 request_headers: super::headers::redacted(&headers, shared.config.redact),
@@ -154,27 +177,11 @@ impl Tap {
             recording,
             body: body.clone(),
             wall,
-            started: Instant::now(),
+            started,
             timings: Timings::default(),
             arrivals,
             finished: false,
         };
-        let shared = tap.shared.clone();
-        let begun = catch_unwind(AssertUnwindSafe(|| {
-            inject.at(AnalysisStep::Begin);
-            let mut req = Request::new(method, headers.clone(), body);
-            let mut session = shared.session();
-            if method == "GET"
-                && let Some(last) = headers.get("last-event-id")
-                && let Some(resumed) = session.resumption(last, headers.clone())
-            {
-                req = resumed;
-            }
-            match not_mcp(&bare_entry(index, method, url), &req) {
-                Some(reason) => Err(reason),
-                None => Ok(session.begin_at(index, req)),
-            }
-        }));
         match begun {
             Ok(Ok(exchange)) => tap.exchange = Some(exchange),
             Ok(Err(reason)) => tap.note = Some(format!("not judged: {reason}")),
