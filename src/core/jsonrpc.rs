@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::rules::Rule;
 
-mod scan;
+pub(crate) mod scan;
 #[cfg(test)]
 mod scan_tests;
 

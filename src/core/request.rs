@@ -6,53 +6,94 @@
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use crate::shapes::flat::{self, Tree};
+use crate::shapes::node::Json;
+
 /// HTTP headers with case-insensitive lookup. Keeps the order and duplicates as sent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Headers(Vec<(String, String)>);
+///
+/// Stored as one string of every name and value back to back, with where each ends: two
+/// allocations for a whole set instead of two per header (a judged exchange builds two sets).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Headers {
+    /// Names and values, back to back.
+    text: String,
+    /// Where each name ends and where its value ends, in `text`: two per header.
+    ends: Vec<usize>,
+}
+
+/// Room reserved per header when the count is known (most names and values are short).
+const BYTES_PER_HEADER: usize = 48;
 
 impl Headers {
     /// An empty set.
     pub fn new() -> Self {
-        Headers(Vec::new())
+        Headers::default()
+    }
+
+    fn with_capacity(headers: usize, bytes: usize) -> Self {
+        Headers {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(2 * headers),
+        }
     }
 
     /// Adds one header.
-    pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
-        self.0.push((name.into(), value.into()));
+    pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
+        self.text.push_str(name.as_ref());
+        self.ends.push(self.text.len());
+        self.text.push_str(value.as_ref());
+        self.ends.push(self.text.len());
     }
 
     /// The first value of `name` (case-insensitive).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
+        self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v)
     }
 
     /// Whether there are no headers (a capture that did not record them).
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.ends.is_empty()
     }
 
     /// All headers, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+        self.ends.chunks_exact(2).scan(0, |start, ends| {
+            let (name_end, value_end) = (ends[0], ends[1]);
+            let name = &self.text[*start..name_end];
+            *start = value_end;
+            Some((name, &self.text[name_end..value_end]))
+        })
+    }
+}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
 impl From<Vec<(String, String)>> for Headers {
     fn from(pairs: Vec<(String, String)>) -> Self {
-        Headers(pairs)
+        let bytes = pairs.iter().map(|(n, v)| n.len() + v.len()).sum();
+        let mut headers = Headers::with_capacity(pairs.len(), bytes);
+        for (name, value) in &pairs {
+            headers.push(name, value);
+        }
+        headers
     }
 }
 
-impl<N: Into<String>, V: Into<String>> FromIterator<(N, V)> for Headers {
+impl<N: AsRef<str>, V: AsRef<str>> FromIterator<(N, V)> for Headers {
     fn from_iter<I: IntoIterator<Item = (N, V)>>(iter: I) -> Self {
-        Headers(
-            iter.into_iter()
-                .map(|(n, v)| (n.into(), v.into()))
-                .collect(),
-        )
+        let iter = iter.into_iter();
+        let count = iter.size_hint().0;
+        let mut headers = Headers::with_capacity(count, count * BYTES_PER_HEADER);
+        for (name, value) in iter {
+            headers.push(name, value);
+        }
+        headers
     }
 }
 
@@ -222,7 +263,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
 }
 
 /// One message object of a request body, as far as the facts go.
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 struct Message {
     method: Option<String>,
     /// `id`, unless absent or null.
@@ -264,6 +305,7 @@ impl<'de> Deserialize<'de> for Message {
 }
 
 /// A request body: one message, a batch, or another JSON value.
+#[derive(Debug, PartialEq)]
 enum Body {
     Single(Message),
     Batch(Vec<Option<Message>>),
@@ -292,6 +334,75 @@ impl<'de> Deserialize<'de> for Body {
             scalars_give!(Body, Body::Other);
         }
         d.deserialize_any(V)
+    }
+}
+
+impl Body {
+    /// Reads a body: from the flat list where it can (see [`flat`]), else by serde_json;
+    /// `None` when it is not JSON.
+    fn read(body: &[u8]) -> Option<Body> {
+        if let Ok(text) = simdutf8::basic::from_utf8(body)
+            && let Some(read) = flat::with_tree(text, Body::of_tree)
+        {
+            return Some(read);
+        }
+        serde_json::from_slice::<Body>(body).ok()
+    }
+
+    /// What serde_json's reading into [`Body`] gives, from the flat list of the same text.
+    fn of_tree(tree: Tree<'_>) -> Body {
+        if tree.is_object() {
+            Body::Single(Message::of_tree(tree))
+        } else if let Some(items) = tree.items() {
+            Body::Batch(
+                items
+                    .map(|item| item.is_object().then(|| Message::of_tree(item)))
+                    .collect(),
+            )
+        } else {
+            Body::Other
+        }
+    }
+}
+
+impl Message {
+    /// Members as the serde visitor reads them: the last of duplicates wins.
+    fn of_tree(object: Tree<'_>) -> Message {
+        let mut m = Message::default();
+        for (key, value) in object.members() {
+            match key {
+                "method" => m.method = value.as_str().map(str::to_owned),
+                "id" => m.id = Some(value.to_value().into_owned()).filter(|v| !v.is_null()),
+                "params" => m.params = Some(Params::of_tree(value)),
+                "result" | "error" => m.answer = true,
+                _ => {}
+            }
+        }
+        m
+    }
+}
+
+impl Params {
+    /// Members as the serde visitor reads them; anything but an object gives the default.
+    fn of_tree(params: Tree<'_>) -> Params {
+        let mut p = Params::default();
+        let text = |v: Tree<'_>| v.as_str().map(str::to_owned);
+        for (key, value) in params.members() {
+            match key {
+                "name" => p.name = text(value),
+                "uri" => p.uri = text(value),
+                "protocolVersion" => p.protocol_version = text(value),
+                "_meta" => {
+                    p.meta = match value.is_object().then(|| value.to_value().into_owned()) {
+                        Some(Value::Object(m)) => Some(m),
+                        _ => None,
+                    }
+                }
+                "inputResponses" | "requestState" => p.mrtr = true,
+                _ => {}
+            }
+        }
+        p
     }
 }
 
@@ -333,9 +444,9 @@ impl Request {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Request::empty(http_method, headers, BodyKind::None);
         }
-        match serde_json::from_slice::<Body>(body) {
-            Ok(parsed) => Request::from_body(http_method, headers, parsed),
-            Err(_) => Request::empty(http_method, headers, BodyKind::Unreadable),
+        match Body::read(body) {
+            Some(parsed) => Request::from_body(http_method, headers, parsed),
+            None => Request::empty(http_method, headers, BodyKind::Unreadable),
         }
     }
 
@@ -455,6 +566,95 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every value at every path of `v`, replaced by each of a few others.
+    fn variants(v: &Value) -> Vec<Value> {
+        let alternatives = [
+            serde_json::json!(1),
+            serde_json::json!(-7),
+            serde_json::json!(1.5),
+            serde_json::json!("text"),
+            serde_json::json!(null),
+            serde_json::json!(true),
+            serde_json::json!([]),
+            serde_json::json!({}),
+            serde_json::json!([{"name": "n"}]),
+            serde_json::json!({"name": "n", "_meta": {"a": 1}}),
+        ];
+        fn paths(v: &Value, at: String, out: &mut Vec<String>) {
+            out.push(at.clone());
+            match v {
+                Value::Object(m) => m.iter().for_each(|(k, x)| paths(x, format!("{at}/{k}"), out)),
+                Value::Array(l) => l
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, x)| paths(x, format!("{at}/{i}"), out)),
+                _ => {}
+            }
+        }
+        let mut all = Vec::new();
+        paths(v, String::new(), &mut all);
+        let mut out = vec![v.clone()];
+        for path in &all {
+            for alt in &alternatives {
+                let mut copy = v.clone();
+                *copy.pointer_mut(path).unwrap() = alt.clone();
+                out.push(copy);
+            }
+        }
+        out
+    }
+
+    /// The flat reading of a body gives the facts serde_json's gives, wherever it reads one
+    /// (it leaves escapes and the like to serde_json).
+    #[test]
+    fn flat_and_serde_read_the_same_facts() {
+        let bases = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "hello", "n": [1, 2.5, -3]}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "a", "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "_meta": {"progressToken": "t", "x": {"y": [1]}}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 5, "result": {"action": "accept"}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "resources/read",
+                "params": {"uri": "file:///x", "requestState": "s", "inputResponses": {}}}),
+            serde_json::json!([{"jsonrpc": "2.0", "method": "n"},
+                {"jsonrpc": "2.0", "id": 2, "method": "ping"}, 7, [1]]),
+        ];
+        let (mut compared, mut flat_read) = (0, 0);
+        for base in &bases {
+            for v in variants(base) {
+                let text = v.to_string();
+                let mut texts = vec![text.clone()];
+                // Duplicate members, before and after: the last wins.
+                if let Some(rest) = text.strip_prefix('{') {
+                    texts.push(format!(
+                        r#"{{"method":"a","id":9,"params":{{"name":"m","_meta":{{}}}},"error":1,{rest}"#
+                    ));
+                    texts.push(format!(
+                        r#"{},"method":7,"params":{{"name":"z","name":"y","uri":[]}}}}"#,
+                        &text[..text.len() - 1]
+                    ));
+                }
+                texts.push(text.replace("\"method\"", "\"m\\u0065thod\""));
+                texts.push(format!(" \n{text}\t"));
+                for text in &texts {
+                    let serde = serde_json::from_str::<Body>(text).ok();
+                    if let Some(read) = flat::with_tree(text, Body::of_tree) {
+                        assert_eq!(Some(read), serde, "{text}");
+                        flat_read += 1;
+                    }
+                    assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 500, "{compared}");
+        assert!(flat_read * 10 > compared * 7, "{flat_read} of {compared}");
+        // Not UTF-8, not JSON: unreadable both ways.
+        assert_eq!(Body::read(b"{\"id\":1,\"method\":\"\xff\"}"), None);
+        assert_eq!(Body::read(b"{\"id\":1,"), None);
+    }
 
     #[test]
     fn kinds() {

@@ -838,11 +838,7 @@ pub(super) fn check_shape(
     findings: &mut Findings,
     at: Option<Location>,
 ) {
-    // Borrowed from the text: a `Value` would own every key and string.
-    let Some(message) = crate::shapes::Node::parse(env.raw) else {
-        return;
-    };
-    for (rule, detail) in crate::shapes::problems(version, &message, request_method) {
+    for (rule, detail) in crate::shapes::problems_in(env.raw, version, request_method) {
         findings.add(rule, detail, at);
     }
 }

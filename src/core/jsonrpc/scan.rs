@@ -100,7 +100,7 @@ fn members<'b>(
 }
 
 /// JSON whitespace from `i`.
-fn ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
         i += 1;
     }
@@ -132,7 +132,7 @@ fn special(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// An object key at `i` without escapes: its bytes and the index after its closing quote.
-fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+pub(crate) fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
@@ -169,7 +169,7 @@ fn string(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// A number at `i`, by the JSON grammar; the index after it.
-fn number(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
     let digits = |b: &[u8], mut i: usize| {
         let start = i;
         while b.get(i).is_some_and(u8::is_ascii_digit) {
@@ -275,6 +275,6 @@ fn member_start(b: &[u8], i: usize) -> Option<usize> {
     Some(ws(b, i + 1))
 }
 
-fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+pub(crate) fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..i + word.len())? == word).then_some(i + word.len())
 }
