@@ -584,7 +584,9 @@ mod tests {
         fn paths(v: &Value, at: String, out: &mut Vec<String>) {
             out.push(at.clone());
             match v {
-                Value::Object(m) => m.iter().for_each(|(k, x)| paths(x, format!("{at}/{k}"), out)),
+                Value::Object(m) => m
+                    .iter()
+                    .for_each(|(k, x)| paths(x, format!("{at}/{k}"), out)),
                 Value::Array(l) => l
                     .iter()
                     .enumerate()

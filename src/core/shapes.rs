@@ -25,8 +25,11 @@ use crate::rules::Rule;
 use crate::verdict::Violation;
 use crate::version::ProtocolVersion;
 
+mod fast;
 pub(crate) mod flat;
 pub(crate) mod node;
+
+pub(crate) use fast::tool_result_conforms;
 
 use node::Json;
 pub(crate) use node::Node;
@@ -145,7 +148,10 @@ impl Shapes {
     }
 
     fn request(&self, method: &str) -> Option<(usize, Option<usize>)> {
-        let i = self.requests.binary_search_by(|(m, _)| (*m).cmp(method)).ok()?;
+        let i = self
+            .requests
+            .binary_search_by(|(m, _)| (*m).cmp(method))
+            .ok()?;
         Some(self.requests[i].1)
     }
 
@@ -548,13 +554,7 @@ impl<'t> Walker<'t> {
 
     /// The alternative with the fewest findings stands for the union (a content block with
     /// `type: "text"` is judged as text content); the first of equals wins.
-    fn check_union<'a, J: Json<'a>>(
-        &mut self,
-        alts: &[Spec],
-        v: J,
-        path: &Path<'_>,
-        depth: usize,
-    ) {
+    fn check_union<'a, J: Json<'a>>(&mut self, alts: &[Spec], v: J, path: &Path<'_>, depth: usize) {
         let mut best: Option<(&Spec, usize)> = None;
         for alt in alts {
             let mut w = Walker::new(self.rev, true);
@@ -920,6 +920,113 @@ mod tests {
         }
         assert!(compared > 1000, "{compared}");
         assert!(flat_read * 10 > compared * 9, "{flat_read} of {compared}");
+    }
+
+    /// The fast path for tool results says "conforms" only where the full check finds
+    /// nothing, over every combination of the members it reads (each right, wrong, absent,
+    /// repeated or escaped), in every revision; and it does fire on the plain answers.
+    #[test]
+    fn the_tool_result_fast_path_never_hides_a_shape_finding() {
+        use crate::jsonrpc::{Payload, parse_payload};
+        use crate::tool_result::ResultMembers;
+        let jsonrpc = [
+            r#""jsonrpc":"2.0","#,
+            r#""jsonrpc":"1.0","#,
+            "",
+            r#""jsonrpc":"2\u002e0","#,
+        ];
+        let ids = [
+            r#""id":1,"#,
+            r#""id":"a","#,
+            r#""id":-3,"#,
+            r#""id":1.0,"#,
+            r#""id":null,"#,
+            "",
+        ];
+        let result_types = [
+            "",
+            r#""resultType":"complete","#,
+            r#""resultType":"task","#,
+            r#""resultType":"input_required","#,
+            r#""resultType":1,"#,
+        ];
+        let is_error = ["", r#""isError":false,"#, r#""isError":"x","#];
+        let extra = [
+            "",
+            r#""structuredContent":{},"#,
+            r#""structuredContent":[1],"#,
+            r#""_meta":{},"#,
+            r#""_meta":1,"#,
+            r#""other":1,"#,
+        ];
+        let text = r#"{"type":"text","text":"hi"}"#;
+        let blocks = [
+            text,
+            r#"{"text":"hi","type":"text","x":[1]}"#,
+            r#"{"type":"text"}"#,
+            r#"{"type":"text","text":1}"#,
+            r#"{"type":"image","text":"x"}"#,
+            r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#,
+            r#"{"type":"text","text":"a","text":"b"}"#,
+            r#"{"type":"text","type":"text","text":"a"}"#,
+            r#"{"type":"text","text":"hi","_meta":{}}"#,
+            r#"{"type":"text","text":"hi","annotations":{"priority":"x"}}"#,
+            r#"{"t\u0079pe":"text","text":"hi"}"#,
+            "1",
+            "[]",
+        ];
+        let mut contents: Vec<String> = vec![
+            String::new(),
+            r#""content":[],"#.into(),
+            r#""content":"x","#.into(),
+        ];
+        for block in blocks {
+            contents.push(format!(r#""content":[{block}],"#));
+            contents.push(format!(r#""content":[ {text} , {block} ],"#));
+        }
+        let (mut fast, mut checked) = (0, 0);
+        for j in jsonrpc {
+            for id in ids {
+                for rt in result_types {
+                    for e in is_error {
+                        for x in extra {
+                            for c in &contents {
+                                let result = format!("{{{rt}{e}{x}{c}\"z\":0}}");
+                                let text = format!(r#"{{{j}{id}"result":{result}}}"#);
+                                let Ok(Payload::Single(env)) = parse_payload(&text) else {
+                                    panic!("{text}");
+                                };
+                                let members = ResultMembers::read(env.result.unwrap().get());
+                                for &v in ProtocolVersion::ALL {
+                                    let says = members
+                                        .as_ref()
+                                        .is_some_and(|m| tool_result_conforms(v, &env, m));
+                                    if says {
+                                        let found = problems_in(&text, v, Some("tools/call"));
+                                        assert!(found.is_empty(), "{v} {text}: {found:?}");
+                                        fast += 1;
+                                    }
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000 && fast > 500, "{fast} of {checked}");
+        for &v in ProtocolVersion::ALL {
+            let plain = if v.is_stateless() {
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}],"isError":false}}"#
+            } else {
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#
+            };
+            let Ok(Payload::Single(env)) = parse_payload(plain) else {
+                panic!("{plain}");
+            };
+            let members = ResultMembers::read(env.result.unwrap().get()).unwrap();
+            assert!(tool_result_conforms(v, &env, &members), "{v}");
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::request::{Headers, Request};
 use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
-use crate::tool_result;
+use crate::tool_result::{self, ResultMembers};
 use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Unterminated, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::wire;
@@ -808,10 +808,16 @@ fn judge_terminal(
             Outcome::JsonrpcError
         }
         EnvelopeCheck::Result(result) => {
-            let j = tool_result::judge_result(method, version, result.get());
+            let members = ResultMembers::read(result.get());
+            let j = tool_result::judge_members(method, version, result.get(), members.as_ref());
             // The result layer's own findings already say what is wrong with its shape; a
             // created task answers a task-augmented request, not the method's own result.
-            if j.violations.is_empty() && j.outcome != Outcome::Deferred {
+            // A plain text tool result is known to conform without the full check.
+            let plain = method == Some("tools/call")
+                && members
+                    .as_ref()
+                    .is_some_and(|m| crate::shapes::tool_result_conforms(version, env, m));
+            if j.violations.is_empty() && j.outcome != Outcome::Deferred && !plain {
                 check_shape(env, method, version, findings, at);
             }
             for (rule, detail) in j.violations {

@@ -75,7 +75,7 @@ pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
 
 /// The members of the object whose `{` is at `open`, keys without escapes: `member(key, at)`
 /// reads the value at `at` and returns where it ends. Returns the index after the `}`.
-fn members<'b>(
+pub(crate) fn members<'b>(
     b: &'b [u8],
     open: usize,
     mut member: impl FnMut(&'b [u8], usize) -> Option<usize>,
@@ -144,7 +144,7 @@ pub(crate) fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
 }
 
 /// A string at `i` (at its opening quote); the index after its closing quote.
-fn string(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
         i = special(b, i)?;
@@ -206,7 +206,7 @@ pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
 
 /// Any value at `i`, nested at most [`MAX_DEPTH`] counting from `depth`; the index after it.
 /// Iterative: the open containers are bits of a `u128` (1 = object).
-fn value(b: &[u8], mut i: usize, depth: u32) -> Option<usize> {
+pub(crate) fn value(b: &[u8], mut i: usize, depth: u32) -> Option<usize> {
     let mut stack: u128 = 0;
     let mut open: u32 = 0;
     loop {

@@ -53,13 +53,7 @@ pub(crate) fn with_tree<R>(text: &str, read: impl FnOnce(Tree<'_>) -> R) -> Opti
         let mut lent = cell.try_borrow_mut().ok();
         let nodes = lent.as_deref_mut().unwrap_or(&mut own);
         nodes.clear();
-        let read = parse(text, nodes).then(|| {
-            read(Tree {
-                text,
-                nodes,
-                at: 0,
-            })
-        });
+        let read = parse(text, nodes).then(|| read(Tree { text, nodes, at: 0 }));
         if nodes.capacity() > KEEP {
             *nodes = Vec::new();
         }
@@ -143,9 +137,7 @@ fn number(text: &str) -> Option<Number> {
     match text.strip_prefix('-') {
         None if text.len() <= 19 && all_digits(text) => text.parse::<u64>().ok().map(Number::from),
         // `-0` is a float for serde_json: left to it.
-        Some(digits)
-            if digits.len() <= 18 && !digits.starts_with('0') && all_digits(digits) =>
-        {
+        Some(digits) if digits.len() <= 18 && !digits.starts_with('0') && all_digits(digits) => {
             text.parse::<i64>().ok().map(Number::from)
         }
         _ => serde_json::from_str(text).ok(),
@@ -263,7 +255,10 @@ impl<'a> Json<'a> for Tree<'a> {
         }
     }
     fn member(self, key: &str) -> Option<Self> {
-        self.members().filter(|(k, _)| *k == key).last().map(|(_, v)| v)
+        self.members()
+            .filter(|(k, _)| *k == key)
+            .last()
+            .map(|(_, v)| v)
     }
     fn sorted_members(self) -> Vec<(&'a str, Self)> {
         super::node::sorted_last_wins(self.members().collect())
