@@ -6,6 +6,7 @@
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use crate::jsonrpc::scan;
 use crate::shapes::flat::{self, Tree};
 use crate::shapes::node::Json;
 
@@ -341,10 +342,13 @@ impl Body {
     /// Reads a body: from the flat list where it can (see [`flat`]), else by serde_json;
     /// `None` when it is not JSON.
     fn read(body: &[u8]) -> Option<Body> {
-        if let Ok(text) = simdutf8::basic::from_utf8(body)
-            && let Some(read) = flat::with_tree(text, Body::of_tree)
-        {
-            return Some(read);
+        if let Ok(text) = simdutf8::basic::from_utf8(body) {
+            if let Some(message) = Message::scan(text) {
+                return Some(Body::Single(message));
+            }
+            if let Some(read) = flat::with_tree(text, Body::of_tree) {
+                return Some(read);
+            }
         }
         serde_json::from_slice::<Body>(body).ok()
     }
@@ -366,6 +370,36 @@ impl Body {
 }
 
 impl Message {
+    /// One pass over a message object, building only the facts: `None` leaves the text to
+    /// the flat reading (anything the pass does not decide as serde_json would: an escape in
+    /// a key or a string it keeps, an object or array id, a batch).
+    fn scan(text: &str) -> Option<Message> {
+        let b = text.as_bytes();
+        let open = scan::ws(b, 0);
+        if b.get(open) != Some(&b'{') {
+            return None;
+        }
+        let mut m = Message::default();
+        let end = scan::members(b, open, |key, at| {
+            let end = scan::value(b, at, 1)?;
+            let raw = &text[at..end];
+            match key {
+                b"method" => m.method = text_of(raw)?,
+                b"id" => {
+                    m.id = match raw.as_bytes()[0] {
+                        b'{' | b'[' => return None,
+                        _ => Some(value_of(raw)?).filter(|v| !v.is_null()),
+                    }
+                }
+                b"params" => m.params = Some(Params::scan(raw)?),
+                b"result" | b"error" => m.answer = true,
+                _ => {}
+            }
+            Some(end)
+        })?;
+        (scan::ws(b, end) == b.len()).then_some(m)
+    }
+
     /// Members as the serde visitor reads them: the last of duplicates wins.
     fn of_tree(object: Tree<'_>) -> Message {
         let mut m = Message::default();
@@ -383,6 +417,36 @@ impl Message {
 }
 
 impl Params {
+    /// [`Message::scan`] of `params` (its text, checked already).
+    fn scan(raw: &str) -> Option<Params> {
+        let b = raw.as_bytes();
+        if b[0] != b'{' {
+            // serde_json reads any other value in full (a number must be in range): read it
+            // so too, to tell.
+            return value_of(raw).map(|_| Params::default());
+        }
+        let mut p = Params::default();
+        scan::members(b, 0, |key, at| {
+            let end = scan::value(b, at, 2)?;
+            let raw = &raw[at..end];
+            match key {
+                b"name" => p.name = text_of(raw)?,
+                b"uri" => p.uri = text_of(raw)?,
+                b"protocolVersion" => p.protocol_version = text_of(raw)?,
+                b"_meta" => {
+                    p.meta = match value_of(raw)? {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    }
+                }
+                b"inputResponses" | b"requestState" => p.mrtr = true,
+                _ => {}
+            }
+            Some(end)
+        })?;
+        Some(p)
+    }
+
     /// Members as the serde visitor reads them; anything but an object gives the default.
     fn of_tree(params: Tree<'_>) -> Params {
         let mut p = Params::default();
@@ -404,6 +468,26 @@ impl Params {
         }
         p
     }
+}
+
+/// A member's text read as [`Text`] reads it: `Some(value)` of a string, `Some(None)` for any
+/// other value; `None` where the scan leaves it to serde_json (an escape, a number serde_json
+/// would refuse).
+fn text_of(raw: &str) -> Option<Option<String>> {
+    match raw.as_bytes()[0] {
+        b'"' => {
+            let inner = &raw[1..raw.len() - 1];
+            (!inner.contains('\\')).then(|| Some(inner.to_owned()))
+        }
+        b'-' | b'0'..=b'9' => flat::number(raw).map(|_| None),
+        _ => Some(None),
+    }
+}
+
+/// A member's text as a `serde_json::Value`, read as serde_json reads it (`None` where the
+/// flat reading leaves it to serde_json).
+fn value_of(raw: &str) -> Option<Value> {
+    flat::with_tree(raw, |tree| tree.to_value().into_owned())
 }
 
 /// A batch element: a message object, or `None` for anything else.
@@ -623,7 +707,7 @@ mod tests {
             serde_json::json!([{"jsonrpc": "2.0", "method": "n"},
                 {"jsonrpc": "2.0", "id": 2, "method": "ping"}, 7, [1]]),
         ];
-        let (mut compared, mut flat_read) = (0, 0);
+        let (mut compared, mut flat_read, mut scanned) = (0, 0, 0);
         for base in &bases {
             for v in variants(base) {
                 let text = v.to_string();
@@ -646,6 +730,10 @@ mod tests {
                         assert_eq!(Some(read), serde, "{text}");
                         flat_read += 1;
                     }
+                    if let Some(read) = Message::scan(text) {
+                        assert_eq!(Some(Body::Single(read)), serde, "scan: {text}");
+                        scanned += 1;
+                    }
                     assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
                     compared += 1;
                 }
@@ -653,6 +741,38 @@ mod tests {
         }
         assert!(compared > 500, "{compared}");
         assert!(flat_read * 10 > compared * 7, "{flat_read} of {compared}");
+        assert!(scanned * 10 > compared * 6, "{scanned} of {compared}");
+        // What serde_json reads in full (a number must be in range, a string's escapes must
+        // decode) and what it only skips, wherever the scan meets it.
+        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+        let edges = [
+            r#"{"id":1,"method":"x","params":1e400}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":"\ud800"}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":[1e400]}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"name":1e400}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"name":"\ud800"}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"name":[1e400]}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"_meta":1e400}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"_meta":{"a":"\ud800"}}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"arguments":1e400}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"arguments":"\ud800"}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"arguments":"a\u0041"}}"#.to_owned(),
+            r#"{"id":{"a":1},"method":"x"}"#.to_owned(),
+            r#"{"id":[1e400],"method":"x"}"#.to_owned(),
+            r#"{"id":1e400,"method":"x"}"#.to_owned(),
+            r#"{"id":-0,"method":"x"}"#.to_owned(),
+            r#"{"id":1,"method":1e400}"#.to_owned(),
+            r#"{"id":1,"method":"x","result":1e400}"#.to_owned(),
+            format!(r#"{{"id":1,"method":"x","params":{{"arguments":{deep}}}}}"#),
+            format!(r#"{{"id":1,"method":"x","params":{{"_meta":{deep}}}}}"#),
+        ];
+        for text in &edges {
+            let serde = serde_json::from_str::<Body>(text).ok();
+            if let Some(read) = Message::scan(text) {
+                assert_eq!(Some(Body::Single(read)), serde, "scan: {text}");
+            }
+            assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
+        }
         // Not UTF-8, not JSON: unreadable both ways.
         assert_eq!(Body::read(b"{\"id\":1,\"method\":\"\xff\"}"), None);
         assert_eq!(Body::read(b"{\"id\":1,"), None);

@@ -132,7 +132,7 @@ fn literal(b: &[u8], i: usize, word: &[u8], flat: Flat, nodes: &mut Vec<Flat>) -
 
 /// A number's value as serde_json reads it: short integers here, anything else by serde_json
 /// itself (which gives `None` where it would reject the whole text, e.g. `1e400`).
-fn number(text: &str) -> Option<Number> {
+pub(crate) fn number(text: &str) -> Option<Number> {
     let all_digits = |s: &str| s.bytes().all(|c| c.is_ascii_digit());
     match text.strip_prefix('-') {
         None if text.len() <= 19 && all_digits(text) => text.parse::<u64>().ok().map(Number::from),
