@@ -49,8 +49,10 @@ pub(crate) fn check_request(
 
 /// Accept names both JSON and SSE.
 fn check_accept(req: &Request, findings: &mut Findings) {
-    let accept = req.headers.get("accept").unwrap_or("").to_ascii_lowercase();
-    if !(accept.contains(wire::JSON) && accept.contains(wire::EVENT_STREAM)) {
+    let accept = req.headers.get("accept").unwrap_or("");
+    if !(contains_ignoring_case(accept, wire::JSON)
+        && contains_ignoring_case(accept, wire::EVENT_STREAM))
+    {
         findings.add(
             Rule::RequestAccept,
             format!(
@@ -60,6 +62,15 @@ fn check_accept(req: &Request, findings: &mut Findings) {
             None,
         );
     }
+}
+
+/// `haystack` contains the lower-case `needle` in any case (as sent, most often).
+fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
+    haystack.contains(needle)
+        || haystack
+            .as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// 2026-07-28: `_meta` carries the version and the client's capabilities, and agrees with the

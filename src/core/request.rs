@@ -48,9 +48,17 @@ impl Headers {
 
     /// The first value of `name` (case-insensitive).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
+        let mut start = 0;
+        for ends in self.ends.chunks_exact(2) {
+            let (name_end, value_end) = (ends[0], ends[1]);
+            if name_end - start == name.len()
+                && self.text.as_bytes()[start..name_end].eq_ignore_ascii_case(name.as_bytes())
+            {
+                return Some(&self.text[name_end..value_end]);
+            }
+            start = value_end;
+        }
+        None
     }
 
     /// Whether there are no headers (a capture that did not record them).

@@ -46,6 +46,9 @@ pub(crate) struct ResultMembers<'a> {
     pub(crate) scanned: bool,
     /// The object has a `_meta` member (known only when `scanned`).
     pub(crate) meta: bool,
+    /// `content` holds plain text blocks only (known only when `scanned`; see
+    /// [`crate::shapes::tool_result_conforms`]).
+    pub(crate) plain_content: bool,
 }
 
 impl<'a> ResultMembers<'a> {
@@ -68,6 +71,7 @@ impl<'a> ResultMembers<'a> {
             task: text(raw.task),
             scanned: false,
             meta: false,
+            plain_content: false,
         })
     }
 
@@ -85,7 +89,17 @@ impl<'a> ResultMembers<'a> {
         };
         let mut repeated = false;
         let end = scan::members(b, open, |key, at| {
-            let end = scan::value(b, at, 1)?;
+            // Text blocks are told plain while they are read (the fast shape check's).
+            let plain = if key == b"content" {
+                crate::shapes::text_blocks(text, at)
+            } else {
+                None
+            };
+            m.plain_content |= plain.is_some();
+            let end = match plain {
+                Some(end) => end,
+                None => scan::value(b, at, 1)?,
+            };
             let slot = match key {
                 b"resultType" => &mut m.result_type,
                 b"content" => &mut m.content,
@@ -443,6 +457,7 @@ mod tests {
                 let read = read.map(|m| ResultMembers {
                     scanned: false,
                     meta: false,
+                    plain_content: false,
                     ..m
                 });
                 assert_eq!(read, serde, "{text}");
@@ -451,6 +466,7 @@ mod tests {
             let read = ResultMembers::read(text).map(|m| ResultMembers {
                 scanned: false,
                 meta: false,
+                plain_content: false,
                 ..m
             });
             assert_eq!(read, serde, "{text}");

@@ -440,7 +440,6 @@ impl Exchange {
             None => Outcome::ConnectionFailed,
             Some(h) => {
                 v.status = Some(h.status);
-                v.content_type = h.content_type.clone();
                 let judged = self.judge_body(h, end, observer);
                 terminal = judged.terminal;
                 if let Some(s) = judged.stream {
@@ -475,6 +474,7 @@ impl Exchange {
         if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
             v.retry.reason = format!("{}; Location: {location}", v.retry.reason);
         }
+        v.content_type = head.and_then(|h| h.content_type);
         v.violations = std::mem::take(&mut self.findings).into_vec();
         (v, terminal.learned)
     }

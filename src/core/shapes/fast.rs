@@ -33,30 +33,28 @@ pub(crate) fn tool_result_conforms(
             .map_or(!version.is_stateless(), |t| t == "\"complete\"")
         && result.is_error.is_none_or(|e| e == "true" || e == "false")
         && result.structured_content.is_none_or(|s| s.starts_with('{'))
-        && result.content.is_some_and(text_blocks)
+        && result.plain_content
 }
 
-/// `content` is an array of plain text blocks (maybe none).
-fn text_blocks(content: &str) -> bool {
-    let b = content.as_bytes();
-    if b.first() != Some(&b'[') {
-        return false;
+/// The array at `at` in `text` holds plain text blocks only (maybe none): the index after it.
+/// `None` for anything else (the caller reads the value some other way).
+pub(crate) fn text_blocks(text: &str, at: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'[') {
+        return None;
     }
-    let mut i = scan::ws(b, 1);
+    let mut i = scan::ws(b, at + 1);
     if b.get(i) != Some(&b']') {
         loop {
-            let Some(end) = text_block(content, i) else {
-                return false;
-            };
-            i = scan::ws(b, end);
-            match b.get(i) {
-                Some(b',') => i = scan::ws(b, i + 1),
-                Some(b']') => break,
-                _ => return false,
+            i = scan::ws(b, text_block(text, i)?);
+            match b.get(i)? {
+                b',' => i = scan::ws(b, i + 1),
+                b']' => break,
+                _ => return None,
             }
         }
     }
-    scan::ws(b, i + 1) == b.len()
+    Some(i + 1)
 }
 
 /// A plain text block at `at`; the index after it.
