@@ -212,7 +212,7 @@ impl Session {
                 after_ms: None,
                 reason: format!(
                     "the client ended this session itself (DELETE, entry {at}): the client's fault, not the server's; initialize a new session"
-                ),
+                ).into(),
             };
         }
         self.lifecycle.record(exchange.request(), &verdict);

@@ -3,6 +3,8 @@
 //! The JSON form (serde) is a public contract, documented here next to the types (see
 //! [`Verdict`]): field names do not change, and fields that do not apply are `null`, never absent.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -188,8 +190,8 @@ pub struct RetryAdvice {
     /// to the response's `Date`) for 429 and 503, the SSE `retry` field for `resume`. `null` when
     /// it did not say (a 429 without `Retry-After` included).
     pub after_ms: Option<u64>,
-    /// Why, in one sentence.
-    pub reason: String,
+    /// Why, in one sentence. Fixed text for most outcomes (no allocation per verdict).
+    pub reason: Cow<'static, str>,
 }
 
 wire_names! {

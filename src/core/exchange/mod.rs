@@ -472,7 +472,7 @@ impl Exchange {
             sse_retry_ms: sse_retry,
         });
         if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
-            v.retry.reason = format!("{}; Location: {location}", v.retry.reason);
+            v.retry.reason = format!("{}; Location: {location}", v.retry.reason).into();
         }
         v.content_type = head.and_then(|h| h.content_type);
         v.violations = std::mem::take(&mut self.findings).into_vec();
@@ -506,7 +506,7 @@ impl Exchange {
             retry: RetryAdvice {
                 advice: Advice::None,
                 after_ms: None,
-                reason: String::new(),
+                reason: "".into(),
             },
             violations: Vec::new(),
             unterminated: None,

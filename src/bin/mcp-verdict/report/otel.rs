@@ -143,7 +143,7 @@ impl Otlp {
             let why = v
                 .error_message
                 .clone()
-                .unwrap_or_else(|| v.retry.reason.clone());
+                .unwrap_or_else(|| v.retry.reason.to_string());
             span.set_status(Status::error(why));
         }
         span.end_with_timestamp(x.start + x.duration);
