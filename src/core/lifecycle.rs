@@ -41,7 +41,7 @@ wire_names! {
 impl ExchangeKind {
     /// The kind of `req`, from its HTTP method, headers and body.
     pub fn of(req: &Request) -> ExchangeKind {
-        match req.http_method.as_str() {
+        match req.http_method.as_ref() {
             "GET" if req.headers.get("last-event-id").is_some() => ExchangeKind::Resume,
             "GET" => ExchangeKind::Listen,
             "DELETE" => ExchangeKind::Terminate,

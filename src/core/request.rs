@@ -3,6 +3,8 @@
 //! Parsed once into owned facts: the method, the id, and the few `params` members the checks
 //! read. A tool call's arguments are skipped, not built.
 
+use std::borrow::Cow;
+
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
@@ -510,11 +512,19 @@ impl<'de> Deserialize<'de> for Item {
     }
 }
 
+/// An HTTP method in upper case: the ones MCP uses as fixed text.
+pub(crate) fn upper_case(method: &str) -> Cow<'static, str> {
+    ["POST", "GET", "DELETE"]
+        .into_iter()
+        .find(|m| m.eq_ignore_ascii_case(method))
+        .map_or_else(|| Cow::Owned(method.to_ascii_uppercase()), Cow::Borrowed)
+}
+
 /// The request facts the analyzer needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// HTTP method, upper-case.
-    pub http_method: String,
+    /// HTTP method, upper-case (`POST`, `GET` and `DELETE` without an allocation).
+    pub http_method: Cow<'static, str>,
     /// Request headers.
     pub headers: Headers,
     /// What the body is.
@@ -579,7 +589,7 @@ impl Request {
 
     fn empty(http_method: &str, headers: Headers, kind: BodyKind) -> Self {
         Request {
-            http_method: http_method.to_ascii_uppercase(),
+            http_method: upper_case(http_method),
             headers,
             kind,
             method: None,
@@ -794,7 +804,7 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
         );
         assert_eq!(
-            (r.kind, r.tool(), r.http_method.as_str()),
+            (r.kind, r.tool(), r.http_method.as_ref()),
             (BodyKind::Request, Some("x"), "POST")
         );
         let r = Request::new(

@@ -141,7 +141,7 @@ impl Session {
             .rev()
             .find(|(id, _)| id == last_event_id)?;
         Some(Request {
-            http_method: "GET".to_owned(),
+            http_method: "GET".into(),
             headers: get_headers,
             ..original.clone()
         })

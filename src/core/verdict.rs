@@ -312,7 +312,7 @@ pub struct Verdict {
     pub index: u64,
     /// HTTP method of the entry: `POST`, `GET` or `DELETE`. Set on every verdict this crate
     /// makes; `null` is kept for records from elsewhere.
-    pub http_method: Option<String>,
+    pub http_method: Option<Cow<'static, str>>,
     /// What the entry is: [`ExchangeKind`] (`request`, `notification`, `response`, `listen`,
     /// `resume`, `terminate`). Set on every verdict this crate makes; `null` is kept for records
     /// from elsewhere.
@@ -344,7 +344,7 @@ pub struct Verdict {
     pub status: Option<u16>,
     /// Response media type, lowercased, without parameters; `null` when there was no head or
     /// no `Content-Type`.
-    pub content_type: Option<String>,
+    pub content_type: Option<Cow<'static, str>>,
     /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error). `null` when the
     /// reply is not ours (another id), except an id-less error, which still answers us.
     pub error_code: Option<i64>,

@@ -16,6 +16,8 @@ mod tests;
 use learn::learn;
 use stream::StreamSink;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::findings::Findings;
@@ -149,7 +151,7 @@ pub struct Exchange {
 #[derive(Debug)]
 struct Head {
     status: u16,
-    content_type: Option<String>,
+    content_type: Option<Cow<'static, str>>,
     media: Media,
     retry_after_ms: Option<u64>,
     /// A redirect's target (secrets in it redacted), for the reason: redirects are answers.
@@ -226,6 +228,17 @@ struct Track {
     server_requests: Vec<ServerRequest>,
 }
 
+/// A media type in lower case: the two MCP answers with as fixed text.
+fn lower_case(media_type: &str) -> Cow<'static, str> {
+    [wire::JSON, wire::EVENT_STREAM]
+        .into_iter()
+        .find(|m| m.eq_ignore_ascii_case(media_type))
+        .map_or_else(
+            || Cow::Owned(media_type.to_ascii_lowercase()),
+            Cow::Borrowed,
+        )
+}
+
 /// Largest error body kept when the status already decided the outcome.
 const ERROR_BODY_CAP: u64 = 1 << 20;
 
@@ -291,7 +304,7 @@ impl Exchange {
         let content_type = head
             .headers
             .get("content-type")
-            .map(|v| wire::media_type(v).to_ascii_lowercase());
+            .map(|v| lower_case(wire::media_type(v)));
         let media = match content_type.as_deref() {
             Some("application/json") => Media::Json,
             Some(t) if t.ends_with("+json") => Media::Json,
