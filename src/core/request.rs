@@ -391,6 +391,11 @@ impl Message {
         }
         let mut m = Message::default();
         let end = scan::members(b, open, |key, at| {
+            if key == b"params" {
+                let (params, end) = Params::scan(text, at)?;
+                m.params = Some(params);
+                return Some(end);
+            }
             let end = scan::value(b, at, 1)?;
             let raw = &text[at..end];
             match key {
@@ -401,7 +406,6 @@ impl Message {
                         _ => Some(value_of(raw)?).filter(|v| !v.is_null()),
                     }
                 }
-                b"params" => m.params = Some(Params::scan(raw)?),
                 b"result" | b"error" => m.answer = true,
                 _ => {}
             }
@@ -428,17 +432,19 @@ impl Message {
 
 impl Params {
     /// [`Message::scan`] of `params` (its text, checked already).
-    fn scan(raw: &str) -> Option<Params> {
-        let b = raw.as_bytes();
-        if b[0] != b'{' {
+    /// `params` at `at` in `text`, with the index after it.
+    fn scan(text: &str, at: usize) -> Option<(Params, usize)> {
+        let b = text.as_bytes();
+        if b[at] != b'{' {
             // serde_json reads any other value in full (a number must be in range): read it
             // so too, to tell.
-            return value_of(raw).map(|_| Params::default());
+            let end = scan::value(b, at, 1)?;
+            return value_of(&text[at..end]).map(|_| (Params::default(), end));
         }
         let mut p = Params::default();
-        scan::members(b, 0, |key, at| {
+        let end = scan::members(b, at, |key, at| {
             let end = scan::value(b, at, 2)?;
-            let raw = &raw[at..end];
+            let raw = &text[at..end];
             match key {
                 b"name" => p.name = text_of(raw)?,
                 b"uri" => p.uri = text_of(raw)?,
@@ -454,7 +460,7 @@ impl Params {
             }
             Some(end)
         })?;
-        Some(p)
+        Some((p, end))
     }
 
     /// Members as the serde visitor reads them; anything but an object gives the default.
