@@ -10,10 +10,12 @@ use crate::wire;
 use crate::wire::META_CLIENT_CAPABILITIES as CAPS_META;
 use crate::wire::META_PROTOCOL_VERSION as VERSION_META;
 
-/// Checks the request against `version`'s rules. `after_initialize`: an `initialize` exchange
-/// was seen earlier, so 2025-06-18+ requests must carry the version header.
+/// Checks the request against `version`'s rules. `header`: its `MCP-Protocol-Version`.
+/// `after_initialize`: an `initialize` exchange was seen earlier, so 2025-06-18+ requests must
+/// carry the version header.
 pub(crate) fn check_request(
     req: &Request,
+    header: Option<&str>,
     version: ProtocolVersion,
     after_initialize: bool,
     findings: &mut Findings,
@@ -29,7 +31,6 @@ pub(crate) fn check_request(
         return;
     }
     check_accept(req, findings);
-    let header = req.headers.get("mcp-protocol-version");
     let is_initialize = req.method.as_deref() == Some("initialize");
     let header_required = version.is_stateless()
         || (version >= ProtocolVersion::V2025_06_18 && after_initialize && !is_initialize);

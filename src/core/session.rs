@@ -91,16 +91,19 @@ impl Session {
     /// Starts an exchange for `req` at capture position `index`.
     pub fn begin_at(&mut self, index: u64, req: Request) -> Exchange {
         self.next_index = index + 1;
-        let (version, version_source) = self.decide_version(&req);
+        // Read once: the version decision and both sets of request rules use it.
+        let header = req.headers.get("mcp-protocol-version");
+        let (version, version_source) = self.decide_version(&req, header);
         let safe_to_repeat = match req.tool() {
             Some(tool) => self.tools.get(tool).copied().unwrap_or(false),
             None => req.method.as_deref() != Some("tools/call"),
         };
         let mut findings = Findings::default();
-        check_request(&req, version, self.initialized, &mut findings);
+        check_request(&req, header, version, self.initialized, &mut findings);
         self.lifecycle.check(
             &req,
             ExchangeKind::of(&req),
+            header.and_then(ProtocolVersion::parse),
             version,
             self.negotiated,
             &mut findings,
@@ -148,7 +151,12 @@ impl Session {
     }
 
     /// Decides the version, in order: header, `_meta`, initialize, earlier exchange, default.
-    fn decide_version(&self, req: &Request) -> (ProtocolVersion, VersionSource) {
+    /// `header`: the request's `MCP-Protocol-Version`.
+    fn decide_version(
+        &self,
+        req: &Request,
+        header: Option<&str>,
+    ) -> (ProtocolVersion, VersionSource) {
         // `initialize` exists only up to 2025-11-25 (2026-07-28 has `server/discover`): whatever
         // a client proposes in it, the exchange itself follows the newest revision that has it.
         if req.method.as_deref() == Some("initialize") {
@@ -161,11 +169,7 @@ impl Session {
                 VersionSource::Initialize,
             );
         }
-        let header = req
-            .headers
-            .get("mcp-protocol-version")
-            .and_then(ProtocolVersion::parse);
-        if let Some(v) = header {
+        if let Some(v) = header.and_then(ProtocolVersion::parse) {
             return (v, VersionSource::Header);
         }
         let meta = req

@@ -211,7 +211,6 @@ struct Stream {
 /// SSE bookkeeping, updated by the sink the framer calls.
 #[derive(Debug)]
 struct Track {
-    expected: Vec<Value>,
     event_count: u64,
     terminal: Option<Terminal>,
     parse_failed: bool,
@@ -330,7 +329,6 @@ impl Exchange {
                 Body::Stream(Box::new(Stream {
                     framer: SseFramer::new(self.setup.limits.max_event_bytes),
                     track: Track {
-                        expected: self.req.ids.clone(),
                         event_count: 0,
                         terminal: None,
                         parse_failed: false,
