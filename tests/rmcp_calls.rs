@@ -346,7 +346,10 @@ async fn fault_scenario(
             serde_json::to_string(&calls).unwrap()
         ));
     }
-    Ok(live_verdicts.into_iter().map(|v| v.method).collect())
+    Ok(live_verdicts
+        .into_iter()
+        .map(|v| v.method.map(std::borrow::Cow::into_owned))
+        .collect())
 }
 
 /// Every fault-server scenario through rmcp's client (eight at a time): whatever the fault, the

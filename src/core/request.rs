@@ -276,7 +276,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
 /// One message object of a request body, as far as the facts go.
 #[derive(Debug, Default, PartialEq)]
 struct Message {
-    method: Option<String>,
+    method: Option<Cow<'static, str>>,
     /// `id`, unless absent or null.
     id: Option<Value>,
     params: Option<Params>,
@@ -296,7 +296,7 @@ impl<'de> Deserialize<'de> for Message {
                 let mut m = Message::default();
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
-                        Key::Method => m.method = map.next_value::<Text>()?.0,
+                        Key::Method => m.method = map.next_value::<Text>()?.0.map(method_name),
                         Key::Id => m.id = Some(map.next_value::<Value>()?).filter(|v| !v.is_null()),
                         Key::Params => m.params = Some(map.next_value::<Params>()?),
                         Key::Answer => {
@@ -399,7 +399,12 @@ impl Message {
             let end = scan::value(b, at, 1)?;
             let raw = &text[at..end];
             match key {
-                b"method" => m.method = text_of(raw)?,
+                b"method" => {
+                    m.method = match raw.as_bytes()[0] {
+                        b'"' if !raw.contains('\\') => Some(method_name(&raw[1..raw.len() - 1])),
+                        _ => text_of(raw)?.map(method_name),
+                    }
+                }
                 b"id" => {
                     m.id = match raw.as_bytes()[0] {
                         b'{' | b'[' => return None,
@@ -419,7 +424,7 @@ impl Message {
         let mut m = Message::default();
         for (key, value) in object.members() {
             match key {
-                "method" => m.method = value.as_str().map(str::to_owned),
+                "method" => m.method = value.as_str().map(method_name),
                 "id" => m.id = Some(value.to_value().into_owned()).filter(|v| !v.is_null()),
                 "params" => m.params = Some(Params::of_tree(value)),
                 "result" | "error" => m.answer = true,
@@ -518,6 +523,11 @@ impl<'de> Deserialize<'de> for Item {
     }
 }
 
+/// A JSON-RPC method name: one of the MCP revisions' as fixed text, any other owned.
+fn method_name(name: impl AsRef<str> + Into<String>) -> Cow<'static, str> {
+    crate::shapes::method_name(name.as_ref()).map_or_else(|| Cow::Owned(name.into()), Cow::Borrowed)
+}
+
 /// An HTTP method in upper case: the ones MCP uses as fixed text.
 pub(crate) fn upper_case(method: &str) -> Cow<'static, str> {
     ["POST", "GET", "DELETE"]
@@ -535,8 +545,9 @@ pub struct Request {
     pub headers: Headers,
     /// What the body is.
     pub kind: BodyKind,
-    /// JSON-RPC method (first request of a batch).
-    pub method: Option<String>,
+    /// JSON-RPC method (first request of a batch). The methods of the MCP revisions are fixed
+    /// text (no allocation).
+    pub method: Option<Cow<'static, str>>,
     /// JSON-RPC id (first request of a batch; for a response POST, the id it answers).
     pub id: Option<Value>,
     /// Ids of every request in a batch (or the one id).

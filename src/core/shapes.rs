@@ -186,6 +186,24 @@ fn resolve(spec: &mut Spec, index: &impl Fn(&str) -> Option<usize>) {
     }
 }
 
+/// `name` as the fixed text of a method some revision defines (a request or notification).
+pub(crate) fn method_name(name: &str) -> Option<&'static str> {
+    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        let mut names: Vec<&'static str> = table()
+            .iter()
+            .flat_map(|rev| {
+                let requests = rev.requests.iter().map(|(m, _)| *m);
+                requests.chain(rev.notifications.iter().map(|(m, _)| *m))
+            })
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    });
+    names.binary_search(&name).ok().map(|i| names[i])
+}
+
 /// The table of each revision, in [`ProtocolVersion::ALL`] order.
 fn table() -> &'static [Shapes] {
     static PARSED: OnceLock<Vec<Shapes>> = OnceLock::new();

@@ -323,7 +323,7 @@ pub struct Verdict {
     /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch). `null`
     /// for `GET`/`DELETE` (except a resumption judged as the answer to its POST) and for a
     /// response POST.
-    pub method: Option<String>,
+    pub method: Option<Cow<'static, str>>,
     /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
     /// `null` for notifications, `GET` and `DELETE`.
     pub id: Option<Value>,
