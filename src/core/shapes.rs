@@ -188,20 +188,28 @@ fn resolve(spec: &mut Spec, index: &impl Fn(&str) -> Option<usize>) {
 
 /// `name` as the fixed text of a method some revision defines (a request or notification).
 pub(crate) fn method_name(name: &str) -> Option<&'static str> {
-    static NAMES: OnceLock<Vec<&'static str>> = OnceLock::new();
-    let names = NAMES.get_or_init(|| {
-        let mut names: Vec<&'static str> = table()
-            .iter()
-            .flat_map(|rev| {
-                let requests = rev.requests.iter().map(|(m, _)| *m);
-                requests.chain(rev.notifications.iter().map(|(m, _)| *m))
-            })
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        names
+    // By length: a lookup compares the text of two or three names at most.
+    static BY_LENGTH: OnceLock<Vec<Vec<&'static str>>> = OnceLock::new();
+    let by_length = BY_LENGTH.get_or_init(|| {
+        let mut by_length: Vec<Vec<&'static str>> = Vec::new();
+        for rev in table() {
+            let requests = rev.requests.iter().map(|(m, _)| *m);
+            for m in requests.chain(rev.notifications.iter().map(|(m, _)| *m)) {
+                if by_length.len() <= m.len() {
+                    by_length.resize(m.len() + 1, Vec::new());
+                }
+                if !by_length[m.len()].contains(&m) {
+                    by_length[m.len()].push(m);
+                }
+            }
+        }
+        by_length
     });
-    names.binary_search(&name).ok().map(|i| names[i])
+    by_length
+        .get(name.len())?
+        .iter()
+        .find(|m| **m == name)
+        .copied()
 }
 
 /// The table of each revision, in [`ProtocolVersion::ALL`] order.
