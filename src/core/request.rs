@@ -401,7 +401,9 @@ impl Message {
             match key {
                 b"method" => {
                     m.method = match raw.as_bytes()[0] {
-                        b'"' if !raw.contains('\\') => Some(method_name(&raw[1..raw.len() - 1])),
+                        b'"' if !raw.as_bytes().contains(&b'\\') => {
+                            Some(method_name(&raw[1..raw.len() - 1]))
+                        }
                         _ => text_of(raw)?.map(method_name),
                     }
                 }
@@ -498,7 +500,7 @@ fn text_of(raw: &str) -> Option<Option<String>> {
     match raw.as_bytes()[0] {
         b'"' => {
             let inner = &raw[1..raw.len() - 1];
-            (!inner.contains('\\')).then(|| Some(inner.to_owned()))
+            (!inner.as_bytes().contains(&b'\\')).then(|| Some(inner.to_owned()))
         }
         b'-' | b'0'..=b'9' => flat::number(raw).map(|_| None),
         _ => Some(None),

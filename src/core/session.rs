@@ -93,7 +93,8 @@ impl Session {
         self.next_index = index + 1;
         // Read once: the version decision and both sets of request rules use it.
         let header = req.headers.get("mcp-protocol-version");
-        let (version, version_source) = self.decide_version(&req, header);
+        let header_version = header.and_then(ProtocolVersion::parse);
+        let (version, version_source) = self.decide_version(&req, header_version);
         let safe_to_repeat = match req.tool() {
             Some(tool) => self.tools.get(tool).copied().unwrap_or(false),
             None => req.method.as_deref() != Some("tools/call"),
@@ -103,7 +104,7 @@ impl Session {
         self.lifecycle.check(
             &req,
             ExchangeKind::of(&req),
-            header.and_then(ProtocolVersion::parse),
+            header_version,
             version,
             self.negotiated,
             &mut findings,
@@ -151,11 +152,11 @@ impl Session {
     }
 
     /// Decides the version, in order: header, `_meta`, initialize, earlier exchange, default.
-    /// `header`: the request's `MCP-Protocol-Version`.
+    /// `header`: the version the request's `MCP-Protocol-Version` names.
     fn decide_version(
         &self,
         req: &Request,
-        header: Option<&str>,
+        header: Option<ProtocolVersion>,
     ) -> (ProtocolVersion, VersionSource) {
         // `initialize` exists only up to 2025-11-25 (2026-07-28 has `server/discover`): whatever
         // a client proposes in it, the exchange itself follows the newest revision that has it.
@@ -169,7 +170,7 @@ impl Session {
                 VersionSource::Initialize,
             );
         }
-        if let Some(v) = header.and_then(ProtocolVersion::parse) {
+        if let Some(v) = header {
             return (v, VersionSource::Header);
         }
         let meta = req
