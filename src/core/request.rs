@@ -410,6 +410,8 @@ impl Message {
                 b"id" => {
                     m.id = match raw.as_bytes()[0] {
                         b'{' | b'[' => return None,
+                        b'-' | b'0'..=b'9' => Some(Value::Number(flat::number(raw)?)),
+                        b'"' => Some(Value::String(text_of(raw)??)),
                         _ => Some(value_of(raw)?).filter(|v| !v.is_null()),
                     }
                 }
