@@ -150,14 +150,13 @@ async fn live_equals_replay(mode: Mode) {
 
     // rmcp's standalone GET and its DELETE: judged as listen and terminate, each a call of
     // its own (live as replayed, compared above).
-    let session_rows = |v: &[Verdict]| -> Vec<(
-        Option<std::borrow::Cow<'static, str>>,
-        Option<&'static str>,
-        Outcome,
-    )> {
+    let session_rows = |v: &[Verdict]| -> Vec<(Option<String>, Option<&'static str>, Outcome)> {
         v.iter()
             .filter(|v| v.http_method.as_deref() != Some("POST"))
-            .map(|v| (v.http_method.clone(), v.kind.map(|k| k.as_str()), v.outcome))
+            .map(|v| {
+                let method = v.http_method.as_deref().map(str::to_owned);
+                (method, v.kind.map(|k| k.as_str()), v.outcome)
+            })
             .collect()
     };
     let session_calls: Vec<(Option<&str>, usize, Outcome)> = live

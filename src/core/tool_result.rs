@@ -177,7 +177,7 @@ pub(crate) fn judge_members(
     let Some(raw) = members else {
         return not_object("result object could not be read (duplicate keys?)".into());
     };
-    let mut judged = match judge_result_type(method, version, &raw) {
+    let mut judged = match judge_result_type(method, version, raw) {
         Ok(judged) => judged,
         Err(decided) => return decided,
     };
@@ -185,7 +185,7 @@ pub(crate) fn judge_members(
     if raw.task.is_some_and(|t| t.starts_with('{')) && raw.content.is_none() {
         judged.outcome = Outcome::Deferred;
     } else if is_tool {
-        judge_tool_members(version, &raw, &mut judged);
+        judge_tool_members(version, raw, &mut judged);
     }
     judged
 }
