@@ -396,7 +396,7 @@ impl Message {
                 m.params = Some(params);
                 return Some(end);
             }
-            let end = scan::value(b, at, 1)?;
+            let end = scan::any(b, at, 1)?;
             let raw = &text[at..end];
             match key {
                 b"method" => {
@@ -447,12 +447,12 @@ impl Params {
         if b[at] != b'{' {
             // serde_json reads any other value in full (a number must be in range): read it
             // so too, to tell.
-            let end = scan::value(b, at, 1)?;
+            let end = scan::any(b, at, 1)?;
             return value_of(&text[at..end]).map(|_| (Params::default(), end));
         }
         let mut p = Params::default();
         let end = scan::members(b, at, |key, at| {
-            let end = scan::value(b, at, 2)?;
+            let end = scan::any(b, at, 2)?;
             let raw = &text[at..end];
             match key {
                 b"name" => p.name = text_of(raw)?,

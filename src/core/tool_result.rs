@@ -98,7 +98,7 @@ impl<'a> ResultMembers<'a> {
             m.plain_content |= plain.is_some();
             let end = match plain {
                 Some(end) => end,
-                None => scan::value(b, at, 1)?,
+                None => scan::any(b, at, 1)?,
             };
             let slot = match key {
                 b"resultType" => &mut m.result_type,

@@ -85,7 +85,51 @@ pub(crate) struct Src<I> {
     capture_cap: usize,
     /// Decoded string text gathered before it is handed on; kept from one string to the next
     /// so that a small string does not cost a fresh block.
-    text: Vec<u8>,
+    text: Block,
+}
+
+/// Room for decoded text: [`OUT_BLOCK`] bytes are handed on at a time, and past them there
+/// is room for one more run shorter than [`DIRECT_RUN`] and one word, so that the decoding
+/// loops write whole words without asking for room.
+struct Block {
+    bytes: Box<[u8]>,
+    len: usize,
+}
+
+impl Block {
+    fn new() -> Self {
+        Block {
+            bytes: vec![0; OUT_BLOCK + DIRECT_RUN + 2 * SHORT_RUN].into_boxed_slice(),
+            len: 0,
+        }
+    }
+
+    fn filled(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    fn push(&mut self, b: u8) {
+        self.bytes[self.len] = b;
+        self.len += 1;
+    }
+
+    fn extend(&mut self, run: &[u8]) {
+        self.bytes[self.len..self.len + run.len()].copy_from_slice(run);
+        self.len += run.len();
+    }
+
+    /// Appends `avail[..run]` (`run` < [`DIRECT_RUN`]); a short run with one fixed-size copy
+    /// (then cut), not a `memcpy` call: in an escaped SSE body a `\"` or `\n` comes every few
+    /// bytes.
+    fn append_run(&mut self, avail: &[u8], run: usize) {
+        match avail.get(..SHORT_RUN) {
+            Some(word) if run <= SHORT_RUN => {
+                self.bytes[self.len..self.len + SHORT_RUN].copy_from_slice(word);
+                self.len += run;
+            }
+            _ => self.extend(&avail[..run]),
+        }
+    }
 }
 
 fn is_ws(b: u8) -> bool {
@@ -98,6 +142,14 @@ fn zero_bytes(x: u64) -> u64 {
     !(((x & LOW7) + LOW7) | x | LOW7)
 }
 
+/// One `0x80` bit per byte of the word `x` that ends a plain run in a JSON string: `"`, `\\`
+/// or a control character.
+fn stops(x: u64) -> u64 {
+    zero_bytes(x ^ 0x2222_2222_2222_2222)
+        | zero_bytes(x ^ 0x5c5c_5c5c_5c5c_5c5c)
+        | zero_bytes(x & 0xe0e0_e0e0_e0e0_e0e0)
+}
+
 /// Length of the run of plain string bytes at the start of `bytes`: up to the first `"`, `\\`
 /// or control character (all three end a run in a JSON string). Eight bytes a step, so one pass
 /// finds the next escape and refuses control characters.
@@ -105,10 +157,7 @@ fn plain_run(bytes: &[u8]) -> usize {
     let mut words = bytes.chunks_exact(8);
     let mut at = 0;
     for word in &mut words {
-        let x = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let stops = zero_bytes(x ^ 0x2222_2222_2222_2222)
-            | zero_bytes(x ^ 0x5c5c_5c5c_5c5c_5c5c)
-            | zero_bytes(x & 0xe0e0_e0e0_e0e0_e0e0);
+        let stops = stops(u64::from_le_bytes(word.try_into().unwrap_or_default()));
         if stops != 0 {
             return at + (stops.trailing_zeros() / 8) as usize;
         }
@@ -121,30 +170,61 @@ fn plain_run(bytes: &[u8]) -> usize {
         .unwrap_or(rest.len())
 }
 
+/// The byte each one-character escape stands for (`\\u` excluded), 0 for the rest: a table
+/// rather than a `match`, whose jump is mispredicted in text where the escapes vary.
+const ESCAPES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 8;
+    t[b'f' as usize] = 12;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
 /// The byte a one-character escape stands for (`\\u` excluded).
 fn simple_escape(b: u8) -> Option<u8> {
-    Some(match b {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        b'/' => b'/',
-        b'b' => 8,
-        b'f' => 12,
-        b'n' => b'\n',
-        b'r' => b'\r',
-        b't' => b'\t',
-        _ => return None,
-    })
+    Some(ESCAPES[usize::from(b)]).filter(|&c| c != 0)
 }
 
-/// Appends `avail[..run]` to `block`.
-fn append_run(block: &mut Vec<u8>, avail: &[u8], run: usize) {
-    if run <= SHORT_RUN && avail.len() >= SHORT_RUN {
-        let len = block.len();
-        block.extend_from_slice(&avail[..SHORT_RUN]);
-        block.truncate(len + run);
-    } else {
-        block.extend_from_slice(&avail[..run]);
+/// Decodes the plain bytes and one-character escapes at the start of `avail` into `block`, a
+/// word at a time, while a whole word is left to read and `block` has not reached
+/// [`OUT_BLOCK`]; the bytes consumed. It stops before a closing quote, a `\u` escape, a
+/// control character or an escape cut by the end of `avail`, for the general loop to take.
+/// Each word is copied before it is looked at (the bytes past a stop are overwritten or cut),
+/// so an escaped SSE body, a `\"` every few bytes, costs one word load and store per run.
+fn decode_words(avail: &[u8], block: &mut Block) -> usize {
+    let mut at = 0;
+    while let Some(word) = avail.get(at..at + 8) {
+        if block.len >= OUT_BLOCK {
+            break;
+        }
+        let word: [u8; 8] = word.try_into().unwrap_or_default();
+        block.bytes[block.len..block.len + 8].copy_from_slice(&word);
+        let stops = stops(u64::from_le_bytes(word));
+        if stops == 0 {
+            at += 8;
+            block.len += 8;
+            continue;
+        }
+        let run = (stops.trailing_zeros() / 8) as usize;
+        at += run;
+        block.len += run;
+        if avail[at] != b'\\' {
+            break;
+        }
+        match avail.get(at + 1).copied().and_then(simple_escape) {
+            Some(c) => {
+                block.push(c);
+                at += 2;
+            }
+            None => break,
+        }
     }
+    at
 }
 
 fn hex(b: u8) -> Option<u16> {
@@ -166,7 +246,7 @@ impl<I: Input> Src<I> {
             base: 0,
             capture: None,
             capture_cap,
-            text: Vec::new(),
+            text: Block::new(),
         }
     }
 
@@ -550,9 +630,14 @@ impl<I: Input> Src<I> {
             return self.fail("expected a string");
         }
         self.pos += 1;
-        let mut block = std::mem::take(&mut self.text);
-        block.clear();
-        block.reserve(OUT_BLOCK + SHORT_RUN);
+        let mut block = std::mem::replace(
+            &mut self.text,
+            Block {
+                bytes: Box::new([]),
+                len: 0,
+            },
+        );
+        block.len = 0;
         let decoded = self.decode_rest(&mut block, out);
         self.text = block;
         decoded
@@ -561,7 +646,7 @@ impl<I: Input> Src<I> {
     /// [`decode_str`](Self::decode_str) after the opening quote, gathering in `block`.
     fn decode_rest(
         &mut self,
-        block: &mut Vec<u8>,
+        block: &mut Block,
         out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
     ) -> Result<(), Fail> {
         let mut utf8 = Utf8::default();
@@ -569,16 +654,22 @@ impl<I: Input> Src<I> {
             if self.pos == self.end && !self.fill()? {
                 return self.fail("EOF while parsing a string");
             }
+            self.pos += decode_words(&self.buf[self.pos..self.end], block);
+            if block.len >= OUT_BLOCK {
+                utf8.push(block.filled(), out)?;
+                block.len = 0;
+                continue;
+            }
             let avail = &self.buf[self.pos..self.end];
             let run = plain_run(avail);
             if run >= DIRECT_RUN {
-                if !block.is_empty() {
-                    utf8.push(block, out)?;
-                    block.clear();
+                if block.len > 0 {
+                    utf8.push(block.filled(), out)?;
+                    block.len = 0;
                 }
                 utf8.push(&avail[..run], out)?;
             } else {
-                append_run(block, avail, run);
+                block.append_run(avail, run);
             }
             let stop = avail.get(run).copied();
             // The escaped character, when the whole escape is in the window.
@@ -588,8 +679,8 @@ impl<I: Input> Src<I> {
                 None => {}
                 Some(b'"') => {
                     self.pos += 1;
-                    if !block.is_empty() {
-                        utf8.push(block, out)?;
+                    if block.len > 0 {
+                        utf8.push(block.filled(), out)?;
                     }
                     if utf8.n > 0 {
                         return self.fail("invalid unicode code point");
@@ -609,15 +700,15 @@ impl<I: Input> Src<I> {
                 }
                 Some(_) => return self.fail("control character while parsing a string"),
             }
-            if block.len() >= OUT_BLOCK {
-                utf8.push(block, out)?;
-                block.clear();
+            if block.len >= OUT_BLOCK {
+                utf8.push(block.filled(), out)?;
+                block.len = 0;
             }
         }
     }
 
     /// serde_json's `parse_escape` with validation (lone surrogates refused).
-    fn escape(&mut self, block: &mut Vec<u8>) -> Result<(), Fail> {
+    fn escape(&mut self, block: &mut Block) -> Result<(), Fail> {
         let e = self.next_or_eof("EOF while parsing a string")?;
         if let Some(c) = simple_escape(e) {
             block.push(c);
@@ -644,7 +735,7 @@ impl<I: Input> Src<I> {
                 };
                 let ch = char::from_u32(ch).unwrap_or(char::REPLACEMENT_CHARACTER);
                 let mut tmp = [0u8; 4];
-                block.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                block.extend(ch.encode_utf8(&mut tmp).as_bytes());
                 Ok(())
             }
             _ => self.fail("invalid escape"),
@@ -726,6 +817,65 @@ mod tests {
             }
         }
         assert_eq!(plain_run(b""), 0);
+    }
+
+    /// Text dense in escapes (as an SSE body is in a HAR), long enough to fill several output
+    /// blocks and input windows, with every kind of piece at every alignment, decodes as
+    /// serde_json decodes it; and a control character or a bad escape anywhere in it is
+    /// refused as serde_json refuses it.
+    #[test]
+    fn escape_dense_text_decodes_as_serde() {
+        let pieces = [
+            "a",
+            "data: ",
+            "jsonrpc",
+            "\\\"",
+            "\\n",
+            "\\\\",
+            "\\/",
+            "\\t",
+            "\\u00e9",
+            "é",
+            "\\ud83d\\ude00",
+            "€",
+            "0123456789abcdef",
+            "x\\ry",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut doc = String::from("\"");
+        while doc.len() < 3 * BLOCK + 777 {
+            doc.push_str(pieces[(next() % pieces.len() as u64) as usize]);
+        }
+        doc.push('"');
+        let decode = |doc: &str| {
+            let mut src = Src::new(Forward(doc.as_bytes()), 1 << 20);
+            let mut got = Vec::new();
+            src.decode_str(&mut |piece| {
+                got.extend_from_slice(piece);
+                Ok(())
+            })
+            .map(|()| (got, src.offset()))
+        };
+        let want: String = serde_json::from_str(&doc).unwrap();
+        assert_eq!(decode(&doc), Ok((want.into_bytes(), doc.len() as u64)));
+        for bad in ["\u{1}", "\\x", "\\u12", "\\ude00"] {
+            for _ in 0..40 {
+                let mut at = 1 + (next() % (doc.len() as u64 - 2)) as usize;
+                while !doc.is_char_boundary(at) || doc[..at].ends_with('\\') {
+                    at -= 1;
+                }
+                let damaged = format!("{}{bad}{}", &doc[..at], &doc[at..]);
+                if serde_json::from_str::<String>(&damaged).is_err() {
+                    assert!(decode(&damaged).is_err(), "{bad:?} at {at}");
+                }
+            }
+        }
     }
 
     /// Escapes and multi-byte characters that straddle a block boundary, at every split,

@@ -203,7 +203,8 @@ impl SseSink for StreamSink<'_> {
             Ok(valid) => Cow::Borrowed(valid),
             Err(_) => String::from_utf8_lossy(ev.data),
         };
-        if let Some(env) = jsonrpc::scan_single(&text) {
+        let mut env = Envelope::empty(&text);
+        if jsonrpc::scan_single(&text, &mut env) {
             self.message(&env, ev.index, at);
             return;
         }

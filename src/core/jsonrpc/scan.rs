@@ -13,26 +13,24 @@ use super::{Envelope, Key, ParamsReader, Raw};
 /// serde_json's recursion limit; deeper input goes to serde_json, which decides.
 const MAX_DEPTH: u32 = 128;
 
-/// Scans `text` as one JSON-RPC message object. Inlined so the envelope is built where the
-/// caller keeps it (moving it out cost more than the scan of a short message's members).
-#[inline(always)]
+/// Scans `text` as one JSON-RPC message object.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
+    let mut env = Envelope::empty(text);
+    object_into(text, &mut env).then_some(env)
+}
+
+/// Scans `text` as one JSON-RPC message object into `env` (made by [`Envelope::empty`] from
+/// the same text); `false` when the scan defers, and then `env` is not to be read. Inlined,
+/// and filling the caller's envelope, so that no envelope is moved: moving one cost more
+/// than the scan of a short message's members.
+#[inline(always)]
+pub(super) fn object_into<'a>(text: &'a str, env: &mut Envelope<'a>) -> bool {
     let b = text.as_bytes();
     let open = ws(b, 0);
     if b.get(open) != Some(&b'{') {
-        return None;
+        return false;
     }
-    let mut env = Envelope {
-        jsonrpc: None,
-        id: None,
-        method: None,
-        has_method: false,
-        params: None,
-        result: None,
-        error: None,
-        raw: text,
-    };
-    let mut method_raw: Option<Raw<'_>> = None;
     let end = members(b, open, |key, start| {
         if key == b"params" {
             // serde's params visitor decodes a `params` that is not an object (and rejects a
@@ -44,18 +42,31 @@ pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
             }
             let mut reader = ParamsReader::new();
             let end = members(b, start, |key, at| {
-                let end = value(b, at, 2)?;
+                let end = any(b, at, 2)?;
                 reader.member(Key::of(key), &text[at..end]);
                 Some(end)
             })?;
             env.params = Some(reader.params);
             return Some(end);
         }
-        let end = value(b, start, 1)?;
+        if key == b"method" {
+            // The method's text without escapes is the method; one with escapes (or not a
+            // string) is left to the checks that read the raw member.
+            let (end, plain) = match b.get(start) {
+                Some(b'"') => string_escapes(b, start)?,
+                _ => (value(b, start, 1)?, false),
+            };
+            if env.has_method {
+                return None; // serde's derive rejects a repeated member
+            }
+            env.has_method = true;
+            env.method = plain.then(|| &text[start + 1..end - 1]);
+            return Some(end);
+        }
+        let end = any(b, start, 1)?;
         let slot = match key {
             b"jsonrpc" => &mut env.jsonrpc,
             b"id" => &mut env.id,
-            b"method" => &mut method_raw,
             b"result" => &mut env.result,
             b"error" => &mut env.error,
             _ => return Some(end),
@@ -64,13 +75,8 @@ pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
         slot.replace(Raw(&text[start..end]))
             .is_none()
             .then_some(end)
-    })?;
-    if ws(b, end) != b.len() {
-        return None;
-    }
-    env.has_method = method_raw.is_some();
-    env.method = method_raw.and_then(|m| super::as_str(m.get()));
-    Some(env)
+    });
+    matches!(end, Some(end) if ws(b, end) == b.len())
 }
 
 /// The members of the object whose `{` is at `open`, keys without escapes: `member(key, at)`
@@ -144,13 +150,22 @@ pub(crate) fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
 }
 
 /// A string at `i` (at its opening quote); the index after its closing quote.
-pub(crate) fn string(b: &[u8], mut i: usize) -> Option<usize> {
+#[inline]
+fn string(b: &[u8], i: usize) -> Option<usize> {
+    string_escapes(b, i).map(|(end, _)| end)
+}
+
+/// A string at `i` (at its opening quote): the index after its closing quote, and whether it
+/// holds no escape.
+#[inline]
+fn string_escapes(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     i += 1;
+    let mut plain = true;
     loop {
         i = special(b, i)?;
         match b[i] {
-            b'"' => return Some(i + 1),
-            b'\\' => {}
+            b'"' => return Some((i + 1, plain)),
+            b'\\' => plain = false,
             _ => return None, // a control character
         }
         // An escape: as serde_json accepts it (any `\uXXXX`, paired or not).
@@ -204,9 +219,20 @@ pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
     Some(i)
 }
 
+/// Any value at `i`, as [`value`]: the scalars a message's members mostly hold are read
+/// without the container loop.
+#[inline(always)]
+pub(crate) fn any(b: &[u8], i: usize, depth: u32) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => string(b, i),
+        b'-' | b'0'..=b'9' => number(b, i),
+        _ => value(b, i, depth),
+    }
+}
+
 /// Any value at `i`, nested at most [`MAX_DEPTH`] counting from `depth`; the index after it.
 /// Iterative: the open containers are bits of a `u128` (1 = object).
-pub(crate) fn value(b: &[u8], mut i: usize, depth: u32) -> Option<usize> {
+fn value(b: &[u8], mut i: usize, depth: u32) -> Option<usize> {
     let mut stack: u128 = 0;
     let mut open: u32 = 0;
     loop {

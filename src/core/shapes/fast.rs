@@ -65,7 +65,7 @@ fn text_block(content: &str, at: usize) -> Option<usize> {
     }
     let (mut kind, mut text, mut other) = (0, 0, false);
     let end = scan::members(b, at, |key, value| {
-        let end = scan::value(b, value, 3)?;
+        let end = scan::any(b, value, 3)?;
         let raw = &content[value..end];
         match key {
             b"type" => {
