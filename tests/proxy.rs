@@ -348,7 +348,9 @@ mod rmcp_clients {
     }
 
     fn outcomes(v: &[Verdict]) -> Vec<(Option<String>, Outcome)> {
-        v.iter().map(|v| (v.method.clone(), v.outcome)).collect()
+        v.iter()
+            .map(|v| (v.method.as_deref().map(str::to_owned), v.outcome))
+            .collect()
     }
 
     /// rmcp's client through this crate's transport and through plain reqwest, against the

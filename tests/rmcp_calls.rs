@@ -153,7 +153,10 @@ async fn live_equals_replay(mode: Mode) {
     let session_rows = |v: &[Verdict]| -> Vec<(Option<String>, Option<&'static str>, Outcome)> {
         v.iter()
             .filter(|v| v.http_method.as_deref() != Some("POST"))
-            .map(|v| (v.http_method.clone(), v.kind.map(|k| k.as_str()), v.outcome))
+            .map(|v| {
+                let method = v.http_method.as_deref().map(str::to_owned);
+                (method, v.kind.map(|k| k.as_str()), v.outcome)
+            })
             .collect()
     };
     let session_calls: Vec<(Option<&str>, usize, Outcome)> = live
@@ -342,7 +345,10 @@ async fn fault_scenario(
             serde_json::to_string(&calls).unwrap()
         ));
     }
-    Ok(live_verdicts.into_iter().map(|v| v.method).collect())
+    Ok(live_verdicts
+        .into_iter()
+        .map(|v| v.method.map(std::borrow::Cow::into_owned))
+        .collect())
 }
 
 /// Every fault-server scenario through rmcp's client (eight at a time): whatever the fault, the

@@ -84,7 +84,7 @@ fn samples(name: &str, entries: &[Entry], out: &mut Vec<Sample>) {
                     origin: format!("{origin} response part {i}"),
                     version,
                     message: m,
-                    request_method: v.method.clone(),
+                    request_method: v.method.as_deref().map(str::to_owned),
                 });
             }
         }

@@ -127,7 +127,8 @@ pub(crate) fn explain(verdict: &mut crate::verdict::Verdict, cause: &str) {
     *reason = match reason.strip_prefix(HEAD) {
         Some(rest) => format!("{HEAD}: {cause}{rest}"),
         None => format!("{cause}; {reason}"),
-    };
+    }
+    .into();
 }
 
 #[cfg(test)]

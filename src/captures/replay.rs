@@ -41,7 +41,7 @@ pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
 fn not_mcp_at(url: &str, req: &Request) -> Option<String> {
     let has_mcp_header = req.headers.get("mcp-protocol-version").is_some()
         || req.headers.get("mcp-session-id").is_some();
-    match (req.http_method.as_str(), req.kind) {
+    match (req.http_method.as_ref(), req.kind) {
         ("POST", BodyKind::Unreadable) if has_mcp_header => None,
         ("POST", BodyKind::None) if has_mcp_header => None,
         ("POST", BodyKind::Unreadable | BodyKind::None) => {

@@ -4,6 +4,7 @@
 //! retry audit (call-level violations). How exchanges join a call: [`Calls`]; the record:
 //! [`Call`].
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
@@ -138,7 +139,7 @@ pub struct Call {
     pub protocol_version: Option<ProtocolVersion>,
     /// JSON-RPC method of its first exchange that has one; `null` for a call of `GET`/`DELETE`
     /// entries only (or a response POST whose server request was not seen).
-    pub method: Option<String>,
+    pub method: Option<Cow<'static, str>>,
     /// `params.name` of a `tools/call`; `null` for any other method.
     pub tool: Option<String>,
     /// How many of its exchanges were POSTs (`GET` and `DELETE` entries do not count).

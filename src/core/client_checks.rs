@@ -10,10 +10,12 @@ use crate::wire;
 use crate::wire::META_CLIENT_CAPABILITIES as CAPS_META;
 use crate::wire::META_PROTOCOL_VERSION as VERSION_META;
 
-/// Checks the request against `version`'s rules. `after_initialize`: an `initialize` exchange
-/// was seen earlier, so 2025-06-18+ requests must carry the version header.
+/// Checks the request against `version`'s rules. `header`: its `MCP-Protocol-Version`.
+/// `after_initialize`: an `initialize` exchange was seen earlier, so 2025-06-18+ requests must
+/// carry the version header.
 pub(crate) fn check_request(
     req: &Request,
+    header: Option<&str>,
     version: ProtocolVersion,
     after_initialize: bool,
     findings: &mut Findings,
@@ -29,7 +31,6 @@ pub(crate) fn check_request(
         return;
     }
     check_accept(req, findings);
-    let header = req.headers.get("mcp-protocol-version");
     let is_initialize = req.method.as_deref() == Some("initialize");
     let header_required = version.is_stateless()
         || (version >= ProtocolVersion::V2025_06_18 && after_initialize && !is_initialize);
@@ -49,8 +50,10 @@ pub(crate) fn check_request(
 
 /// Accept names both JSON and SSE.
 fn check_accept(req: &Request, findings: &mut Findings) {
-    let accept = req.headers.get("accept").unwrap_or("").to_ascii_lowercase();
-    if !(accept.contains(wire::JSON) && accept.contains(wire::EVENT_STREAM)) {
+    let accept = req.headers.get("accept").unwrap_or("");
+    if !(contains_ignoring_case(accept, wire::JSON)
+        && contains_ignoring_case(accept, wire::EVENT_STREAM))
+    {
         findings.add(
             Rule::RequestAccept,
             format!(
@@ -60,6 +63,15 @@ fn check_accept(req: &Request, findings: &mut Findings) {
             None,
         );
     }
+}
+
+/// `haystack` contains the lower-case `needle` in any case (as sent, most often).
+fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
+    haystack.contains(needle)
+        || haystack
+            .as_bytes()
+            .windows(needle.len())
+            .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
 }
 
 /// 2026-07-28: `_meta` carries the version and the client's capabilities, and agrees with the

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::rules::Rule;
 
-mod scan;
+pub(crate) mod scan;
 #[cfg(test)]
 mod scan_tests;
 
@@ -292,6 +292,20 @@ impl<'a> Envelope<'a> {
 
     /// Whether `id` equals `expected` in value and type.
     pub fn id_matches(&self, expected: &Value) -> bool {
+        let raw = self.id.map_or("", |r| r.get());
+        // The common ids compared as text, without building a `Value`: an unsigned integer,
+        // a string without escapes.
+        match expected {
+            Value::Number(n) if !raw.is_empty() && raw.bytes().all(|c| c.is_ascii_digit()) => {
+                if let (Ok(got), Some(want)) = (raw.parse::<u64>(), n.as_u64()) {
+                    return got == want;
+                }
+            }
+            Value::String(s) if raw.len() >= 2 && raw.starts_with('"') && !raw.contains('\\') => {
+                return raw[1..raw.len() - 1] == *s;
+            }
+            _ => {}
+        }
         self.id_value().as_ref() == Some(expected)
     }
 }
@@ -554,6 +568,34 @@ mod tests {
         let e = single(r#"{"jsonrpc":"2.0","id":"1","result":{}}"#);
         assert!(!e.id_matches(&Value::from(1)));
         assert!(e.id_matches(&Value::from("1")));
+        // The text comparison agrees with the `Value` one on every pair.
+        let ids = [
+            "1",
+            "0",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1.0",
+            "-1",
+            "1e2",
+            "\"1\"",
+            "\"a\"",
+            "\"\"",
+            "\"a\\u0062\"",
+            "\"ab\"",
+            "null",
+            "true",
+            "[1]",
+            "{}",
+        ];
+        for raw in ids {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#);
+            let e = single(&text);
+            for other in ids {
+                let want: Value = serde_json::from_str(other).unwrap();
+                let by_value = e.id_value().as_ref() == Some(&want);
+                assert_eq!(e.id_matches(&want), by_value, "{raw} vs {other}");
+            }
+        }
     }
 
     #[test]

@@ -41,7 +41,7 @@ wire_names! {
 impl ExchangeKind {
     /// The kind of `req`, from its HTTP method, headers and body.
     pub fn of(req: &Request) -> ExchangeKind {
-        match req.http_method.as_str() {
+        match req.http_method.as_ref() {
             "GET" if req.headers.get("last-event-id").is_some() => ExchangeKind::Resume,
             "GET" => ExchangeKind::Listen,
             "DELETE" => ExchangeKind::Terminate,
@@ -106,11 +106,13 @@ pub(crate) struct Lifecycle {
 }
 
 impl Lifecycle {
-    /// Checks `req` against what the session established, before the response.
+    /// Checks `req` against what the session established, before the response. `header`: the
+    /// version its `MCP-Protocol-Version` names.
     pub(crate) fn check(
         &self,
         req: &Request,
         kind: ExchangeKind,
+        header: Option<ProtocolVersion>,
         version: ProtocolVersion,
         negotiated: Option<ProtocolVersion>,
         findings: &mut Findings,
@@ -151,10 +153,6 @@ impl Lifecycle {
                 None,
             );
         }
-        let header = req
-            .headers
-            .get("mcp-protocol-version")
-            .and_then(ProtocolVersion::parse);
         if let (Some(sent), Some(agreed)) = (header, negotiated)
             && method != Some("initialize")
             && agreed.has_sessions()

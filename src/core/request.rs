@@ -3,56 +3,108 @@
 //! Parsed once into owned facts: the method, the id, and the few `params` members the checks
 //! read. A tool call's arguments are skipped, not built.
 
+use std::borrow::Cow;
+
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+use crate::jsonrpc::scan;
+use crate::shapes::flat::{self, Tree};
+use crate::shapes::node::Json;
+
 /// HTTP headers with case-insensitive lookup. Keeps the order and duplicates as sent.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Headers(Vec<(String, String)>);
+///
+/// Stored as one string of every name and value back to back, with where each ends: two
+/// allocations for a whole set instead of two per header (a judged exchange builds two sets).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Headers {
+    /// Names and values, back to back.
+    text: String,
+    /// Where each name ends and where its value ends, in `text`: two per header.
+    ends: Vec<usize>,
+}
+
+/// Room reserved per header when the count is known (most names and values are short).
+const BYTES_PER_HEADER: usize = 48;
 
 impl Headers {
     /// An empty set.
     pub fn new() -> Self {
-        Headers(Vec::new())
+        Headers::default()
+    }
+
+    fn with_capacity(headers: usize, bytes: usize) -> Self {
+        Headers {
+            text: String::with_capacity(bytes),
+            ends: Vec::with_capacity(2 * headers),
+        }
     }
 
     /// Adds one header.
-    pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
-        self.0.push((name.into(), value.into()));
+    pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
+        self.text.push_str(name.as_ref());
+        self.ends.push(self.text.len());
+        self.text.push_str(value.as_ref());
+        self.ends.push(self.text.len());
     }
 
     /// The first value of `name` (case-insensitive).
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        let mut start = 0;
+        for ends in self.ends.chunks_exact(2) {
+            let (name_end, value_end) = (ends[0], ends[1]);
+            if name_end - start == name.len()
+                && self.text.as_bytes()[start..name_end].eq_ignore_ascii_case(name.as_bytes())
+            {
+                return Some(&self.text[name_end..value_end]);
+            }
+            start = value_end;
+        }
+        None
     }
 
     /// Whether there are no headers (a capture that did not record them).
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.ends.is_empty()
     }
 
     /// All headers, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+        self.ends.chunks_exact(2).scan(0, |start, ends| {
+            let (name_end, value_end) = (ends[0], ends[1]);
+            let name = &self.text[*start..name_end];
+            *start = value_end;
+            Some((name, &self.text[name_end..value_end]))
+        })
+    }
+}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
     }
 }
 
 impl From<Vec<(String, String)>> for Headers {
     fn from(pairs: Vec<(String, String)>) -> Self {
-        Headers(pairs)
+        let bytes = pairs.iter().map(|(n, v)| n.len() + v.len()).sum();
+        let mut headers = Headers::with_capacity(pairs.len(), bytes);
+        for (name, value) in &pairs {
+            headers.push(name, value);
+        }
+        headers
     }
 }
 
-impl<N: Into<String>, V: Into<String>> FromIterator<(N, V)> for Headers {
+impl<N: AsRef<str>, V: AsRef<str>> FromIterator<(N, V)> for Headers {
     fn from_iter<I: IntoIterator<Item = (N, V)>>(iter: I) -> Self {
-        Headers(
-            iter.into_iter()
-                .map(|(n, v)| (n.into(), v.into()))
-                .collect(),
-        )
+        let iter = iter.into_iter();
+        let count = iter.size_hint().0;
+        let mut headers = Headers::with_capacity(count, count * BYTES_PER_HEADER);
+        for (name, value) in iter {
+            headers.push(name, value);
+        }
+        headers
     }
 }
 
@@ -222,9 +274,9 @@ impl<'de> Visitor<'de> for ParamsVisitor {
 }
 
 /// One message object of a request body, as far as the facts go.
-#[derive(Default)]
+#[derive(Debug, Default, PartialEq)]
 struct Message {
-    method: Option<String>,
+    method: Option<Cow<'static, str>>,
     /// `id`, unless absent or null.
     id: Option<Value>,
     params: Option<Params>,
@@ -244,7 +296,7 @@ impl<'de> Deserialize<'de> for Message {
                 let mut m = Message::default();
                 while let Some(key) = map.next_key::<Key>()? {
                     match key {
-                        Key::Method => m.method = map.next_value::<Text>()?.0,
+                        Key::Method => m.method = map.next_value::<Text>()?.0.map(method_name),
                         Key::Id => m.id = Some(map.next_value::<Value>()?).filter(|v| !v.is_null()),
                         Key::Params => m.params = Some(map.next_value::<Params>()?),
                         Key::Answer => {
@@ -264,6 +316,7 @@ impl<'de> Deserialize<'de> for Message {
 }
 
 /// A request body: one message, a batch, or another JSON value.
+#[derive(Debug, PartialEq)]
 enum Body {
     Single(Message),
     Batch(Vec<Option<Message>>),
@@ -295,6 +348,173 @@ impl<'de> Deserialize<'de> for Body {
     }
 }
 
+impl Body {
+    /// Reads a body: from the flat list where it can (see [`flat`]), else by serde_json;
+    /// `None` when it is not JSON.
+    fn read(body: &[u8]) -> Option<Body> {
+        if let Ok(text) = simdutf8::basic::from_utf8(body) {
+            if let Some(message) = Message::scan(text) {
+                return Some(Body::Single(message));
+            }
+            if let Some(read) = flat::with_tree(text, Body::of_tree) {
+                return Some(read);
+            }
+        }
+        serde_json::from_slice::<Body>(body).ok()
+    }
+
+    /// What serde_json's reading into [`Body`] gives, from the flat list of the same text.
+    fn of_tree(tree: Tree<'_>) -> Body {
+        if tree.is_object() {
+            Body::Single(Message::of_tree(tree))
+        } else if let Some(items) = tree.items() {
+            Body::Batch(
+                items
+                    .map(|item| item.is_object().then(|| Message::of_tree(item)))
+                    .collect(),
+            )
+        } else {
+            Body::Other
+        }
+    }
+}
+
+impl Message {
+    /// One pass over a message object, building only the facts: `None` leaves the text to
+    /// the flat reading (anything the pass does not decide as serde_json would: an escape in
+    /// a key or a string it keeps, an object or array id, a batch).
+    fn scan(text: &str) -> Option<Message> {
+        let b = text.as_bytes();
+        let open = scan::ws(b, 0);
+        if b.get(open) != Some(&b'{') {
+            return None;
+        }
+        let mut m = Message::default();
+        let end = scan::members(b, open, |key, at| {
+            if key == b"params" {
+                let (params, end) = Params::scan(text, at)?;
+                m.params = Some(params);
+                return Some(end);
+            }
+            let end = scan::any(b, at, 1)?;
+            let raw = &text[at..end];
+            match key {
+                b"method" => {
+                    m.method = match raw.as_bytes()[0] {
+                        b'"' if !raw.as_bytes().contains(&b'\\') => {
+                            Some(method_name(&raw[1..raw.len() - 1]))
+                        }
+                        _ => text_of(raw)?.map(method_name),
+                    }
+                }
+                b"id" => {
+                    m.id = match raw.as_bytes()[0] {
+                        b'{' | b'[' => return None,
+                        b'-' | b'0'..=b'9' => Some(Value::Number(flat::number(raw)?)),
+                        b'"' => Some(Value::String(text_of(raw)??)),
+                        _ => Some(value_of(raw)?).filter(|v| !v.is_null()),
+                    }
+                }
+                b"result" | b"error" => m.answer = true,
+                _ => {}
+            }
+            Some(end)
+        })?;
+        (scan::ws(b, end) == b.len()).then_some(m)
+    }
+
+    /// Members as the serde visitor reads them: the last of duplicates wins.
+    fn of_tree(object: Tree<'_>) -> Message {
+        let mut m = Message::default();
+        for (key, value) in object.members() {
+            match key {
+                "method" => m.method = value.as_str().map(method_name),
+                "id" => m.id = Some(value.to_value().into_owned()).filter(|v| !v.is_null()),
+                "params" => m.params = Some(Params::of_tree(value)),
+                "result" | "error" => m.answer = true,
+                _ => {}
+            }
+        }
+        m
+    }
+}
+
+impl Params {
+    /// [`Message::scan`] of `params` (its text, checked already).
+    /// `params` at `at` in `text`, with the index after it.
+    fn scan(text: &str, at: usize) -> Option<(Params, usize)> {
+        let b = text.as_bytes();
+        if b[at] != b'{' {
+            // serde_json reads any other value in full (a number must be in range): read it
+            // so too, to tell.
+            let end = scan::any(b, at, 1)?;
+            return value_of(&text[at..end]).map(|_| (Params::default(), end));
+        }
+        let mut p = Params::default();
+        let end = scan::members(b, at, |key, at| {
+            let end = scan::any(b, at, 2)?;
+            let raw = &text[at..end];
+            match key {
+                b"name" => p.name = text_of(raw)?,
+                b"uri" => p.uri = text_of(raw)?,
+                b"protocolVersion" => p.protocol_version = text_of(raw)?,
+                b"_meta" => {
+                    p.meta = match value_of(raw)? {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    }
+                }
+                b"inputResponses" | b"requestState" => p.mrtr = true,
+                _ => {}
+            }
+            Some(end)
+        })?;
+        Some((p, end))
+    }
+
+    /// Members as the serde visitor reads them; anything but an object gives the default.
+    fn of_tree(params: Tree<'_>) -> Params {
+        let mut p = Params::default();
+        let text = |v: Tree<'_>| v.as_str().map(str::to_owned);
+        for (key, value) in params.members() {
+            match key {
+                "name" => p.name = text(value),
+                "uri" => p.uri = text(value),
+                "protocolVersion" => p.protocol_version = text(value),
+                "_meta" => {
+                    p.meta = match value.is_object().then(|| value.to_value().into_owned()) {
+                        Some(Value::Object(m)) => Some(m),
+                        _ => None,
+                    }
+                }
+                "inputResponses" | "requestState" => p.mrtr = true,
+                _ => {}
+            }
+        }
+        p
+    }
+}
+
+/// A member's text read as [`Text`] reads it: `Some(value)` of a string, `Some(None)` for any
+/// other value; `None` where the scan leaves it to serde_json (an escape, a number serde_json
+/// would refuse).
+fn text_of(raw: &str) -> Option<Option<String>> {
+    match raw.as_bytes()[0] {
+        b'"' => {
+            let inner = &raw[1..raw.len() - 1];
+            (!inner.as_bytes().contains(&b'\\')).then(|| Some(inner.to_owned()))
+        }
+        b'-' | b'0'..=b'9' => flat::number(raw).map(|_| None),
+        _ => Some(None),
+    }
+}
+
+/// A member's text as a `serde_json::Value`, read as serde_json reads it (`None` where the
+/// flat reading leaves it to serde_json).
+fn value_of(raw: &str) -> Option<Value> {
+    flat::with_tree(raw, |tree| tree.to_value().into_owned())
+}
+
 /// A batch element: a message object, or `None` for anything else.
 struct Item(Option<Message>);
 
@@ -307,17 +527,31 @@ impl<'de> Deserialize<'de> for Item {
     }
 }
 
+/// A JSON-RPC method name: one of the MCP revisions' as fixed text, any other owned.
+fn method_name(name: impl AsRef<str> + Into<String>) -> Cow<'static, str> {
+    crate::shapes::method_name(name.as_ref()).map_or_else(|| Cow::Owned(name.into()), Cow::Borrowed)
+}
+
+/// An HTTP method in upper case: the ones MCP uses as fixed text.
+pub(crate) fn upper_case(method: &str) -> Cow<'static, str> {
+    ["POST", "GET", "DELETE"]
+        .into_iter()
+        .find(|m| m.eq_ignore_ascii_case(method))
+        .map_or_else(|| Cow::Owned(method.to_ascii_uppercase()), Cow::Borrowed)
+}
+
 /// The request facts the analyzer needs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
-    /// HTTP method, upper-case.
-    pub http_method: String,
+    /// HTTP method, upper-case (`POST`, `GET` and `DELETE` without an allocation).
+    pub http_method: Cow<'static, str>,
     /// Request headers.
     pub headers: Headers,
     /// What the body is.
     pub kind: BodyKind,
-    /// JSON-RPC method (first request of a batch).
-    pub method: Option<String>,
+    /// JSON-RPC method (first request of a batch). The methods of the MCP revisions are fixed
+    /// text (no allocation).
+    pub method: Option<Cow<'static, str>>,
     /// JSON-RPC id (first request of a batch; for a response POST, the id it answers).
     pub id: Option<Value>,
     /// Ids of every request in a batch (or the one id).
@@ -333,9 +567,9 @@ impl Request {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Request::empty(http_method, headers, BodyKind::None);
         }
-        match serde_json::from_slice::<Body>(body) {
-            Ok(parsed) => Request::from_body(http_method, headers, parsed),
-            Err(_) => Request::empty(http_method, headers, BodyKind::Unreadable),
+        match Body::read(body) {
+            Some(parsed) => Request::from_body(http_method, headers, parsed),
+            None => Request::empty(http_method, headers, BodyKind::Unreadable),
         }
     }
 
@@ -376,7 +610,7 @@ impl Request {
 
     fn empty(http_method: &str, headers: Headers, kind: BodyKind) -> Self {
         Request {
-            http_method: http_method.to_ascii_uppercase(),
+            http_method: upper_case(http_method),
             headers,
             kind,
             method: None,
@@ -456,6 +690,133 @@ impl Request {
 mod tests {
     use super::*;
 
+    /// Every value at every path of `v`, replaced by each of a few others.
+    fn variants(v: &Value) -> Vec<Value> {
+        let alternatives = [
+            serde_json::json!(1),
+            serde_json::json!(-7),
+            serde_json::json!(1.5),
+            serde_json::json!("text"),
+            serde_json::json!(null),
+            serde_json::json!(true),
+            serde_json::json!([]),
+            serde_json::json!({}),
+            serde_json::json!([{"name": "n"}]),
+            serde_json::json!({"name": "n", "_meta": {"a": 1}}),
+        ];
+        fn paths(v: &Value, at: String, out: &mut Vec<String>) {
+            out.push(at.clone());
+            match v {
+                Value::Object(m) => m
+                    .iter()
+                    .for_each(|(k, x)| paths(x, format!("{at}/{k}"), out)),
+                Value::Array(l) => l
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, x)| paths(x, format!("{at}/{i}"), out)),
+                _ => {}
+            }
+        }
+        let mut all = Vec::new();
+        paths(v, String::new(), &mut all);
+        let mut out = vec![v.clone()];
+        for path in &all {
+            for alt in &alternatives {
+                let mut copy = v.clone();
+                *copy.pointer_mut(path).unwrap() = alt.clone();
+                out.push(copy);
+            }
+        }
+        out
+    }
+
+    /// The flat reading of a body gives the facts serde_json's gives, wherever it reads one
+    /// (it leaves escapes and the like to serde_json).
+    #[test]
+    fn flat_and_serde_read_the_same_facts() {
+        let bases = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "hello", "n": [1, 2.5, -3]}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "a", "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                    "_meta": {"progressToken": "t", "x": {"y": [1]}}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 5, "result": {"action": "accept"}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "resources/read",
+                "params": {"uri": "file:///x", "requestState": "s", "inputResponses": {}}}),
+            serde_json::json!([{"jsonrpc": "2.0", "method": "n"},
+                {"jsonrpc": "2.0", "id": 2, "method": "ping"}, 7, [1]]),
+        ];
+        let (mut compared, mut flat_read, mut scanned) = (0, 0, 0);
+        for base in &bases {
+            for v in variants(base) {
+                let text = v.to_string();
+                let mut texts = vec![text.clone()];
+                // Duplicate members, before and after: the last wins.
+                if let Some(rest) = text.strip_prefix('{') {
+                    texts.push(format!(
+                        r#"{{"method":"a","id":9,"params":{{"name":"m","_meta":{{}}}},"error":1,{rest}"#
+                    ));
+                    texts.push(format!(
+                        r#"{},"method":7,"params":{{"name":"z","name":"y","uri":[]}}}}"#,
+                        &text[..text.len() - 1]
+                    ));
+                }
+                texts.push(text.replace("\"method\"", "\"m\\u0065thod\""));
+                texts.push(format!(" \n{text}\t"));
+                for text in &texts {
+                    let serde = serde_json::from_str::<Body>(text).ok();
+                    if let Some(read) = flat::with_tree(text, Body::of_tree) {
+                        assert_eq!(Some(read), serde, "{text}");
+                        flat_read += 1;
+                    }
+                    if let Some(read) = Message::scan(text) {
+                        assert_eq!(Some(Body::Single(read)), serde, "scan: {text}");
+                        scanned += 1;
+                    }
+                    assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared > 500, "{compared}");
+        assert!(flat_read * 10 > compared * 7, "{flat_read} of {compared}");
+        assert!(scanned * 10 > compared * 6, "{scanned} of {compared}");
+        // What serde_json reads in full (a number must be in range, a string's escapes must
+        // decode) and what it only skips, wherever the scan meets it.
+        let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+        let edges = [
+            r#"{"id":1,"method":"x","params":1e400}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":"\ud800"}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":[1e400]}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"name":1e400}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"name":"\ud800"}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"name":[1e400]}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"_meta":1e400}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"_meta":{"a":"\ud800"}}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"arguments":1e400}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"arguments":"\ud800"}}"#.to_owned(),
+            r#"{"id":1,"method":"x","params":{"arguments":"a\u0041"}}"#.to_owned(),
+            r#"{"id":{"a":1},"method":"x"}"#.to_owned(),
+            r#"{"id":[1e400],"method":"x"}"#.to_owned(),
+            r#"{"id":1e400,"method":"x"}"#.to_owned(),
+            r#"{"id":-0,"method":"x"}"#.to_owned(),
+            r#"{"id":1,"method":1e400}"#.to_owned(),
+            r#"{"id":1,"method":"x","result":1e400}"#.to_owned(),
+            format!(r#"{{"id":1,"method":"x","params":{{"arguments":{deep}}}}}"#),
+            format!(r#"{{"id":1,"method":"x","params":{{"_meta":{deep}}}}}"#),
+        ];
+        for text in &edges {
+            let serde = serde_json::from_str::<Body>(text).ok();
+            if let Some(read) = Message::scan(text) {
+                assert_eq!(Some(Body::Single(read)), serde, "scan: {text}");
+            }
+            assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
+        }
+        // Not UTF-8, not JSON: unreadable both ways.
+        assert_eq!(Body::read(b"{\"id\":1,\"method\":\"\xff\"}"), None);
+        assert_eq!(Body::read(b"{\"id\":1,"), None);
+    }
+
     #[test]
     fn kinds() {
         let r = Request::new(
@@ -464,7 +825,7 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
         );
         assert_eq!(
-            (r.kind, r.tool(), r.http_method.as_str()),
+            (r.kind, r.tool(), r.http_method.as_ref()),
             (BodyKind::Request, Some("x"), "POST")
         );
         let r = Request::new(

@@ -2,8 +2,35 @@
 //! repeat. Kept apart from the outcome on purpose: "it failed" and "send it again" are different
 //! decisions, and replaying a non-idempotent `tools/call` is the costliest mistake clients make.
 
+use std::borrow::Cow;
+
 use crate::verdict::{Advice, Outcome, RetryAdvice};
 use crate::version::ProtocolVersion;
+
+/// A failure after which the call may have run: retry only what is safe to repeat. The
+/// reasons are fixed text (no allocation) where `what` is.
+macro_rules! may_have_run {
+    ($f:expr, $what:literal) => {
+        may_have_run(
+            $f,
+            concat!($what, "; the call is safe to repeat as a new request"),
+            concat!(
+                $what,
+                "; the call may already have taken effect and is not known to be idempotent"
+            ),
+        )
+    };
+    ($f:expr, $what:expr) => {{
+        let what = $what;
+        may_have_run(
+            $f,
+            format!("{what}; the call is safe to repeat as a new request"),
+            format!(
+                "{what}; the call may already have taken effect and is not known to be idempotent"
+            ),
+        )
+    }};
+}
 
 /// Everything the advice depends on.
 #[derive(Debug, Clone, Copy)]
@@ -63,14 +90,14 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             f.sse_retry_ms,
             "the stream carried an event id: GET with Last-Event-ID to resume",
         ),
-        StreamAborted => may_have_run(f, "the stream ended before the response"),
-        TimedOut => may_have_run(f, "no response before the deadline"),
-        ConnectionFailed => may_have_run(f, "the connection failed"),
-        UnexpectedContentType => may_have_run(f, "the reply was not JSON or SSE"),
-        UnexpectedAccepted => may_have_run(f, "a request was answered 202 with no response"),
-        MalformedJson => may_have_run(f, "the reply was not valid JSON"),
-        InvalidEnvelope => may_have_run(f, "the reply was not a valid response to this request"),
-        InvalidToolResult => may_have_run(f, "the tool result broke the schema"),
+        StreamAborted => may_have_run!(f, "the stream ended before the response"),
+        TimedOut => may_have_run!(f, "no response before the deadline"),
+        ConnectionFailed => may_have_run!(f, "the connection failed"),
+        UnexpectedContentType => may_have_run!(f, "the reply was not JSON or SSE"),
+        UnexpectedAccepted => may_have_run!(f, "a request was answered 202 with no response"),
+        MalformedJson => may_have_run!(f, "the reply was not valid JSON"),
+        InvalidEnvelope => may_have_run!(f, "the reply was not a valid response to this request"),
+        InvalidToolResult => may_have_run!(f, "the tool result broke the schema"),
     }
 }
 
@@ -93,30 +120,28 @@ fn settled_reason(outcome: Outcome) -> &'static str {
     }
 }
 
-fn advice(advice: Advice, after_ms: Option<u64>, reason: &str) -> RetryAdvice {
+fn advice(
+    advice: Advice,
+    after_ms: Option<u64>,
+    reason: impl Into<Cow<'static, str>>,
+) -> RetryAdvice {
     RetryAdvice {
         advice,
         after_ms,
-        reason: reason.to_owned(),
+        reason: reason.into(),
     }
 }
 
-/// A failure after which the call may have run: retry only what is safe to repeat.
-fn may_have_run(f: &RetryFacts, what: &str) -> RetryAdvice {
+/// [`may_have_run!`]: the reason if the call is safe to repeat, and if not.
+fn may_have_run(
+    f: &RetryFacts,
+    safe: impl Into<Cow<'static, str>>,
+    unsafe_: impl Into<Cow<'static, str>>,
+) -> RetryAdvice {
     if f.safe_to_repeat {
-        advice(
-            Advice::Retry,
-            f.retry_after_ms,
-            &format!("{what}; the call is safe to repeat as a new request"),
-        )
+        advice(Advice::Retry, f.retry_after_ms, safe)
     } else {
-        advice(
-            Advice::DoNotRetry,
-            None,
-            &format!(
-                "{what}; the call may already have taken effect and is not known to be idempotent"
-            ),
-        )
+        advice(Advice::DoNotRetry, None, unsafe_)
     }
 }
 
@@ -140,23 +165,21 @@ fn http_advice(f: &RetryFacts) -> RetryAdvice {
             None,
             "the session is gone (404 with a session id): initialize again",
         ),
-        408 => may_have_run(f, "HTTP 408"),
+        408 => may_have_run!(f, "HTTP 408"),
         // A redirect is the server's answer, not something to follow silently: the call was
         // not dispatched here, and following could hand secret headers to another origin.
         300..=399 => advice(
             Advice::FixRequest,
             None,
-            &format!(
-                "HTTP {status}: a redirect, not followed; check the target and change the URL"
-            ),
+            format!("HTTP {status}: a redirect, not followed; check the target and change the URL"),
         ),
-        500..=599 => may_have_run(f, &format!("HTTP {status}")),
+        500..=599 => may_have_run!(f, format!("HTTP {status}")),
         400..=499 => advice(
             Advice::FixRequest,
             None,
-            &format!("HTTP {status}: rejected before dispatch; change the request"),
+            format!("HTTP {status}: rejected before dispatch; change the request"),
         ),
-        _ => may_have_run(f, &format!("HTTP {status}")),
+        _ => may_have_run!(f, format!("HTTP {status}")),
     }
 }
 

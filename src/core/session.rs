@@ -91,16 +91,20 @@ impl Session {
     /// Starts an exchange for `req` at capture position `index`.
     pub fn begin_at(&mut self, index: u64, req: Request) -> Exchange {
         self.next_index = index + 1;
-        let (version, version_source) = self.decide_version(&req);
+        // Read once: the version decision and both sets of request rules use it.
+        let header = req.headers.get("mcp-protocol-version");
+        let header_version = header.and_then(ProtocolVersion::parse);
+        let (version, version_source) = self.decide_version(&req, header_version);
         let safe_to_repeat = match req.tool() {
             Some(tool) => self.tools.get(tool).copied().unwrap_or(false),
             None => req.method.as_deref() != Some("tools/call"),
         };
         let mut findings = Findings::default();
-        check_request(&req, version, self.initialized, &mut findings);
+        check_request(&req, header, version, self.initialized, &mut findings);
         self.lifecycle.check(
             &req,
             ExchangeKind::of(&req),
+            header_version,
             version,
             self.negotiated,
             &mut findings,
@@ -141,14 +145,19 @@ impl Session {
             .rev()
             .find(|(id, _)| id == last_event_id)?;
         Some(Request {
-            http_method: "GET".to_owned(),
+            http_method: "GET".into(),
             headers: get_headers,
             ..original.clone()
         })
     }
 
     /// Decides the version, in order: header, `_meta`, initialize, earlier exchange, default.
-    fn decide_version(&self, req: &Request) -> (ProtocolVersion, VersionSource) {
+    /// `header`: the version the request's `MCP-Protocol-Version` names.
+    fn decide_version(
+        &self,
+        req: &Request,
+        header: Option<ProtocolVersion>,
+    ) -> (ProtocolVersion, VersionSource) {
         // `initialize` exists only up to 2025-11-25 (2026-07-28 has `server/discover`): whatever
         // a client proposes in it, the exchange itself follows the newest revision that has it.
         if req.method.as_deref() == Some("initialize") {
@@ -161,10 +170,6 @@ impl Session {
                 VersionSource::Initialize,
             );
         }
-        let header = req
-            .headers
-            .get("mcp-protocol-version")
-            .and_then(ProtocolVersion::parse);
         if let Some(v) = header {
             return (v, VersionSource::Header);
         }
@@ -212,7 +217,7 @@ impl Session {
                 after_ms: None,
                 reason: format!(
                     "the client ended this session itself (DELETE, entry {at}): the client's fault, not the server's; initialize a new session"
-                ),
+                ).into(),
             };
         }
         self.lifecycle.record(exchange.request(), &verdict);

@@ -25,7 +25,11 @@ use crate::rules::Rule;
 use crate::verdict::Violation;
 use crate::version::ProtocolVersion;
 
-mod node;
+mod fast;
+pub(crate) mod flat;
+pub(crate) mod node;
+
+pub(crate) use fast::{text_blocks, tool_result_conforms};
 
 use node::Json;
 pub(crate) use node::Node;
@@ -50,7 +54,11 @@ const NULL: u8 = 64;
 enum Spec {
     Any,
     Types(u8),
+    /// A definition by name, as the table spells it; resolved to [`Spec::Def`] once the
+    /// revision is read.
     Ref(&'static str),
+    /// A definition by its index in [`Revision::defs`] (no lookup by name while checking).
+    Def(usize),
     Array(Box<Spec>),
     Const(Value),
     Enum(Vec<Value>),
@@ -59,12 +67,14 @@ enum Spec {
 
 #[derive(Debug)]
 struct Def {
+    name: &'static str,
     is: Spec,
     members: Vec<(&'static str, bool, Spec)>,
     /// A map's values: the shape of every member not named above.
     rest: Option<Spec>,
 }
 
+/// One revision's table as read from the text: definitions by name.
 #[derive(Debug, Default)]
 struct Revision {
     requests: HashMap<&'static str, (&'static str, Option<&'static str>)>,
@@ -73,23 +83,151 @@ struct Revision {
     defs: HashMap<&'static str, Def>,
 }
 
-impl Revision {
-    fn has(&self, name: &str) -> bool {
-        self.defs.contains_key(name)
-    }
-    /// The first of `names` this revision defines (the envelope types were renamed in 2025-11-25).
-    fn pick(&self, names: [&'static str; 2]) -> &'static str {
-        if self.has(names[0]) {
-            names[0]
-        } else {
-            names[1]
+/// One revision's table as the walker reads it: definitions by index, every reference
+/// resolved, and the lookups by method or code in sorted lists.
+#[derive(Debug, Default)]
+struct Shapes {
+    /// Method → definition of the request, and of its result (if it has one).
+    requests: Vec<(&'static str, (usize, Option<usize>))>,
+    notifications: Vec<(&'static str, usize)>,
+    errors: Vec<(i64, usize)>,
+    defs: Vec<Def>,
+    /// The envelopes (renamed in 2025-11-25) and the MRTR result, where the revision has them.
+    request: Option<usize>,
+    notification: Option<usize>,
+    result_response: Option<usize>,
+    error_response: Option<usize>,
+    input_required: Option<usize>,
+}
+
+impl Shapes {
+    fn from(rev: Revision) -> Self {
+        let mut names: Vec<&'static str> = rev.defs.keys().copied().collect();
+        names.sort_unstable();
+        let index = |name: &str| names.binary_search(&name).ok();
+        let mut defs: Vec<Option<Def>> = names.iter().map(|_| None).collect();
+        for (name, mut def) in rev.defs {
+            resolve(&mut def.is, &index);
+            for (_, _, spec) in &mut def.members {
+                resolve(spec, &index);
+            }
+            if let Some(rest) = &mut def.rest {
+                resolve(rest, &index);
+            }
+            if let Some(i) = index(name) {
+                defs[i] = Some(def);
+            }
         }
+        let pick = |names: [&str; 2]| index(names[0]).or_else(|| index(names[1]));
+        Shapes {
+            requests: sorted(
+                rev.requests
+                    .iter()
+                    .filter_map(|(m, (d, r))| Some((*m, (index(d)?, r.and_then(&index)))))
+                    .collect(),
+            ),
+            notifications: sorted(
+                rev.notifications
+                    .iter()
+                    .filter_map(|(m, d)| Some((*m, index(d)?)))
+                    .collect(),
+            ),
+            errors: sorted(
+                rev.errors
+                    .iter()
+                    .filter_map(|(c, d)| Some((*c, index(d)?)))
+                    .collect(),
+            ),
+            request: index("JSONRPCRequest"),
+            notification: index("JSONRPCNotification"),
+            result_response: pick(["JSONRPCResultResponse", "JSONRPCResponse"]),
+            error_response: pick(["JSONRPCErrorResponse", "JSONRPCError"]),
+            input_required: index("InputRequiredResult"),
+            defs: defs.into_iter().flatten().collect(),
+        }
+    }
+
+    fn request(&self, method: &str) -> Option<(usize, Option<usize>)> {
+        let i = self
+            .requests
+            .binary_search_by(|(m, _)| (*m).cmp(method))
+            .ok()?;
+        Some(self.requests[i].1)
+    }
+
+    fn notification(&self, method: &str) -> Option<usize> {
+        let i = self
+            .notifications
+            .binary_search_by(|(m, _)| (*m).cmp(method))
+            .ok()?;
+        Some(self.notifications[i].1)
+    }
+
+    fn error(&self, code: i64) -> Option<usize> {
+        let i = self.errors.binary_search_by(|(c, _)| c.cmp(&code)).ok()?;
+        Some(self.errors[i].1)
     }
 }
 
-fn table() -> &'static HashMap<&'static str, Revision> {
-    static PARSED: OnceLock<HashMap<&'static str, Revision>> = OnceLock::new();
-    PARSED.get_or_init(|| parse(TABLE))
+/// `list` sorted by key, for binary searches.
+fn sorted<K: Ord, V>(mut list: Vec<(K, V)>) -> Vec<(K, V)> {
+    list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    list
+}
+
+/// Turns every [`Spec::Ref`] in `spec` into a [`Spec::Def`]; a name the revision does not
+/// define checks nothing, as before.
+fn resolve(spec: &mut Spec, index: &impl Fn(&str) -> Option<usize>) {
+    match spec {
+        Spec::Ref(name) => *spec = index(name).map_or(Spec::Any, Spec::Def),
+        Spec::Array(inner) => resolve(inner, index),
+        Spec::Union(alts) => alts.iter_mut().for_each(|a| resolve(a, index)),
+        _ => {}
+    }
+}
+
+/// `name` as the fixed text of a method some revision defines (a request or notification).
+pub(crate) fn method_name(name: &str) -> Option<&'static str> {
+    // By length: a lookup compares the text of two or three names at most.
+    static BY_LENGTH: OnceLock<Vec<Vec<&'static str>>> = OnceLock::new();
+    let by_length = BY_LENGTH.get_or_init(|| {
+        let mut by_length: Vec<Vec<&'static str>> = Vec::new();
+        for rev in table() {
+            let requests = rev.requests.iter().map(|(m, _)| *m);
+            for m in requests.chain(rev.notifications.iter().map(|(m, _)| *m)) {
+                if by_length.len() <= m.len() {
+                    by_length.resize(m.len() + 1, Vec::new());
+                }
+                if !by_length[m.len()].contains(&m) {
+                    by_length[m.len()].push(m);
+                }
+            }
+        }
+        by_length
+    });
+    by_length
+        .get(name.len())?
+        .iter()
+        .find(|m| **m == name)
+        .copied()
+}
+
+/// The table of each revision, in [`ProtocolVersion::ALL`] order.
+fn table() -> &'static [Shapes] {
+    static PARSED: OnceLock<Vec<Shapes>> = OnceLock::new();
+    PARSED.get_or_init(|| {
+        let mut revisions = parse(TABLE);
+        ProtocolVersion::ALL
+            .iter()
+            .map(|v| Shapes::from(revisions.remove(v.as_str()).unwrap_or_default()))
+            .collect()
+    })
+}
+
+/// `version`'s table.
+fn shapes_of(version: ProtocolVersion) -> Option<&'static Shapes> {
+    let i = ProtocolVersion::ALL.iter().position(|v| *v == version)?;
+    table().get(i)
 }
 
 fn parse(text: &'static str) -> HashMap<&'static str, Revision> {
@@ -136,6 +274,7 @@ fn parse(text: &'static str) -> HashMap<&'static str, Revision> {
                 def = Some((
                     rest,
                     Def {
+                        name: rest,
                         is: Spec::Any,
                         members: Vec::new(),
                         rest: None,
@@ -258,7 +397,7 @@ fn number_bits(n: &Number) -> u8 {
 }
 
 /// [`type_bits`] of a value the walker reads.
-fn json_bits(v: &impl Json) -> u8 {
+fn json_bits<'a>(v: impl Json<'a>) -> u8 {
     if let Some(n) = v.as_number() {
         number_bits(n)
     } else if v.as_str().is_some() {
@@ -295,7 +434,7 @@ fn type_names(bits: u8) -> String {
     list.join(" or ")
 }
 
-fn kind_of(v: &impl Json) -> &'static str {
+fn kind_of<'a>(v: impl Json<'a>) -> &'static str {
     match json_bits(v) {
         OBJECT => "an object",
         ARRAY => "an array",
@@ -334,7 +473,7 @@ impl std::fmt::Display for Path<'_> {
 }
 
 struct Walker<'t> {
-    rev: &'t Revision,
+    rev: &'t Shapes,
     found: Vec<Finding>,
     /// Only count findings (a union's alternatives are ranked by count; the details are
     /// written for the winner alone).
@@ -343,7 +482,7 @@ struct Walker<'t> {
 }
 
 impl<'t> Walker<'t> {
-    fn new(rev: &'t Revision, count_only: bool) -> Self {
+    fn new(rev: &'t Shapes, count_only: bool) -> Self {
         Walker {
             rev,
             found: Vec::new(),
@@ -373,7 +512,7 @@ impl<'t> Walker<'t> {
         }
     }
 
-    fn wrong_type(&mut self, path: &Path<'_>, expected: u8, v: &impl Json) {
+    fn wrong_type<'a>(&mut self, path: &Path<'_>, expected: u8, v: impl Json<'a>) {
         self.add(Rule::ShapeWrongType, || {
             format!(
                 "{path}: must be {}, is {}",
@@ -383,7 +522,7 @@ impl<'t> Walker<'t> {
         });
     }
 
-    fn check<J: Json>(&mut self, spec: &Spec, v: &J, path: &Path<'_>, depth: usize) {
+    fn check<'a, J: Json<'a>>(&mut self, spec: &Spec, v: J, path: &Path<'_>, depth: usize) {
         if depth > MAX_DEPTH {
             return;
         }
@@ -394,10 +533,11 @@ impl<'t> Walker<'t> {
                     self.wrong_type(path, *bits, v);
                 }
             }
-            Spec::Ref(name) => self.check_def(name, v, path, depth + 1),
+            Spec::Ref(_) => {}
+            Spec::Def(def) => self.check_def(*def, v, path, depth + 1),
             Spec::Array(items) => match v.items() {
                 Some(list) => {
-                    for (i, item) in list.iter().enumerate() {
+                    for (i, item) in list.enumerate() {
                         self.check(items, item, &Path::Item(path, i), depth + 1);
                         if self.len() >= MAX_FINDINGS {
                             break;
@@ -440,7 +580,7 @@ impl<'t> Walker<'t> {
 
     /// The alternative with the fewest findings stands for the union (a content block with
     /// `type: "text"` is judged as text content); the first of equals wins.
-    fn check_union<J: Json>(&mut self, alts: &[Spec], v: &J, path: &Path<'_>, depth: usize) {
+    fn check_union<'a, J: Json<'a>>(&mut self, alts: &[Spec], v: J, path: &Path<'_>, depth: usize) {
         let mut best: Option<(&Spec, usize)> = None;
         for alt in alts {
             let mut w = Walker::new(self.rev, true);
@@ -466,10 +606,11 @@ impl<'t> Walker<'t> {
         }
     }
 
-    fn check_def<J: Json>(&mut self, name: &str, v: &J, path: &Path<'_>, depth: usize) {
-        let Some(def) = self.rev.defs.get(name) else {
+    fn check_def<'a, J: Json<'a>>(&mut self, def: usize, v: J, path: &Path<'_>, depth: usize) {
+        let Some(def) = self.rev.defs.get(def) else {
             return;
         };
+        let name = def.name;
         self.check(&def.is, v, path, depth);
         if !v.is_object() {
             return;
@@ -498,7 +639,7 @@ impl<'t> Walker<'t> {
 }
 
 /// JSON equality where 1 and 1.0 are the same number.
-fn same(a: &Value, b: &impl Json) -> bool {
+fn same<'a>(a: &Value, b: impl Json<'a>) -> bool {
     match a {
         Value::Number(x) => b.as_number().is_some_and(|y| x.as_f64() == y.as_f64()),
         Value::String(x) => b.as_str() == Some(x.as_str()),
@@ -523,13 +664,26 @@ pub fn check(
         .collect()
 }
 
-/// [`check`] for the analyzer: the rule and the detail of each problem.
-pub(crate) fn problems<J: Json>(
+/// [`problems`] of a message's text: read into the reused flat list where it can be (no
+/// allocation for a conforming message), else into a [`Node`] by serde_json. Text that is not
+/// JSON has none.
+pub(crate) fn problems_in(
+    text: &str,
     version: ProtocolVersion,
-    message: &J,
     request_method: Option<&str>,
 ) -> Vec<(Rule, String)> {
-    let Some(rev) = table().get(version.as_str()) else {
+    flat::with_tree(text, |tree| problems(version, tree, request_method)).unwrap_or_else(|| {
+        Node::parse(text).map_or_else(Vec::new, |node| problems(version, &node, request_method))
+    })
+}
+
+/// [`check`] for the analyzer: the rule and the detail of each problem.
+pub(crate) fn problems<'a, J: Json<'a>>(
+    version: ProtocolVersion,
+    message: J,
+    request_method: Option<&str>,
+) -> Vec<(Rule, String)> {
+    let Some(rev) = shapes_of(version) else {
         return Vec::new();
     };
     let mut w = Walker::new(rev, false);
@@ -540,35 +694,39 @@ pub(crate) fn problems<J: Json>(
             }
         }
     } else if let Some(method) = message.member("method").and_then(J::as_str) {
-        let def = match (rev.requests.get(method), rev.notifications.get(method)) {
-            (Some((def, _)), _) => def,
-            (None, Some(def)) => def,
-            (None, None) if message.member("id").is_some() => &"JSONRPCRequest",
-            (None, None) => &"JSONRPCNotification",
+        let def = match (rev.request(method), rev.notification(method)) {
+            (Some((def, _)), _) => Some(def),
+            (None, Some(def)) => Some(def),
+            (None, None) if message.member("id").is_some() => rev.request,
+            (None, None) => rev.notification,
         };
-        w.check_def(def, message, &Path::Root(""), 0);
+        if let Some(def) = def {
+            w.check_def(def, message, &Path::Root(""), 0);
+        }
     } else if let Some(error) = message.member("error").filter(|e| !e.is_null()) {
         let by_code = error
             .member("code")
             .and_then(J::as_number)
             .and_then(Number::as_i64)
-            .and_then(|c| rev.errors.get(&c).copied());
-        let def = by_code.unwrap_or_else(|| rev.pick(["JSONRPCErrorResponse", "JSONRPCError"]));
-        w.check_def(def, message, &Path::Root(""), 0);
+            .and_then(|c| rev.error(c));
+        if let Some(def) = by_code.or(rev.error_response) {
+            w.check_def(def, message, &Path::Root(""), 0);
+        }
     } else if let Some(result) = message.member("result") {
         let result_type = result.member("resultType").and_then(J::as_str);
         let def = match result_type {
-            Some("input_required") if rev.has("InputRequiredResult") => Some("InputRequiredResult"),
+            Some("input_required") if rev.input_required.is_some() => rev.input_required,
             Some("task") => None,
             _ => request_method
-                .and_then(|m| rev.requests.get(m))
-                .and_then(|(_, r)| *r),
+                .and_then(|m| rev.request(m))
+                .and_then(|(_, r)| r),
         };
         if let Some(def) = def {
             w.check_def(def, result, &Path::Root("result"), 0);
         }
-        if w.found.is_empty() {
-            let envelope = rev.pick(["JSONRPCResultResponse", "JSONRPCResponse"]);
+        if w.found.is_empty()
+            && let Some(envelope) = rev.result_response
+        {
             w.check_def(envelope, message, &Path::Root(""), 0);
         }
     } else {
@@ -593,17 +751,19 @@ mod tests {
 
     #[test]
     fn the_table_covers_every_revision() {
-        for v in ProtocolVersion::ALL {
-            let rev = table().get(v.as_str()).expect("revision in the table");
-            assert!(rev.requests.contains_key("tools/call"), "{v}");
-            assert_eq!(rev.requests.contains_key("ping"), !v.is_stateless(), "{v}");
-            assert!(
-                rev.notifications.contains_key("notifications/progress"),
-                "{v}"
-            );
+        for &v in ProtocolVersion::ALL {
+            let rev = shapes_of(v).expect("revision in the table");
+            assert!(rev.request("tools/call").is_some(), "{v}");
+            assert_eq!(rev.request("ping").is_some(), !v.is_stateless(), "{v}");
+            assert!(rev.notification("notifications/progress").is_some(), "{v}");
             assert!(rev.defs.len() > 80, "{v}: {} definitions", rev.defs.len());
+            assert!(rev.result_response.is_some() && rev.error_response.is_some());
+            // Every reference resolved to a definition of the same revision.
+            let names: Vec<&str> = rev.defs.iter().map(|d| d.name).collect();
+            assert!(names.windows(2).all(|w| w[0] < w[1]), "{v}: sorted, unique");
         }
-        assert!(table()["2026-07-28"].errors.contains_key(&-32022));
+        assert!(shapes_of(V26).unwrap().error(-32022).is_some());
+        assert!(shapes_of(V25).unwrap().error(-32022).is_none());
     }
 
     #[test]
@@ -711,8 +871,8 @@ mod tests {
         }
     }
 
-    /// The walker reads a borrowed [`Node`] (the analyzer's) exactly as the `Value` serde_json
-    /// builds from the same text: same findings, same details, same order.
+    /// The walker reads a borrowed [`Node`] and the flat list (the analyzer's) exactly as the
+    /// `Value` serde_json builds from the same text: same findings, same details, same order.
     #[test]
     fn borrowed_nodes_and_values_give_the_same_findings() {
         let bases = [
@@ -747,7 +907,7 @@ mod tests {
                 None,
             ),
         ];
-        let mut compared = 0;
+        let (mut compared, mut flat_read) = (0, 0);
         for (base, method) in &bases {
             let mut texts: Vec<String> = Vec::new();
             let mut all = vec![base.clone()];
@@ -772,16 +932,127 @@ mod tests {
                 let value: Value = serde_json::from_str(text).unwrap();
                 let node = Node::parse(text).unwrap();
                 for &v in ProtocolVersion::ALL {
-                    assert_eq!(
-                        problems(v, &node, *method),
-                        problems(v, &value, *method),
-                        "{v} {text}"
-                    );
+                    let expected = problems(v, &value, *method);
+                    assert_eq!(problems(v, &node, *method), expected, "{v} {text}");
+                    // The flat list, where it reads the text (escapes go to the `Node`).
+                    if let Some(found) = flat::with_tree(text, |t| problems(v, t, *method)) {
+                        assert_eq!(found, expected, "flat, {v} {text}");
+                        flat_read += 1;
+                    }
+                    assert_eq!(problems_in(text, v, *method), expected, "{v} {text}");
                     compared += 1;
                 }
             }
         }
         assert!(compared > 1000, "{compared}");
+        assert!(flat_read * 10 > compared * 9, "{flat_read} of {compared}");
+    }
+
+    /// The fast path for tool results says "conforms" only where the full check finds
+    /// nothing, over every combination of the members it reads (each right, wrong, absent,
+    /// repeated or escaped), in every revision; and it does fire on the plain answers.
+    #[test]
+    fn the_tool_result_fast_path_never_hides_a_shape_finding() {
+        use crate::jsonrpc::{Payload, parse_payload};
+        use crate::tool_result::ResultMembers;
+        let jsonrpc = [
+            r#""jsonrpc":"2.0","#,
+            r#""jsonrpc":"1.0","#,
+            "",
+            r#""jsonrpc":"2\u002e0","#,
+        ];
+        let ids = [
+            r#""id":1,"#,
+            r#""id":"a","#,
+            r#""id":-3,"#,
+            r#""id":1.0,"#,
+            r#""id":null,"#,
+            "",
+        ];
+        let result_types = [
+            "",
+            r#""resultType":"complete","#,
+            r#""resultType":"task","#,
+            r#""resultType":"input_required","#,
+            r#""resultType":1,"#,
+        ];
+        let is_error = ["", r#""isError":false,"#, r#""isError":"x","#];
+        let extra = [
+            "",
+            r#""structuredContent":{},"#,
+            r#""structuredContent":[1],"#,
+            r#""_meta":{},"#,
+            r#""_meta":1,"#,
+            r#""other":1,"#,
+        ];
+        let text = r#"{"type":"text","text":"hi"}"#;
+        let blocks = [
+            text,
+            r#"{"text":"hi","type":"text","x":[1]}"#,
+            r#"{"type":"text"}"#,
+            r#"{"type":"text","text":1}"#,
+            r#"{"type":"image","text":"x"}"#,
+            r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#,
+            r#"{"type":"text","text":"a","text":"b"}"#,
+            r#"{"type":"text","type":"text","text":"a"}"#,
+            r#"{"type":"text","text":"hi","_meta":{}}"#,
+            r#"{"type":"text","text":"hi","annotations":{"priority":"x"}}"#,
+            r#"{"t\u0079pe":"text","text":"hi"}"#,
+            "1",
+            "[]",
+        ];
+        let mut contents: Vec<String> = vec![
+            String::new(),
+            r#""content":[],"#.into(),
+            r#""content":"x","#.into(),
+        ];
+        for block in blocks {
+            contents.push(format!(r#""content":[{block}],"#));
+            contents.push(format!(r#""content":[ {text} , {block} ],"#));
+        }
+        let (mut fast, mut checked) = (0, 0);
+        for j in jsonrpc {
+            for id in ids {
+                for rt in result_types {
+                    for e in is_error {
+                        for x in extra {
+                            for c in &contents {
+                                let result = format!("{{{rt}{e}{x}{c}\"z\":0}}");
+                                let text = format!(r#"{{{j}{id}"result":{result}}}"#);
+                                let Ok(Payload::Single(env)) = parse_payload(&text) else {
+                                    panic!("{text}");
+                                };
+                                let members = ResultMembers::read(env.result.unwrap().get());
+                                for &v in ProtocolVersion::ALL {
+                                    let says = members
+                                        .as_ref()
+                                        .is_some_and(|m| tool_result_conforms(v, &env, m));
+                                    if says {
+                                        let found = problems_in(&text, v, Some("tools/call"));
+                                        assert!(found.is_empty(), "{v} {text}: {found:?}");
+                                        fast += 1;
+                                    }
+                                    checked += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 50_000 && fast > 500, "{fast} of {checked}");
+        for &v in ProtocolVersion::ALL {
+            let plain = if v.is_stateless() {
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[{"type":"text","text":"hi"}],"isError":false}}"#
+            } else {
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#
+            };
+            let Ok(Payload::Single(env)) = parse_payload(plain) else {
+                panic!("{plain}");
+            };
+            let members = ResultMembers::read(env.result.unwrap().get()).unwrap();
+            assert!(tool_result_conforms(v, &env, &members), "{v}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::jsonrpc::scan;
 use crate::jsonrpc::{present, to_string};
 use crate::rules::Rule;
 use crate::verdict::Outcome;
@@ -30,6 +31,99 @@ struct RawResult<'a> {
     task: Option<&'a RawValue>,
 }
 
+/// The members of a result object that decide the verdict, as JSON text.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ResultMembers<'a> {
+    pub(crate) result_type: Option<&'a str>,
+    pub(crate) content: Option<&'a str>,
+    pub(crate) is_error: Option<&'a str>,
+    pub(crate) structured_content: Option<&'a str>,
+    pub(crate) input_requests: Option<&'a str>,
+    pub(crate) request_state: Option<&'a str>,
+    pub(crate) task: Option<&'a str>,
+    /// Read by the one-pass scan, which also tells [`meta`](Self::meta); serde_json's reading
+    /// does not.
+    pub(crate) scanned: bool,
+    /// The object has a `_meta` member (known only when `scanned`).
+    pub(crate) meta: bool,
+    /// `content` holds plain text blocks only (known only when `scanned`; see
+    /// [`crate::shapes::tool_result_conforms`]).
+    pub(crate) plain_content: bool,
+}
+
+impl<'a> ResultMembers<'a> {
+    /// Reads a result object's members: by one pass over its text where the keys have no
+    /// escapes, else by serde_json. `None` when serde_json's reading refuses the object (a
+    /// member above repeated) or it is not an object.
+    pub(crate) fn read(result: &'a str) -> Option<Self> {
+        if let Some(read) = Self::scan(result) {
+            return read;
+        }
+        let raw = serde_json::from_str::<RawResult<'_>>(result).ok()?;
+        let text = |r: Option<&'a RawValue>| r.map(RawValue::get);
+        Some(ResultMembers {
+            result_type: text(raw.result_type),
+            content: text(raw.content),
+            is_error: text(raw.is_error),
+            structured_content: text(raw.structured_content),
+            input_requests: text(raw.input_requests),
+            request_state: text(raw.request_state),
+            task: text(raw.task),
+            scanned: false,
+            meta: false,
+            plain_content: false,
+        })
+    }
+
+    /// The scan: `Some` with what serde_json's reading gives (`Some(None)` for a repeated
+    /// member), `None` to leave the text to serde_json (an escaped key, anything unusual).
+    fn scan(text: &'a str) -> Option<Option<Self>> {
+        let b = text.as_bytes();
+        let open = scan::ws(b, 0);
+        if b.get(open) != Some(&b'{') {
+            return None;
+        }
+        let mut m = ResultMembers {
+            scanned: true,
+            ..ResultMembers::default()
+        };
+        let mut repeated = false;
+        let end = scan::members(b, open, |key, at| {
+            // Text blocks are told plain while they are read (the fast shape check's).
+            let plain = if key == b"content" {
+                crate::shapes::text_blocks(text, at)
+            } else {
+                None
+            };
+            m.plain_content |= plain.is_some();
+            let end = match plain {
+                Some(end) => end,
+                None => scan::any(b, at, 1)?,
+            };
+            let slot = match key {
+                b"resultType" => &mut m.result_type,
+                b"content" => &mut m.content,
+                b"isError" => &mut m.is_error,
+                b"structuredContent" => &mut m.structured_content,
+                b"inputRequests" => &mut m.input_requests,
+                b"requestState" => &mut m.request_state,
+                b"task" => &mut m.task,
+                b"_meta" => {
+                    m.meta = true;
+                    return Some(end);
+                }
+                _ => return Some(end),
+            };
+            repeated |= slot.replace(&text[at..end]).is_some();
+            Some(end)
+        })?;
+        if scan::ws(b, end) != b.len() {
+            return None;
+        }
+        Some((!repeated).then_some(m))
+    }
+}
+
 /// What the result layer decided.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResultJudgement {
@@ -45,11 +139,28 @@ pub struct ResultJudgement {
 const MRTR_METHODS: [&str; 3] = ["tools/call", "resources/read", "prompts/get"];
 
 /// Judges a result for `method` under `version`: first that it is an object, then its
-/// `resultType`, then (for `tools/call`) the `CallToolResult` members.
+/// `resultType`, then (for `tools/call`) the `CallToolResult` members. (The exchange reads the
+/// members first, for the shape check too, and calls [`judge_members`].)
+#[cfg(test)]
 pub fn judge_result(
     method: Option<&str>,
     version: ProtocolVersion,
     result: &str,
+) -> ResultJudgement {
+    judge_members(
+        method,
+        version,
+        result,
+        ResultMembers::read(result).as_ref(),
+    )
+}
+
+/// [`judge_result`] of a result whose members were read already (`None`: they could not be).
+pub(crate) fn judge_members(
+    method: Option<&str>,
+    version: ProtocolVersion,
+    result: &str,
+    members: Option<&ResultMembers<'_>>,
 ) -> ResultJudgement {
     let is_tool = method == Some("tools/call");
     let not_object = |detail: String| {
@@ -63,18 +174,18 @@ pub fn judge_result(
     if !result.starts_with('{') {
         return not_object(format!("result is {}", kind_of(result)));
     }
-    let Ok(raw) = serde_json::from_str::<RawResult<'_>>(result) else {
+    let Some(raw) = members else {
         return not_object("result object could not be read (duplicate keys?)".into());
     };
-    let mut judged = match judge_result_type(method, version, &raw) {
+    let mut judged = match judge_result_type(method, version, raw) {
         Ok(judged) => judged,
         Err(decided) => return decided,
     };
     // 2025-11-25 CreateTaskResult: a task object instead of the real result.
-    if raw.task.is_some_and(|t| t.get().starts_with('{')) && raw.content.is_none() {
+    if raw.task.is_some_and(|t| t.starts_with('{')) && raw.content.is_none() {
         judged.outcome = Outcome::Deferred;
     } else if is_tool {
-        judge_tool_members(version, &raw, &mut judged);
+        judge_tool_members(version, raw, &mut judged);
     }
     judged
 }
@@ -102,9 +213,9 @@ fn invalid(
 fn judge_result_type(
     method: Option<&str>,
     version: ProtocolVersion,
-    raw: &RawResult<'_>,
+    raw: &ResultMembers<'_>,
 ) -> Result<ResultJudgement, ResultJudgement> {
-    let result_type = raw.result_type.and_then(|r| to_string(r.get()));
+    let result_type = raw.result_type.and_then(to_string);
     let mut violations = Vec::new();
     match (raw.result_type, result_type.as_deref()) {
         (None, _) => {
@@ -149,7 +260,7 @@ fn judge_result_type(
             return Err(invalid(
                 method == Some("tools/call"),
                 Rule::ResultTypeUnknown,
-                format!("resultType {} is not recognised", raw_type.get()),
+                format!("resultType {} is not recognised", raw_type),
                 result_type,
             ));
         }
@@ -164,17 +275,21 @@ fn judge_result_type(
 /// The `CallToolResult` members: `content` an array and `isError` a boolean decide between
 /// `TOOL_SUCCESS`, `TOOL_ERROR` and `INVALID_TOOL_RESULT`; `structuredContent` that is not an
 /// object (on the revisions that say so) is a violation only.
-fn judge_tool_members(version: ProtocolVersion, raw: &RawResult<'_>, judged: &mut ResultJudgement) {
+fn judge_tool_members(
+    version: ProtocolVersion,
+    raw: &ResultMembers<'_>,
+    judged: &mut ResultJudgement,
+) {
     let mut broken = Vec::new();
     match raw.content {
-        Some(c) if c.get().starts_with('[') => {}
+        Some(c) if c.starts_with('[') => {}
         Some(c) => broken.push((
             Rule::ToolContentNotArray,
-            format!("content is {}", kind_of(c.get())),
+            format!("content is {}", kind_of(c)),
         )),
         None => broken.push((Rule::ToolContentNotArray, "content is missing".to_owned())),
     }
-    let is_error = match raw.is_error.map(|v| v.get()) {
+    let is_error = match raw.is_error {
         None | Some("false") => false,
         Some("true") => true,
         Some(other) => {
@@ -189,10 +304,10 @@ fn judge_tool_members(version: ProtocolVersion, raw: &RawResult<'_>, judged: &mu
         );
         // A schema violation, but not one that makes the answer unusable (issue 3 keeps the
         // INVALID_TOOL_RESULT list to content, isError and resultType).
-        if object_only && !sc.get().starts_with('{') {
+        if object_only && !sc.starts_with('{') {
             judged.violations.push((
                 Rule::ToolStructuredContentNotObject,
-                format!("structuredContent is {}", kind_of(sc.get())),
+                format!("structuredContent is {}", kind_of(sc)),
             ));
         }
     }
@@ -275,6 +390,92 @@ mod tests {
             r#"{"resultType":"complete","content":[],"structuredContent":[1]}"#,
         );
         assert_eq!(j.outcome, Outcome::ToolSuccess);
+    }
+
+    /// serde_json's reading of the members, for the scan to agree with.
+    fn by_serde(result: &str) -> Option<ResultMembers<'_>> {
+        let raw = serde_json::from_str::<RawResult<'_>>(result).ok()?;
+        fn text(r: Option<&RawValue>) -> Option<&str> {
+            r.map(RawValue::get)
+        }
+        Some(ResultMembers {
+            result_type: text(raw.result_type),
+            content: text(raw.content),
+            is_error: text(raw.is_error),
+            structured_content: text(raw.structured_content),
+            input_requests: text(raw.input_requests),
+            request_state: text(raw.request_state),
+            task: text(raw.task),
+            ..ResultMembers::default()
+        })
+    }
+
+    /// The one-pass scan of a result's members reads what serde_json reads, wherever it
+    /// reads at all: every named member, repeated, absent, of every JSON type, around other
+    /// members.
+    #[test]
+    fn scanned_members_are_serdes() {
+        let names = [
+            "resultType",
+            "content",
+            "isError",
+            "structuredContent",
+            "inputRequests",
+            "requestState",
+            "task",
+            "_meta",
+            "other",
+        ];
+        let values = [
+            "1",
+            "-2.5e3",
+            "\"s\"",
+            "\"e\\u0073c\"",
+            "null",
+            "true",
+            "[]",
+            "{}",
+            "[{\"type\":\"text\",\"text\":\"x\"}]",
+            "{\"a\":{\"b\":[1,{}]}}",
+        ];
+        let mut texts = Vec::new();
+        for (i, a) in names.iter().enumerate() {
+            for v in values {
+                texts.push(format!(r#"{{"{a}":{v}}}"#));
+                texts.push(format!(r#"{{ "{a}" : {v} , "content":[] }}"#));
+                let b = names[(i + 1) % names.len()];
+                texts.push(format!(r#"{{"{b}":true,"{a}":{v},"{a}":{v}}}"#));
+                texts.push(format!(r#"{{"{a}":{v},"x\u0041":1}}"#));
+                texts.push(format!("{{\"{a}\":{v}}} \n"));
+            }
+        }
+        texts.extend(["{}".into(), "{ }".into(), "[]".into(), "{\"a\":1}x".into()]);
+        let mut scanned = 0;
+        for text in &texts {
+            let serde = by_serde(text);
+            if let Some(read) = ResultMembers::scan(text) {
+                let read = read.map(|m| ResultMembers {
+                    scanned: false,
+                    meta: false,
+                    plain_content: false,
+                    ..m
+                });
+                assert_eq!(read, serde, "{text}");
+                scanned += 1;
+            }
+            let read = ResultMembers::read(text).map(|m| ResultMembers {
+                scanned: false,
+                meta: false,
+                plain_content: false,
+                ..m
+            });
+            assert_eq!(read, serde, "{text}");
+        }
+        assert!(
+            scanned * 10 > texts.len() * 7,
+            "{scanned} of {}",
+            texts.len()
+        );
     }
 
     #[test]

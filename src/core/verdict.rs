@@ -3,6 +3,8 @@
 //! The JSON form (serde) is a public contract, documented here next to the types (see
 //! [`Verdict`]): field names do not change, and fields that do not apply are `null`, never absent.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -188,8 +190,8 @@ pub struct RetryAdvice {
     /// to the response's `Date`) for 429 and 503, the SSE `retry` field for `resume`. `null` when
     /// it did not say (a 429 without `Retry-After` included).
     pub after_ms: Option<u64>,
-    /// Why, in one sentence.
-    pub reason: String,
+    /// Why, in one sentence. Fixed text for most outcomes (no allocation per verdict).
+    pub reason: Cow<'static, str>,
 }
 
 wire_names! {
@@ -310,7 +312,7 @@ pub struct Verdict {
     pub index: u64,
     /// HTTP method of the entry: `POST`, `GET` or `DELETE`. Set on every verdict this crate
     /// makes; `null` is kept for records from elsewhere.
-    pub http_method: Option<String>,
+    pub http_method: Option<Cow<'static, str>>,
     /// What the entry is: [`ExchangeKind`] (`request`, `notification`, `response`, `listen`,
     /// `resume`, `terminate`). Set on every verdict this crate makes; `null` is kept for records
     /// from elsewhere.
@@ -321,7 +323,7 @@ pub struct Verdict {
     /// JSON-RPC method of the request (of the first request, for a 2025-03-26 batch). `null`
     /// for `GET`/`DELETE` (except a resumption judged as the answer to its POST) and for a
     /// response POST.
-    pub method: Option<String>,
+    pub method: Option<Cow<'static, str>>,
     /// JSON-RPC id of the request; for a response POST, the id of the server request it answers.
     /// `null` for notifications, `GET` and `DELETE`.
     pub id: Option<Value>,
@@ -342,7 +344,7 @@ pub struct Verdict {
     pub status: Option<u16>,
     /// Response media type, lowercased, without parameters; `null` when there was no head or
     /// no `Content-Type`.
-    pub content_type: Option<String>,
+    pub content_type: Option<Cow<'static, str>>,
     /// JSON-RPC error code (kept for HTTP errors whose body is a JSON-RPC error). `null` when the
     /// reply is not ours (another id), except an id-less error, which still answers us.
     pub error_code: Option<i64>,

@@ -137,7 +137,7 @@ impl<W: Write> CallPrinter<W> {
                 .collect(),
         );
         let ids = list(c.ids.iter().map(id_text).collect());
-        let mut method = c.method.clone().unwrap_or_else(|| "-".into());
+        let mut method = c.method.as_deref().unwrap_or("-").to_owned();
         if let Some(tool) = &c.tool {
             method = format!("{method} {tool}");
         }

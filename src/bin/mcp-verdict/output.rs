@@ -302,12 +302,15 @@ fn is_discovery_refusal(v: &Verdict) -> bool {
 /// The method column of a human row: the method (or the exchange's kind), the tool's name,
 /// cut to 28 characters.
 fn method_column(v: &Verdict) -> String {
-    let mut method = v.method.clone().unwrap_or_else(|| match v.kind {
-        Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
-            format!("({})", kind.as_str())
-        }
-        _ => "(response)".into(),
-    });
+    let mut method: String = v.method.as_deref().map_or_else(
+        || match v.kind {
+            Some(kind) if kind != mcp_verdict::ExchangeKind::Request => {
+                format!("({})", kind.as_str())
+            }
+            _ => "(response)".into(),
+        },
+        str::to_owned,
+    );
     if let Some(tool) = &v.tool {
         method = format!("{method} {tool}");
     }

@@ -16,6 +16,8 @@ mod tests;
 use learn::learn;
 use stream::StreamSink;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::findings::Findings;
@@ -26,7 +28,7 @@ use crate::request::{Headers, Request};
 use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
-use crate::tool_result;
+use crate::tool_result::{self, ResultMembers};
 use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Unterminated, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::wire;
@@ -149,7 +151,7 @@ pub struct Exchange {
 #[derive(Debug)]
 struct Head {
     status: u16,
-    content_type: Option<String>,
+    content_type: Option<Cow<'static, str>>,
     media: Media,
     retry_after_ms: Option<u64>,
     /// A redirect's target (secrets in it redacted), for the reason: redirects are answers.
@@ -209,7 +211,6 @@ struct Stream {
 /// SSE bookkeeping, updated by the sink the framer calls.
 #[derive(Debug)]
 struct Track {
-    expected: Vec<Value>,
     event_count: u64,
     terminal: Option<Terminal>,
     parse_failed: bool,
@@ -224,6 +225,17 @@ struct Track {
     listen: Option<ExchangeKind>,
     /// Requests the server sent on the stream.
     server_requests: Vec<ServerRequest>,
+}
+
+/// A media type in lower case: the two MCP answers with as fixed text.
+fn lower_case(media_type: &str) -> Cow<'static, str> {
+    [wire::JSON, wire::EVENT_STREAM]
+        .into_iter()
+        .find(|m| m.eq_ignore_ascii_case(media_type))
+        .map_or_else(
+            || Cow::Owned(media_type.to_ascii_lowercase()),
+            Cow::Borrowed,
+        )
 }
 
 /// Largest error body kept when the status already decided the outcome.
@@ -291,7 +303,7 @@ impl Exchange {
         let content_type = head
             .headers
             .get("content-type")
-            .map(|v| wire::media_type(v).to_ascii_lowercase());
+            .map(|v| lower_case(wire::media_type(v)));
         let media = match content_type.as_deref() {
             Some("application/json") => Media::Json,
             Some(t) if t.ends_with("+json") => Media::Json,
@@ -317,7 +329,6 @@ impl Exchange {
                 Body::Stream(Box::new(Stream {
                     framer: SseFramer::new(self.setup.limits.max_event_bytes),
                     track: Track {
-                        expected: self.req.ids.clone(),
                         event_count: 0,
                         terminal: None,
                         parse_failed: false,
@@ -440,7 +451,6 @@ impl Exchange {
             None => Outcome::ConnectionFailed,
             Some(h) => {
                 v.status = Some(h.status);
-                v.content_type = h.content_type.clone();
                 let judged = self.judge_body(h, end, observer);
                 terminal = judged.terminal;
                 if let Some(s) = judged.stream {
@@ -473,8 +483,9 @@ impl Exchange {
             sse_retry_ms: sse_retry,
         });
         if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
-            v.retry.reason = format!("{}; Location: {location}", v.retry.reason);
+            v.retry.reason = format!("{}; Location: {location}", v.retry.reason).into();
         }
+        v.content_type = head.and_then(|h| h.content_type);
         v.violations = std::mem::take(&mut self.findings).into_vec();
         (v, terminal.learned)
     }
@@ -506,7 +517,7 @@ impl Exchange {
             retry: RetryAdvice {
                 advice: Advice::None,
                 after_ms: None,
-                reason: String::new(),
+                reason: "".into(),
             },
             violations: Vec::new(),
             unterminated: None,
@@ -808,10 +819,16 @@ fn judge_terminal(
             Outcome::JsonrpcError
         }
         EnvelopeCheck::Result(result) => {
-            let j = tool_result::judge_result(method, version, result.get());
+            let members = ResultMembers::read(result.get());
+            let j = tool_result::judge_members(method, version, result.get(), members.as_ref());
             // The result layer's own findings already say what is wrong with its shape; a
             // created task answers a task-augmented request, not the method's own result.
-            if j.violations.is_empty() && j.outcome != Outcome::Deferred {
+            // A plain text tool result is known to conform without the full check.
+            let plain = method == Some("tools/call")
+                && members
+                    .as_ref()
+                    .is_some_and(|m| crate::shapes::tool_result_conforms(version, env, m));
+            if j.violations.is_empty() && j.outcome != Outcome::Deferred && !plain {
                 check_shape(env, method, version, findings, at);
             }
             for (rule, detail) in j.violations {
@@ -838,11 +855,7 @@ pub(super) fn check_shape(
     findings: &mut Findings,
     at: Option<Location>,
 ) {
-    // Borrowed from the text: a `Value` would own every key and string.
-    let Some(message) = crate::shapes::Node::parse(env.raw) else {
-        return;
-    };
-    for (rule, detail) in crate::shapes::problems(version, &message, request_method) {
+    for (rule, detail) in crate::shapes::problems_in(env.raw, version, request_method) {
         findings.add(rule, detail, at);
     }
 }

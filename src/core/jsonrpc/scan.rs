@@ -81,7 +81,7 @@ pub(super) fn object_into<'a>(text: &'a str, env: &mut Envelope<'a>) -> bool {
 
 /// The members of the object whose `{` is at `open`, keys without escapes: `member(key, at)`
 /// reads the value at `at` and returns where it ends. Returns the index after the `}`.
-fn members<'b>(
+pub(crate) fn members<'b>(
     b: &'b [u8],
     open: usize,
     mut member: impl FnMut(&'b [u8], usize) -> Option<usize>,
@@ -106,7 +106,7 @@ fn members<'b>(
 }
 
 /// JSON whitespace from `i`.
-fn ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn ws(b: &[u8], mut i: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
         i += 1;
     }
@@ -138,7 +138,7 @@ fn special(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// An object key at `i` without escapes: its bytes and the index after its closing quote.
-fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
+pub(crate) fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
@@ -184,7 +184,7 @@ fn string_escapes(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
 }
 
 /// A number at `i`, by the JSON grammar; the index after it.
-fn number(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
     let digits = |b: &[u8], mut i: usize| {
         let start = i;
         while b.get(i).is_some_and(u8::is_ascii_digit) {
@@ -222,7 +222,7 @@ fn number(b: &[u8], mut i: usize) -> Option<usize> {
 /// Any value at `i`, as [`value`]: the scalars a message's members mostly hold are read
 /// without the container loop.
 #[inline(always)]
-fn any(b: &[u8], i: usize, depth: u32) -> Option<usize> {
+pub(crate) fn any(b: &[u8], i: usize, depth: u32) -> Option<usize> {
     match *b.get(i)? {
         b'"' => string(b, i),
         b'-' | b'0'..=b'9' => number(b, i),
@@ -301,6 +301,6 @@ fn member_start(b: &[u8], i: usize) -> Option<usize> {
     Some(ws(b, i + 1))
 }
 
-fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+pub(crate) fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..i + word.len())? == word).then_some(i + word.len())
 }

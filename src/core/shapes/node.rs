@@ -13,55 +13,75 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Number, Value};
 
-/// A JSON value as the shape walker reads it.
-pub(crate) trait Json: Sized {
-    fn as_number(&self) -> Option<&Number>;
-    fn as_str(&self) -> Option<&str>;
-    fn as_bool(&self) -> Option<bool>;
-    fn is_null(&self) -> bool;
-    fn is_object(&self) -> bool;
-    fn items(&self) -> Option<&[Self]>;
+/// A JSON value as the shape walker reads it: a handle (`&Value`, `&Node`, a
+/// [`super::flat::Tree`]) whose reads borrow for `'a`.
+pub(crate) trait Json<'a>: Copy + 'a {
+    /// An array's items.
+    type Items: Iterator<Item = Self>;
+    fn as_number(self) -> Option<&'a Number>;
+    fn as_str(self) -> Option<&'a str>;
+    fn as_bool(self) -> Option<bool>;
+    fn is_null(self) -> bool;
+    fn is_object(self) -> bool;
+    fn items(self) -> Option<Self::Items>;
     /// The member named `key` of an object (the last of duplicates), `None` otherwise.
-    fn member(&self, key: &str) -> Option<&Self>;
+    fn member(self, key: &str) -> Option<Self>;
     /// An object's members in key order, one per key (the last of duplicates).
-    fn sorted_members(&self) -> Vec<(&str, &Self)>;
+    fn sorted_members(self) -> Vec<(&'a str, Self)>;
     /// The value as serde_json's, to print it or compare it with a composite constant.
-    fn to_value(&self) -> Cow<'_, Value>;
+    fn to_value(self) -> Cow<'a, Value>;
 }
 
-impl Json for Value {
-    fn as_number(&self) -> Option<&Number> {
+impl<'a> Json<'a> for &'a Value {
+    type Items = std::slice::Iter<'a, Value>;
+
+    fn as_number(self) -> Option<&'a Number> {
         match self {
             Value::Number(n) => Some(n),
             _ => None,
         }
     }
-    fn as_str(&self) -> Option<&str> {
+    fn as_str(self) -> Option<&'a str> {
         Value::as_str(self)
     }
-    fn as_bool(&self) -> Option<bool> {
+    fn as_bool(self) -> Option<bool> {
         Value::as_bool(self)
     }
-    fn is_null(&self) -> bool {
+    fn is_null(self) -> bool {
         Value::is_null(self)
     }
-    fn is_object(&self) -> bool {
+    fn is_object(self) -> bool {
         Value::is_object(self)
     }
-    fn items(&self) -> Option<&[Self]> {
-        self.as_array().map(Vec::as_slice)
+    fn items(self) -> Option<Self::Items> {
+        self.as_array().map(|list| list.iter())
     }
-    fn member(&self, key: &str) -> Option<&Self> {
+    fn member(self, key: &str) -> Option<Self> {
         self.as_object().and_then(|m| m.get(key))
     }
-    fn sorted_members(&self) -> Vec<(&str, &Self)> {
+    fn sorted_members(self) -> Vec<(&'a str, Self)> {
         self.as_object()
             .map(|m| m.iter().map(|(k, v)| (k.as_str(), v)).collect())
             .unwrap_or_default()
     }
-    fn to_value(&self) -> Cow<'_, Value> {
+    fn to_value(self) -> Cow<'a, Value> {
         Cow::Borrowed(self)
     }
+}
+
+/// Members in text order, sorted by key with the last of duplicates kept: the order and the
+/// choice of a `Value`'s `BTreeMap`.
+pub(super) fn sorted_last_wins<'a, J>(mut list: Vec<(&'a str, J)>) -> Vec<(&'a str, J)> {
+    // Stable: duplicates stay in text order, and the last of each run is the one kept.
+    list.sort_by(|a, b| a.0.cmp(b.0));
+    let mut out: Vec<(&'a str, J)> = Vec::with_capacity(list.len());
+    for entry in list {
+        match out.last_mut() {
+            Some(last) if last.0 == entry.0 => *last = entry,
+            _ => out.push(entry),
+        }
+    }
+    out
 }
 
 /// A JSON value whose strings borrow from the text where they have no escapes.
@@ -83,60 +103,52 @@ impl<'a> Node<'a> {
     }
 }
 
-impl Json for Node<'_> {
-    fn as_number(&self) -> Option<&Number> {
+impl<'a, 't: 'a> Json<'a> for &'a Node<'t> {
+    type Items = std::slice::Iter<'a, Node<'t>>;
+
+    fn as_number(self) -> Option<&'a Number> {
         match self {
             Node::Number(n) => Some(n),
             _ => None,
         }
     }
-    fn as_str(&self) -> Option<&str> {
+    fn as_str(self) -> Option<&'a str> {
         match self {
             Node::String(s) => Some(s),
             _ => None,
         }
     }
-    fn as_bool(&self) -> Option<bool> {
+    fn as_bool(self) -> Option<bool> {
         match self {
             Node::Bool(b) => Some(*b),
             _ => None,
         }
     }
-    fn is_null(&self) -> bool {
+    fn is_null(self) -> bool {
         matches!(self, Node::Null)
     }
-    fn is_object(&self) -> bool {
+    fn is_object(self) -> bool {
         matches!(self, Node::Object(_))
     }
-    fn items(&self) -> Option<&[Self]> {
+    fn items(self) -> Option<Self::Items> {
         match self {
-            Node::Array(list) => Some(list),
+            Node::Array(list) => Some(list.iter()),
             _ => None,
         }
     }
-    fn member(&self, key: &str) -> Option<&Self> {
+    fn member(self, key: &str) -> Option<Self> {
         match self {
             Node::Object(members) => members.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
         }
     }
-    fn sorted_members(&self) -> Vec<(&str, &Self)> {
+    fn sorted_members(self) -> Vec<(&'a str, Self)> {
         let Node::Object(members) = self else {
             return Vec::new();
         };
-        let mut list: Vec<(&str, &Self)> = members.iter().map(|(k, v)| (&**k, v)).collect();
-        // Stable: duplicates stay in text order, and the last of each run is the one kept.
-        list.sort_by(|a, b| a.0.cmp(b.0));
-        let mut out: Vec<(&str, &Self)> = Vec::with_capacity(list.len());
-        for entry in list {
-            match out.last_mut() {
-                Some(last) if last.0 == entry.0 => *last = entry,
-                _ => out.push(entry),
-            }
-        }
-        out
+        sorted_last_wins(members.iter().map(|(k, v)| (&**k, v)).collect())
     }
-    fn to_value(&self) -> Cow<'_, Value> {
+    fn to_value(self) -> Cow<'a, Value> {
         Cow::Owned(match self {
             Node::Null => Value::Null,
             Node::Bool(b) => Value::Bool(*b),

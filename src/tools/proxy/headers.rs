@@ -73,10 +73,7 @@ pub fn client_response(map: HeaderMap) -> HeaderMap {
 pub fn for_analysis(map: &HeaderMap) -> Headers {
     let mut out = Headers::new();
     for (name, value) in map {
-        out.push(
-            name.as_str(),
-            String::from_utf8_lossy(value.as_bytes()).into_owned(),
-        );
+        out.push(name.as_str(), String::from_utf8_lossy(value.as_bytes()));
     }
     out
 }

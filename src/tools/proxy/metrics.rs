@@ -127,7 +127,7 @@ impl Sink for Metrics {
         let mut key = (
             v.outcome.as_str(),
             v.layer.as_str(),
-            v.method.clone().unwrap_or_default(),
+            v.method.as_deref().unwrap_or_default().to_owned(),
             v.tool.clone().unwrap_or_default(),
         );
         if !s.exchanges.contains_key(&key) && s.exchanges.len() >= MAX_SERIES {

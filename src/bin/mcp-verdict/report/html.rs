@@ -300,7 +300,7 @@ fn call_row(
 ) -> String {
     let label = match (&c.method, &c.tool) {
         (Some(m), Some(t)) => format!("{m} {t}"),
-        (Some(m), None) => m.clone(),
+        (Some(m), None) => m.to_string(),
         (None, _) => "(response)".into(),
     };
     let list = |items: Vec<String>| items.join(", ");

@@ -143,7 +143,7 @@ impl Otlp {
             let why = v
                 .error_message
                 .clone()
-                .unwrap_or_else(|| v.retry.reason.clone());
+                .unwrap_or_else(|| v.retry.reason.to_string());
             span.set_status(Status::error(why));
         }
         span.end_with_timestamp(x.start + x.duration);
@@ -159,7 +159,7 @@ impl Otlp {
 
 /// `mcp.method.name`: the request's method, or `(response)` for a client's answer POST.
 fn method_name(v: &Verdict) -> String {
-    v.method.clone().unwrap_or_else(|| "(response)".into())
+    v.method.as_deref().unwrap_or("(response)").to_owned()
 }
 
 /// The low-cardinality attributes, shared by the span and the histogram.
