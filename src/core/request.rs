@@ -54,7 +54,10 @@ impl Headers {
         for ends in self.ends.chunks_exact(2) {
             let (name_end, value_end) = (ends[0], ends[1]);
             if name_end - start == name.len()
-                && self.text.as_bytes()[start..name_end].eq_ignore_ascii_case(name.as_bytes())
+                && crate::wire::eq_ignoring_case(
+                    &self.text.as_bytes()[start..name_end],
+                    name.as_bytes(),
+                )
             {
                 return Some(&self.text[name_end..value_end]);
             }
@@ -536,7 +539,7 @@ fn method_name(name: impl AsRef<str> + Into<String>) -> Cow<'static, str> {
 pub(crate) fn upper_case(method: &str) -> Cow<'static, str> {
     ["POST", "GET", "DELETE"]
         .into_iter()
-        .find(|m| m.eq_ignore_ascii_case(method))
+        .find(|m| crate::wire::eq_ignoring_case(m.as_bytes(), method.as_bytes()))
         .map_or_else(|| Cow::Owned(method.to_ascii_uppercase()), Cow::Borrowed)
 }
 

@@ -231,7 +231,7 @@ struct Track {
 fn lower_case(media_type: &str) -> Cow<'static, str> {
     [wire::JSON, wire::EVENT_STREAM]
         .into_iter()
-        .find(|m| m.eq_ignore_ascii_case(media_type))
+        .find(|m| wire::eq_ignoring_case(m.as_bytes(), media_type.as_bytes()))
         .map_or_else(
             || Cow::Owned(media_type.to_ascii_lowercase()),
             Cow::Borrowed,
