@@ -20,8 +20,8 @@ use crate::shapes::node::Json;
 pub struct Headers {
     /// Names and values, back to back.
     text: String,
-    /// Where each name ends and where its value ends, in `text`: two per header.
-    ends: Vec<usize>,
+    /// Where each name starts, where it ends and where its value ends, in `text`.
+    spans: Vec<(usize, usize, usize)>,
 }
 
 /// Room reserved per header when the count is known (most names and values are short).
@@ -36,48 +36,41 @@ impl Headers {
     fn with_capacity(headers: usize, bytes: usize) -> Self {
         Headers {
             text: String::with_capacity(bytes),
-            ends: Vec::with_capacity(2 * headers),
+            spans: Vec::with_capacity(headers),
         }
     }
 
     /// Adds one header.
     pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
+        let start = self.text.len();
         self.text.push_str(name.as_ref());
-        self.ends.push(self.text.len());
+        let name_end = self.text.len();
         self.text.push_str(value.as_ref());
-        self.ends.push(self.text.len());
+        self.spans.push((start, name_end, self.text.len()));
     }
 
     /// The first value of `name` (case-insensitive).
     pub fn get(&self, name: &str) -> Option<&str> {
-        let mut start = 0;
-        for ends in self.ends.chunks_exact(2) {
-            let (name_end, value_end) = (ends[0], ends[1]);
-            if name_end - start == name.len()
-                && crate::wire::eq_ignoring_case(
-                    &self.text.as_bytes()[start..name_end],
-                    name.as_bytes(),
-                )
-            {
-                return Some(&self.text[name_end..value_end]);
-            }
-            start = value_end;
-        }
-        None
+        let name = name.as_bytes();
+        // Most names differ in length: that test alone passes most headers by.
+        self.spans
+            .iter()
+            .find(|&&(start, name_end, _)| {
+                name_end - start == name.len()
+                    && crate::wire::eq_ignoring_case(&self.text.as_bytes()[start..name_end], name)
+            })
+            .map(|&(_, name_end, value_end)| &self.text[name_end..value_end])
     }
 
     /// Whether there are no headers (a capture that did not record them).
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.spans.is_empty()
     }
 
     /// All headers, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.ends.chunks_exact(2).scan(0, |start, ends| {
-            let (name_end, value_end) = (ends[0], ends[1]);
-            let name = &self.text[*start..name_end];
-            *start = value_end;
-            Some((name, &self.text[name_end..value_end]))
+        self.spans.iter().map(|&(start, name_end, value_end)| {
+            (&self.text[start..name_end], &self.text[name_end..value_end])
         })
     }
 }

@@ -188,28 +188,36 @@ fn resolve(spec: &mut Spec, index: &impl Fn(&str) -> Option<usize>) {
 
 /// `name` as the fixed text of a method some revision defines (a request or notification).
 pub(crate) fn method_name(name: &str) -> Option<&'static str> {
-    // By length: a lookup compares the text of two or three names at most.
-    static BY_LENGTH: OnceLock<Vec<Vec<&'static str>>> = OnceLock::new();
+    // By length, then by the first eight bytes as one word: the text is compared once, with
+    // the name it is (every request is looked up, and names of a length share prefixes).
+    static BY_LENGTH: OnceLock<Vec<Vec<(u64, &'static str)>>> = OnceLock::new();
+    let head = |m: &str| {
+        let mut word = [0u8; 8];
+        let n = m.len().min(8);
+        word[..n].copy_from_slice(&m.as_bytes()[..n]);
+        u64::from_le_bytes(word)
+    };
     let by_length = BY_LENGTH.get_or_init(|| {
-        let mut by_length: Vec<Vec<&'static str>> = Vec::new();
+        let mut by_length: Vec<Vec<(u64, &'static str)>> = Vec::new();
         for rev in table() {
             let requests = rev.requests.iter().map(|(m, _)| *m);
             for m in requests.chain(rev.notifications.iter().map(|(m, _)| *m)) {
                 if by_length.len() <= m.len() {
                     by_length.resize(m.len() + 1, Vec::new());
                 }
-                if !by_length[m.len()].contains(&m) {
-                    by_length[m.len()].push(m);
+                if !by_length[m.len()].iter().any(|(_, known)| *known == m) {
+                    by_length[m.len()].push((head(m), m));
                 }
             }
         }
         by_length
     });
-    by_length
-        .get(name.len())?
+    let bucket = by_length.get(name.len())?;
+    let word = head(name);
+    bucket
         .iter()
-        .find(|m| **m == name)
-        .copied()
+        .find(|(w, m)| *w == word && *m == name)
+        .map(|(_, m)| *m)
 }
 
 /// The table of each revision, in [`ProtocolVersion::ALL`] order.
@@ -747,6 +755,31 @@ mod tests {
 
     fn rules(v: &[Violation]) -> Vec<&str> {
         v.iter().map(|v| v.rule.as_str()).collect()
+    }
+
+    /// Every method of every revision is found as itself, and a name that differs anywhere
+    /// (a byte of the first eight, a later byte, the length, the case) is not.
+    #[test]
+    fn method_names_are_found_exactly() {
+        let mut count = 0;
+        for rev in table() {
+            let requests = rev.requests.iter().map(|(m, _)| *m);
+            for m in requests.chain(rev.notifications.iter().map(|(m, _)| *m)) {
+                assert_eq!(method_name(m), Some(m));
+                count += 1;
+                for at in [0, m.len() / 2, m.len() - 1] {
+                    let mut other = m.as_bytes().to_vec();
+                    other[at] ^= 0x01;
+                    let other = String::from_utf8(other).unwrap();
+                    assert_eq!(method_name(&other), None, "{other}");
+                }
+                assert_eq!(method_name(&m.to_uppercase()), None);
+                assert_eq!(method_name(&m[..m.len() - 1]), None);
+                assert_eq!(method_name(&format!("{m}x")), None);
+            }
+        }
+        assert!(count > 40);
+        assert_eq!(method_name(""), None);
     }
 
     #[test]
