@@ -387,10 +387,16 @@ pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
 
 /// The common payload, one message object the fast scan reads, filled into `env` (made by
 /// [`Envelope::empty`] from `text`) where the caller keeps it; `false` sends the caller to
-/// [`parse_payload`] (which also words any error).
+/// [`parse_payload`] (which also words any error). A `result` object's members are read in
+/// the same pass, into `result` (see [`scan::object_reading_result`]): a judged reply's
+/// result is not scanned twice.
 #[inline(always)]
-pub(crate) fn scan_single<'a>(text: &'a str, env: &mut Envelope<'a>) -> bool {
-    scan::object_into(text, env)
+pub(crate) fn scan_single_reading_result<'a>(
+    text: &'a str,
+    env: &mut Envelope<'a>,
+    result: &mut crate::tool_result::ScannedMembers<'a>,
+) -> bool {
+    scan::object_reading_result(text, env, Some(result))
 }
 
 #[inline]

@@ -31,6 +31,10 @@ struct RawResult<'a> {
     task: Option<&'a RawValue>,
 }
 
+/// A result's members as the envelope scan read them, in passing: `None` when it did not (then
+/// [`ResultMembers::read`] reads them), else what `read` gives.
+pub(crate) type ScannedMembers<'a> = Option<Option<ResultMembers<'a>>>;
+
 /// The members of a result object that decide the verdict, as JSON text.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ResultMembers<'a> {
@@ -79,7 +83,16 @@ impl<'a> ResultMembers<'a> {
     /// member), `None` to leave the text to serde_json (an escaped key, anything unusual).
     fn scan(text: &'a str) -> Option<Option<Self>> {
         let b = text.as_bytes();
-        let open = scan::ws(b, 0);
+        let (read, end) = Self::scan_at(text, scan::ws(b, 0), 1)?;
+        (scan::ws(b, end) == b.len()).then_some(read)
+    }
+
+    /// [`scan`](Self::scan) of the result object at `open` in `text`, its member values nested
+    /// from `depth` on (as the envelope scan counts: 1 alone, 2 as a message's `result`), with
+    /// the index after it. It validates exactly what [`scan::any`] would there, so the
+    /// envelope scan reads a `result` by it (`jsonrpc::scan_reading_result`), not twice.
+    pub(crate) fn scan_at(text: &'a str, open: usize, depth: u32) -> Option<(Option<Self>, usize)> {
+        let b = text.as_bytes();
         if b.get(open) != Some(&b'{') {
             return None;
         }
@@ -91,14 +104,14 @@ impl<'a> ResultMembers<'a> {
         let end = scan::members(b, open, |key, at| {
             // Text blocks are told plain while they are read (the fast shape check's).
             let plain = if key == b"content" {
-                crate::shapes::text_blocks(text, at)
+                crate::shapes::text_blocks(text, at, depth)
             } else {
                 None
             };
             m.plain_content |= plain.is_some();
             let end = match plain {
                 Some(end) => end,
-                None => scan::any(b, at, 1)?,
+                None => scan::any(b, at, depth)?,
             };
             let slot = match key {
                 b"resultType" => &mut m.result_type,
@@ -117,10 +130,7 @@ impl<'a> ResultMembers<'a> {
             repeated |= slot.replace(&text[at..end]).is_some();
             Some(end)
         })?;
-        if scan::ws(b, end) != b.len() {
-            return None;
-        }
-        Some((!repeated).then_some(m))
+        Some(((!repeated).then_some(m), end))
     }
 }
 

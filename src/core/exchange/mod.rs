@@ -28,7 +28,7 @@ use crate::request::{Headers, Request};
 use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
-use crate::tool_result::{self, ResultMembers};
+use crate::tool_result::{self, ResultMembers, ScannedMembers};
 use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Unterminated, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::wire;
@@ -662,24 +662,33 @@ impl Exchange {
                 return self.malformed(end, format!("body is not UTF-8: {detail}"));
             }
         };
-        let payload = match jsonrpc::parse_payload(text) {
-            Ok(p) => p,
-            Err(m) => return self.malformed(end, m.to_string()),
-        };
-        let env = match payload {
-            Payload::Single(env) => env,
-            Payload::NotAMessage => {
-                self.findings.add(
-                    Rule::JsonrpcResultAndError,
-                    "body is JSON but not a JSON-RPC object",
-                    BODY_START,
-                );
-                return Outcome::InvalidEnvelope;
+        // One message object, its result's members read by the same pass; else the whole
+        // payload parse (which scans again, and words any error).
+        let mut scanned = None;
+        let mut fast = Envelope::empty(text);
+        let env = if jsonrpc::scan_single_reading_result(text, &mut fast, &mut scanned) {
+            fast
+        } else {
+            scanned = None;
+            let payload = match jsonrpc::parse_payload(text) {
+                Ok(p) => p,
+                Err(m) => return self.malformed(end, m.to_string()),
+            };
+            match payload {
+                Payload::Single(env) => env,
+                Payload::NotAMessage => {
+                    self.findings.add(
+                        Rule::JsonrpcResultAndError,
+                        "body is JSON but not a JSON-RPC object",
+                        BODY_START,
+                    );
+                    return Outcome::InvalidEnvelope;
+                }
+                Payload::Batch(items) => match self.pick_from_batch(items, observer) {
+                    Ok(env) => env,
+                    Err(outcome) => return outcome,
+                },
             }
-            Payload::Batch(items) => match self.pick_from_batch(items, observer) {
-                Ok(env) => env,
-                Err(outcome) => return outcome,
-            },
         };
         let mine = env.id_matches(self.req.id.as_ref().unwrap_or(&Value::Null));
         report(observer, &env, mine, None);
@@ -689,6 +698,7 @@ impl Exchange {
         let version = self.setup.version;
         judge_terminal(
             &env,
+            scanned,
             &self.req,
             version,
             &mut self.findings,
@@ -800,6 +810,7 @@ impl Exchange {
 /// Judges a response that is ours: envelope, then result.
 fn judge_terminal(
     env: &Envelope<'_>,
+    scanned: ScannedMembers<'_>,
     req: &Request,
     version: ProtocolVersion,
     findings: &mut Findings,
@@ -819,7 +830,7 @@ fn judge_terminal(
             Outcome::JsonrpcError
         }
         EnvelopeCheck::Result(result) => {
-            let members = ResultMembers::read(result.get());
+            let members = scanned.unwrap_or_else(|| ResultMembers::read(result.get()));
             let j = tool_result::judge_members(method, version, result.get(), members.as_ref());
             // The result layer's own findings already say what is wrong with its shape; a
             // created task answers a task-augmented request, not the method's own result.

@@ -11,6 +11,7 @@ use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
+use crate::tool_result::ScannedMembers;
 use crate::verdict::{End, Level, Location, Outcome, Unterminated};
 use crate::version::ProtocolVersion;
 
@@ -204,14 +205,15 @@ impl SseSink for StreamSink<'_> {
             Err(_) => String::from_utf8_lossy(ev.data),
         };
         let mut env = Envelope::empty(&text);
-        if jsonrpc::scan_single(&text, &mut env) {
-            self.message(&env, ev.index, at);
+        let mut scanned = None;
+        if jsonrpc::scan_single_reading_result(&text, &mut env, &mut scanned) {
+            self.message(&env, scanned, ev.index, at);
             return;
         }
         match jsonrpc::parse_payload(&text) {
             Err(m) => self.not_json(m.to_string(), at),
             Ok(Payload::NotAMessage) => self.not_json("not a JSON-RPC object".into(), at),
-            Ok(Payload::Single(env)) => self.message(&env, ev.index, at),
+            Ok(Payload::Single(env)) => self.message(&env, None, ev.index, at),
             Ok(Payload::Batch(items)) => {
                 if !self.version.allows_batches() {
                     self.findings.add(
@@ -222,7 +224,7 @@ impl SseSink for StreamSink<'_> {
                 }
                 for item in items {
                     match item {
-                        Ok(env) => self.message(&env, ev.index, at),
+                        Ok(env) => self.message(&env, None, ev.index, at),
                         Err(m) => self.not_json(m.to_string(), at),
                     }
                 }
@@ -263,7 +265,15 @@ impl StreamSink<'_> {
         self.findings.add(Rule::SseEventNotJson, detail, at);
     }
 
-    fn message(&mut self, env: &Envelope<'_>, event: u64, at: Option<Location>) {
+    /// One message of the stream; `scanned`: its result's members if the envelope scan read
+    /// them.
+    fn message(
+        &mut self,
+        env: &Envelope<'_>,
+        scanned: ScannedMembers<'_>,
+        event: u64,
+        at: Option<Location>,
+    ) {
         let is_response = env.kind() == Kind::Response;
         let mine = is_response && self.req.id.as_ref().is_some_and(|id| env.id_matches(id));
         // Another request of the same batch: its own row judges it.
@@ -304,6 +314,7 @@ impl StreamSink<'_> {
                 let mut terminal = Terminal::default();
                 judge_terminal(
                     env,
+                    scanned,
                     self.req,
                     self.version,
                     self.findings,

@@ -9,6 +9,7 @@
 //! which also words the error.
 
 use super::{Envelope, Key, ParamsReader, Raw};
+use crate::tool_result::{ResultMembers, ScannedMembers};
 
 /// serde_json's recursion limit; deeper input goes to serde_json, which decides.
 const MAX_DEPTH: u32 = 128;
@@ -26,6 +27,19 @@ pub(super) fn object(text: &str) -> Option<Envelope<'_>> {
 /// than the scan of a short message's members.
 #[inline(always)]
 pub(super) fn object_into<'a>(text: &'a str, env: &mut Envelope<'a>) -> bool {
+    object_reading_result(text, env, None)
+}
+
+/// [`object_into`], and where `result` is given, the result object's members read by the same
+/// pass into it ([`ResultMembers::scan_at`]: `Some(read)` as [`ResultMembers::read`] of the
+/// `result` text gives it; left `None` where that scan defers, and then the value is scanned as
+/// any other). Nothing in `result` is to be read when this returns `false`.
+#[inline(always)]
+pub(super) fn object_reading_result<'a>(
+    text: &'a str,
+    env: &mut Envelope<'a>,
+    mut result: Option<&mut ScannedMembers<'a>>,
+) -> bool {
     let b = text.as_bytes();
     let open = ws(b, 0);
     if b.get(open) != Some(&b'{') {
@@ -62,6 +76,19 @@ pub(super) fn object_into<'a>(text: &'a str, env: &mut Envelope<'a>) -> bool {
             env.has_method = true;
             env.method = plain.then(|| &text[start + 1..end - 1]);
             return Some(end);
+        }
+        if key == b"result" {
+            if let Some(members) = result.as_deref_mut() {
+                if let Some((read, end)) = ResultMembers::scan_at(text, start, 2) {
+                    // serde's derive rejects a repeated member.
+                    env.result
+                        .replace(Raw(&text[start..end]))
+                        .is_none()
+                        .then_some(())?;
+                    *members = Some(read);
+                    return Some(end);
+                }
+            }
         }
         let end = any(b, start, 1)?;
         let slot = match key {

@@ -2,7 +2,9 @@
 //! the same text and reads the same envelope. The scan may defer (answer `None`) on anything;
 //! on the messages servers actually send it must answer, or the fast path is dead code.
 
-use super::{parse_object_serde, scan_object};
+use super::scan::{object_into, object_reading_result};
+use super::{Envelope, parse_object_serde, scan_object};
+use crate::tool_result::ResultMembers;
 use proptest::prelude::*;
 
 /// Whitespace as JSON allows it, sometimes none.
@@ -104,6 +106,34 @@ fn params() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A `result` object: the members the result layer reads, plain and odd text blocks.
+fn result() -> impl Strategy<Value = String> {
+    let block = prop::sample::select(vec![
+        r#"{"type":"text","text":"x"}"#,
+        r#"{"type":"text","text":"x","other":[[{}]]}"#,
+        r#"{"type":"image","data":"x"}"#,
+        r#"{"type":"text","text":"x","_meta":{}}"#,
+        r#"{"type":"text","type":"text","text":"x"}"#,
+        r#"{"t\u0079pe":"text","text":"x"}"#,
+        r#"{"type":"text","text":1}"#,
+    ]);
+    let content = prop::collection::vec(block, 0..3).prop_map(|b| format!("[{}]", b.join(",")));
+    let member = prop_oneof![
+        content.prop_map(|c| format!("\"content\":{c}")),
+        value().prop_map(|v| format!("\"content\":{v}")),
+        prop::sample::select(vec![
+            "resultType",
+            "isError",
+            "structuredContent",
+            "task",
+            "_meta"
+        ])
+        .prop_flat_map(|k| value().prop_map(move |v| format!("\"{k}\":{v}"))),
+        Just("\"isError\":false".to_owned()),
+    ];
+    prop::collection::vec(member, 0..4).prop_map(|m| format!("{{{}}}", m.join(",")))
+}
+
 fn message() -> impl Strategy<Value = String> {
     let key = prop::sample::select(vec![
         "jsonrpc",
@@ -119,7 +149,7 @@ fn message() -> impl Strategy<Value = String> {
     let member = (
         key,
         ws(),
-        prop_oneof![value(), params(), Just("\"2.0\"".to_owned())],
+        prop_oneof![value(), params(), result(), Just("\"2.0\"".to_owned())],
     );
     (prop::collection::vec(member, 0..7), ws(), ws()).prop_map(|(members, lead, trail)| {
         let body: Vec<String> = members
@@ -130,8 +160,32 @@ fn message() -> impl Strategy<Value = String> {
     })
 }
 
-/// Agreement: where the scan answers, serde_json reads the same envelope.
+/// Agreement: where the scan answers, serde_json reads the same envelope; and the scan that
+/// reads a result's members in passing answers exactly where the plain scan does, with the
+/// same envelope, and members as [`ResultMembers::read`] of the result's text.
 fn agree(text: &str) -> Result<(), TestCaseError> {
+    let (mut plain, mut reading) = (Envelope::empty(text), Envelope::empty(text));
+    let mut members = None;
+    let answered = object_into(text, &mut plain);
+    prop_assert_eq!(
+        object_reading_result(text, &mut reading, Some(&mut members)),
+        answered,
+        "text: {}",
+        text
+    );
+    if answered {
+        prop_assert_eq!(reading, plain, "text: {}", text);
+        if let Some(read) = members {
+            let result = plain.result.map(|r| r.get());
+            prop_assert!(result.is_some(), "members without a result: {}", text);
+            prop_assert_eq!(
+                read,
+                ResultMembers::read(result.unwrap_or("")),
+                "text: {}",
+                text
+            );
+        }
+    }
     if let Some(scanned) = scan_object(text) {
         match parse_object_serde(text) {
             Ok(env) => prop_assert_eq!(scanned, env, "text: {}", text),
@@ -174,6 +228,31 @@ proptest! {
         }
         agree(&chars.into_iter().collect::<String>())?;
     }
+}
+
+/// Nesting at serde_json's limit, in a result member and in a text block: the scan reading the
+/// members counts depth as the plain scan does (answers at the same depths, and reads the
+/// members where it answers).
+#[test]
+fn result_members_read_in_passing_keep_the_depth_limit() {
+    let mut read = 0;
+    for n in 120..=130 {
+        let deep = format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for result in [
+            format!(r#"{{"other":{deep}}}"#),
+            format!(r#"{{"content":[{{"type":"text","text":"x","o":{deep}}}]}}"#),
+            format!(r#"{{"content":{deep}}}"#),
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#);
+            agree(&text).unwrap();
+            let mut env = Envelope::empty(&text);
+            let mut members = None;
+            if object_reading_result(&text, &mut env, Some(&mut members)) && members.is_some() {
+                read += 1;
+            }
+        }
+    }
+    assert!(read > 10, "{read}");
 }
 
 #[test]

@@ -37,8 +37,9 @@ pub(crate) fn tool_result_conforms(
 }
 
 /// The array at `at` in `text` holds plain text blocks only (maybe none): the index after it.
-/// `None` for anything else (the caller reads the value some other way).
-pub(crate) fn text_blocks(text: &str, at: usize) -> Option<usize> {
+/// `None` for anything else (the caller reads the value some other way). The array is nested
+/// at `depth` as [`scan::any`] counts.
+pub(crate) fn text_blocks(text: &str, at: usize, depth: u32) -> Option<usize> {
     let b = text.as_bytes();
     if b.get(at) != Some(&b'[') {
         return None;
@@ -46,7 +47,7 @@ pub(crate) fn text_blocks(text: &str, at: usize) -> Option<usize> {
     let mut i = scan::ws(b, at + 1);
     if b.get(i) != Some(&b']') {
         loop {
-            i = scan::ws(b, text_block(text, i)?);
+            i = scan::ws(b, text_block(text, i, depth + 2)?);
             match b.get(i)? {
                 b',' => i = scan::ws(b, i + 1),
                 b']' => break,
@@ -57,15 +58,15 @@ pub(crate) fn text_blocks(text: &str, at: usize) -> Option<usize> {
     Some(i + 1)
 }
 
-/// A plain text block at `at`; the index after it.
-fn text_block(content: &str, at: usize) -> Option<usize> {
+/// A plain text block at `at`, its member values nested at `depth`; the index after it.
+fn text_block(content: &str, at: usize, depth: u32) -> Option<usize> {
     let b = content.as_bytes();
     if b.get(at) != Some(&b'{') {
         return None;
     }
     let (mut kind, mut text, mut other) = (0, 0, false);
     let end = scan::members(b, at, |key, value| {
-        let end = scan::any(b, value, 3)?;
+        let end = scan::any(b, value, depth)?;
         let raw = &content[value..end];
         match key {
             b"type" => {
