@@ -567,12 +567,15 @@ async fn refusals_and_no_redirect_following() {
         assert!(r.ends_with(r#"{"moved":true}"#), "{r}");
 
         // Over the connection cap: 503 with the reason.
-        let _a = TcpStream::connect(addr).await.unwrap();
-        let _b = TcpStream::connect(addr).await.unwrap();
-        // The proxy counts a connection when it accepts it, which a loaded machine may not
-        // have done yet: ask again (at most 40 times, 50 ms apart) until both are counted.
+        // The proxy frees a connection's slot when it sees the close, and counts a new one
+        // when it accepts it; a loaded machine may be late with either (the connections above
+        // still holding slots makes one of these two the one refused). So: two idle
+        // connections, then a third; again (at most 40 times, 50 ms apart) until the third is
+        // the one refused.
         let mut r = String::new();
         for _ in 0..40 {
+            let _a = TcpStream::connect(addr).await.unwrap();
+            let _b = TcpStream::connect(addr).await.unwrap();
             tokio::time::sleep(Duration::from_millis(50)).await;
             r = exchange_raw(addr, post("/mcp", CALL).as_bytes()).await;
             if status(&r) == "503" {
