@@ -50,10 +50,7 @@ pub(crate) fn eq_ignoring_case(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     if n < 8 {
-        return a
-            .iter()
-            .zip(b)
-            .all(|(x, y)| x.to_ascii_lowercase() == y.to_ascii_lowercase());
+        return a.iter().zip(b).all(|(x, y)| x.eq_ignore_ascii_case(y));
     }
     let word =
         |s: &[u8], i: usize| fold(<[u8; 8]>::try_from(&s[i..i + 8]).map_or(0, u64::from_le_bytes));

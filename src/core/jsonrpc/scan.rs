@@ -77,18 +77,17 @@ pub(super) fn object_reading_result<'a>(
             env.method = plain.then(|| &text[start + 1..end - 1]);
             return Some(end);
         }
-        if key == b"result" {
-            if let Some(members) = result.as_deref_mut() {
-                if let Some((read, end)) = ResultMembers::scan_at(text, start, 2) {
-                    // serde's derive rejects a repeated member.
-                    env.result
-                        .replace(Raw(&text[start..end]))
-                        .is_none()
-                        .then_some(())?;
-                    *members = Some(read);
-                    return Some(end);
-                }
-            }
+        if key == b"result"
+            && let Some(members) = result.as_deref_mut()
+            && let Some((read, end)) = ResultMembers::scan_at(text, start, 2)
+        {
+            // serde's derive rejects a repeated member.
+            env.result
+                .replace(Raw(&text[start..end]))
+                .is_none()
+                .then_some(())?;
+            *members = Some(read);
+            return Some(end);
         }
         let end = any(b, start, 1)?;
         let slot = match key {
