@@ -63,6 +63,11 @@ impl<'a> ResultMembers<'a> {
         if let Some(read) = Self::scan(result) {
             return read;
         }
+        Self::by_serde(result)
+    }
+
+    /// serde_json's reading of the members (the scan's fallback, and what it must agree with).
+    fn by_serde(result: &'a str) -> Option<Self> {
         let raw = serde_json::from_str::<RawResult<'_>>(result).ok()?;
         let text = |r: Option<&'a RawValue>| r.map(RawValue::get);
         Some(ResultMembers {
@@ -402,24 +407,6 @@ mod tests {
         assert_eq!(j.outcome, Outcome::ToolSuccess);
     }
 
-    /// serde_json's reading of the members, for the scan to agree with.
-    fn by_serde(result: &str) -> Option<ResultMembers<'_>> {
-        let raw = serde_json::from_str::<RawResult<'_>>(result).ok()?;
-        fn text(r: Option<&RawValue>) -> Option<&str> {
-            r.map(RawValue::get)
-        }
-        Some(ResultMembers {
-            result_type: text(raw.result_type),
-            content: text(raw.content),
-            is_error: text(raw.is_error),
-            structured_content: text(raw.structured_content),
-            input_requests: text(raw.input_requests),
-            request_state: text(raw.request_state),
-            task: text(raw.task),
-            ..ResultMembers::default()
-        })
-    }
-
     /// The one-pass scan of a result's members reads what serde_json reads, wherever it
     /// reads at all: every named member, repeated, absent, of every JSON type, around other
     /// members.
@@ -462,7 +449,7 @@ mod tests {
         texts.extend(["{}".into(), "{ }".into(), "[]".into(), "{\"a\":1}x".into()]);
         let mut scanned = 0;
         for text in &texts {
-            let serde = by_serde(text);
+            let serde = ResultMembers::by_serde(text);
             if let Some(read) = ResultMembers::scan(text) {
                 let read = read.map(|m| ResultMembers {
                     scanned: false,
