@@ -96,7 +96,10 @@ pub(crate) struct Lifecycle {
     /// A session the client ended itself with `DELETE`, and that entry's index.
     deleted: Option<(String, u64)>,
     initialize_seen: bool,
-    initialized_notified: bool,
+    /// The entry index of the client's `notifications/initialized` since the last
+    /// `initialize`: an index, so that an `initialize` whose stream ends after the
+    /// notification was sent (a live client that does not wait for it) does not undo it.
+    initialized_at: Option<u64>,
     /// Server requests not answered yet: id, method, entry index.
     pending: Vec<(Value, String, u64)>,
     /// Any server request was seen, so an unmatched answer means a wrong id.
@@ -140,7 +143,7 @@ impl Lifecycle {
         let method = req.method.as_deref();
         if version.has_sessions()
             && self.initialize_seen
-            && !self.initialized_notified
+            && self.initialized_at.is_none()
             && kind == ExchangeKind::Request
             && !matches!(method, Some("initialize" | "ping"))
         {
@@ -188,9 +191,9 @@ impl Lifecycle {
     /// `notifications/initialized` counts from the moment it is sent, so a request sent after it
     /// is in order even when it overtakes the notification's `202` (clients such as rmcp do not
     /// wait for it, and a proxy sees the two overlap).
-    pub(crate) fn sent(&mut self, req: &Request) {
+    pub(crate) fn sent(&mut self, req: &Request, index: u64) {
         if req.method.as_deref() == Some("notifications/initialized") {
-            self.initialized_notified = true;
+            self.initialized_at = Some(index);
         }
     }
 
@@ -226,10 +229,20 @@ impl Lifecycle {
         match req.method.as_deref() {
             Some("initialize") => {
                 self.initialize_seen = true;
-                self.initialized_notified = false;
+                // A notification sent after this initialize began still counts: live, the
+                // initialize's stream may end after the client sent it (replay meets them
+                // one after the other, so both judge alike).
+                if self.initialized_at.is_none_or(|at| at < verdict.index) {
+                    self.initialized_at = None;
+                }
                 self.session_id = None;
             }
-            Some("notifications/initialized") => self.initialized_notified = true,
+            Some("notifications/initialized") => {
+                self.initialized_at = Some(
+                    self.initialized_at
+                        .map_or(verdict.index, |at| at.max(verdict.index)),
+                );
+            }
             _ => {}
         }
         if let Some(sid) = req.session_id()

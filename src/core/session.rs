@@ -109,7 +109,7 @@ impl Session {
             self.negotiated,
             &mut findings,
         );
-        self.lifecycle.sent(&req);
+        self.lifecycle.sent(&req, index);
         if req.is_mrtr_follow_up()
             && req
                 .id
@@ -364,6 +364,63 @@ mod tests {
         };
         assert!(!before(true), "sent after the notification: in order");
         assert!(before(false), "no notification at all: still flagged");
+    }
+
+    /// Live, the initialize's stream can end after the client sent its notification and its
+    /// next request (rmcp stops reading the stream, the proxy finishes it later): the
+    /// notification still counts, as it does in the replay, where the three come one after
+    /// the other. A second initialize begun after the notification starts over.
+    #[test]
+    fn an_initialize_ending_after_the_notification_does_not_undo_it() {
+        let flagged = |reinitialize: bool| {
+            let mut s = Session::new(Limits::default());
+            let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}});
+            let reply = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+            let head = || ResponseHead {
+                status: 200,
+                headers: Headers::from(vec![(
+                    "Content-Type".to_owned(),
+                    "application/json".to_owned(),
+                )]),
+            };
+            let mut first = post(&mut s, init.clone());
+            first.on_head(head());
+            first.feed(reply);
+            let mut note = post(
+                &mut s,
+                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            );
+            note.on_head(ResponseHead {
+                status: 202,
+                headers: Headers::new(),
+            });
+            let _ = s.finish(&mut note, End::Eof);
+            let mut later = reinitialize.then(|| post(&mut s, init.clone()));
+            // The first initialize ends only now.
+            let _ = s.finish(&mut first, End::Eof);
+            if let Some(again) = later.as_mut() {
+                again.on_head(head());
+                again.feed(reply);
+                let _ = s.finish(again, End::Eof);
+            }
+            let mut call = post(
+                &mut s,
+                serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            );
+            call.on_head(head());
+            call.feed(br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
+            s.finish(&mut call, End::Eof)
+                .violations
+                .iter()
+                .any(|v| v.rule == Rule::SessionBeforeInitialized)
+        };
+        assert!(
+            !flagged(false),
+            "the notification came after that initialize began"
+        );
+        assert!(flagged(true), "a new initialize, no notification since");
     }
 
     #[test]
