@@ -226,24 +226,17 @@ impl Lifecycle {
     /// Records what a finished exchange established.
     pub(crate) fn record(&mut self, req: &Request, verdict: &Verdict) {
         let kind = verdict.kind.unwrap_or_else(|| ExchangeKind::of(req));
-        match req.method.as_deref() {
-            Some("initialize") => {
-                self.initialize_seen = true;
-                // A notification sent after this initialize began still counts: live, the
-                // initialize's stream may end after the client sent it (replay meets them
-                // one after the other, so both judge alike).
-                if self.initialized_at.is_none_or(|at| at < verdict.index) {
-                    self.initialized_at = None;
-                }
-                self.session_id = None;
+        // The notification itself is counted when it is sent (`sent`), never here: recorded
+        // after a later initialize, it would count for a session it came before.
+        if req.method.as_deref() == Some("initialize") {
+            self.initialize_seen = true;
+            // A notification sent after this initialize began still counts: live, the
+            // initialize's stream may end after the client sent it (replay meets them one
+            // after the other, so both judge alike).
+            if self.initialized_at.is_none_or(|at| at < verdict.index) {
+                self.initialized_at = None;
             }
-            Some("notifications/initialized") => {
-                self.initialized_at = Some(
-                    self.initialized_at
-                        .map_or(verdict.index, |at| at.max(verdict.index)),
-                );
-            }
-            _ => {}
+            self.session_id = None;
         }
         if let Some(sid) = req.session_id()
             && self.session_id.is_none()
