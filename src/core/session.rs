@@ -317,50 +317,64 @@ mod tests {
         assert!(unknown_answer(&answer(&mut s, "srv-1")));
     }
 
+    /// A 2025-11-25 `initialize` and the answer to it, for the lifecycle tests below.
+    fn initialize(s: &mut Session) -> Exchange {
+        post(
+            s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                           "clientInfo": {"name": "t", "version": "1"}}}),
+        )
+    }
+    const INITIALIZED: &[u8] = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+
+    /// A JSON reply's head, then `body`.
+    fn reply_json(ex: &mut Exchange, body: &[u8]) {
+        ex.on_head(ResponseHead {
+            status: 200,
+            headers: Headers::from(vec![(
+                "Content-Type".to_owned(),
+                "application/json".to_owned(),
+            )]),
+        });
+        ex.feed(body);
+    }
+
+    /// Sends `notifications/initialized` (its `202` not in yet).
+    fn notify_initialized(s: &mut Session) -> Exchange {
+        post(
+            s,
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        )
+    }
+
+    /// Whether a `tools/list` sent now is flagged `session.before_initialized`.
+    fn tools_list_flagged(s: &mut Session) -> bool {
+        let mut call = post(
+            s,
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        );
+        reply_json(
+            &mut call,
+            br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#,
+        );
+        s.finish(&mut call, End::Eof)
+            .violations
+            .iter()
+            .any(|v| v.rule == Rule::SessionBeforeInitialized)
+    }
+
     /// rmcp sends `notifications/initialized` and its next request without waiting for the
     /// `202`: the request is in order although the notification has not finished yet.
     #[test]
     fn a_request_overtaking_the_initialized_notification_is_in_order() {
         let before = |notify: bool| {
             let mut s = Session::new(Limits::default());
-            let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                           "clientInfo": {"name": "t", "version": "1"}}});
-            let mut ex = post(&mut s, init);
-            ex.on_head(ResponseHead {
-                status: 200,
-                headers: Headers::from(vec![(
-                    "Content-Type".to_owned(),
-                    "application/json".to_owned(),
-                )]),
-            });
-            ex.feed(br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#);
+            let mut ex = initialize(&mut s);
+            reply_json(&mut ex, INITIALIZED);
             let _ = s.finish(&mut ex, End::Eof);
-            // The notification is sent, its 202 not yet in.
-            let _pending = notify.then(|| {
-                post(
-                    &mut s,
-                    serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                )
-            });
-            let call = post(
-                &mut s,
-                serde_json::json!({"jsonrpc": "2.0", "id": 2,
-                "method": "tools/list"}),
-            );
-            let mut call = call;
-            call.on_head(ResponseHead {
-                status: 200,
-                headers: Headers::from(vec![(
-                    "Content-Type".to_owned(),
-                    "application/json".to_owned(),
-                )]),
-            });
-            call.feed(br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
-            s.finish(&mut call, End::Eof)
-                .violations
-                .iter()
-                .any(|v| v.rule == Rule::SessionBeforeInitialized)
+            let _pending = notify.then(|| notify_initialized(&mut s));
+            tools_list_flagged(&mut s)
         };
         assert!(!before(true), "sent after the notification: in order");
         assert!(before(false), "no notification at all: still flagged");
@@ -374,47 +388,22 @@ mod tests {
     fn an_initialize_ending_after_the_notification_does_not_undo_it() {
         let flagged = |reinitialize: bool| {
             let mut s = Session::new(Limits::default());
-            let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {},
-                           "clientInfo": {"name": "t", "version": "1"}}});
-            let reply = br#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
-            let head = || ResponseHead {
-                status: 200,
-                headers: Headers::from(vec![(
-                    "Content-Type".to_owned(),
-                    "application/json".to_owned(),
-                )]),
-            };
-            let mut first = post(&mut s, init.clone());
-            first.on_head(head());
-            first.feed(reply);
-            let mut note = post(
-                &mut s,
-                serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            );
+            let mut first = initialize(&mut s);
+            reply_json(&mut first, INITIALIZED);
+            let mut note = notify_initialized(&mut s);
             note.on_head(ResponseHead {
                 status: 202,
                 headers: Headers::new(),
             });
             let _ = s.finish(&mut note, End::Eof);
-            let mut later = reinitialize.then(|| post(&mut s, init.clone()));
+            let mut later = reinitialize.then(|| initialize(&mut s));
             // The first initialize ends only now.
             let _ = s.finish(&mut first, End::Eof);
             if let Some(again) = later.as_mut() {
-                again.on_head(head());
-                again.feed(reply);
+                reply_json(again, INITIALIZED);
                 let _ = s.finish(again, End::Eof);
             }
-            let mut call = post(
-                &mut s,
-                serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-            );
-            call.on_head(head());
-            call.feed(br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}"#);
-            s.finish(&mut call, End::Eof)
-                .violations
-                .iter()
-                .any(|v| v.rule == Rule::SessionBeforeInitialized)
+            tools_list_flagged(&mut s)
         };
         assert!(
             !flagged(false),
