@@ -22,7 +22,13 @@ pub struct Headers {
     text: String,
     /// Where each name starts, where it ends and where its value ends, in `text`.
     spans: Vec<(usize, usize, usize)>,
+    /// Which span is the first `Mcp-Session-Id`, noted as it is pushed: an exchange reads the
+    /// session id up to three times (lifecycle check, record, verdict), one lookup each.
+    session: Option<usize>,
 }
+
+/// The session id header's name, lower-case.
+const SESSION_ID: &str = "mcp-session-id";
 
 /// Room reserved per header when the count is known (most names and values are short).
 const BYTES_PER_HEADER: usize = 48;
@@ -37,13 +43,21 @@ impl Headers {
         Headers {
             text: String::with_capacity(bytes),
             spans: Vec::with_capacity(headers),
+            session: None,
         }
     }
 
     /// Adds one header.
     pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
+        let name = name.as_ref();
+        if self.session.is_none()
+            && name.len() == SESSION_ID.len()
+            && crate::wire::eq_ignoring_case(name.as_bytes(), SESSION_ID.as_bytes())
+        {
+            self.session = Some(self.spans.len());
+        }
         let start = self.text.len();
-        self.text.push_str(name.as_ref());
+        self.text.push_str(name);
         let name_end = self.text.len();
         self.text.push_str(value.as_ref());
         self.spans.push((start, name_end, self.text.len()));
@@ -60,6 +74,12 @@ impl Headers {
                     && crate::wire::eq_ignoring_case(&self.text.as_bytes()[start..name_end], name)
             })
             .map(|&(_, name_end, value_end)| &self.text[name_end..value_end])
+    }
+
+    /// The first `Mcp-Session-Id` value: `get("mcp-session-id")` without the search.
+    pub(crate) fn session_id(&self) -> Option<&str> {
+        let &(_, name_end, value_end) = self.spans.get(self.session?)?;
+        Some(&self.text[name_end..value_end])
     }
 
     /// Whether there are no headers (a capture that did not record them).
@@ -678,13 +698,61 @@ impl Request {
 
     /// The session id header, if sent.
     pub fn session_id(&self) -> Option<&str> {
-        self.headers.get("mcp-session-id")
+        self.headers.session_id()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The session id noted at `push` is what a search for the header finds: absent, any case,
+    /// repeated, after other headers, next to near-miss names, in every way a set is built.
+    #[test]
+    fn session_id_is_the_first_mcp_session_id() {
+        let names = [
+            "mcp-session-id",
+            "Mcp-Session-Id",
+            "MCP-SESSION-ID",
+            "mcp-session-ix",
+            "mcp-session-i",
+            "mcp-session-idd",
+            "xmcp-session-id",
+            "content-type",
+        ];
+        let mut sets = 0;
+        for a in 0..names.len() {
+            for b in 0..names.len() {
+                for c in 0..names.len() {
+                    let pairs: Vec<(String, String)> = [a, b, c]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &n)| (names[n].to_owned(), format!("v{i}")))
+                        .collect();
+                    let expected = {
+                        let h: Headers = pairs.iter().cloned().collect();
+                        h.get("mcp-session-id").map(str::to_owned)
+                    };
+                    let mut pushed = Headers::new();
+                    for (n, v) in &pairs {
+                        pushed.push(n, v);
+                    }
+                    let built = [
+                        Headers::from(pairs.clone()),
+                        pairs.iter().cloned().collect(),
+                        pushed,
+                    ];
+                    for h in &built {
+                        assert_eq!(h.session_id(), expected.as_deref(), "{pairs:?}");
+                        assert_eq!(h.session_id(), h.get("mcp-session-id"), "{pairs:?}");
+                    }
+                    sets += 1;
+                }
+            }
+        }
+        assert_eq!(sets, 512);
+        assert_eq!(Headers::new().session_id(), None);
+    }
 
     /// Every value at every path of `v`, replaced by each of a few others.
     fn variants(v: &Value) -> Vec<Value> {

@@ -314,7 +314,7 @@ impl Exchange {
             .headers
             .get("retry-after")
             .and_then(|v| retry::parse_retry_after(v, head.headers.get("date")));
-        if self.setup.version.is_stateless() && head.headers.get("mcp-session-id").is_some() {
+        if self.setup.version.is_stateless() && head.headers.session_id().is_some() {
             self.findings.add(
                 Rule::HttpSessionIdOnStateless,
                 "response carries Mcp-Session-Id under 2026-07-28",
