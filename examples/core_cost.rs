@@ -1,5 +1,6 @@
 //! Time per exchange of the bare core on a small JSON and SSE reply (no I/O):
-//! `cargo run --release --example core_cost`.
+//! `cargo run --release --example core_cost [rounds]` (default 200,000). A round count lets
+//! an instruction counter take the difference of two runs, which machine load cannot move.
 use mcp_verdict::{End, Headers, Request, ResponseHead, Session};
 use std::time::Instant;
 
@@ -12,7 +13,10 @@ fn main() {
         ("sse", "text/event-stream", sse),
     ] {
         let mut session = Session::default();
-        let n = 200_000;
+        let n: usize = match std::env::args().nth(1) {
+            Some(a) => a.parse().expect("rounds: a whole number"),
+            None => 200_000,
+        };
         let t = Instant::now();
         for _ in 0..n {
             let headers = Headers::from_iter([
