@@ -15,60 +15,12 @@
 //! decoded into a sink that only counts it) and the reader feeding the core's bare `SseFramer`
 //! (framing, no judging). Replay minus the second is what judging the events costs.
 
-use std::io::Write;
 use std::process::Command;
 use std::time::Instant;
 
-use futures::StreamExt;
-use serde_json::json;
-
-fn body(mib: usize) -> Vec<u8> {
-    let mut body = Vec::with_capacity(mib << 20);
-    let total = (mib << 20) / 180;
-    let mut n = 0u64;
-    while body.len() < (mib << 20) {
-        n += 1;
-        let event = json!({"jsonrpc":"2.0","method":"notifications/progress","params":{
-            "progressToken":1,"progress":n,"total":total,"message":format!("Indexed {n} of {total} files")}});
-        body.extend_from_slice(b"data: ");
-        body.extend_from_slice(event.to_string().as_bytes());
-        body.extend_from_slice(b"\n\n");
-    }
-    let last = json!({"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}],"isError":false}});
-    body.extend_from_slice(format!("data: {last}\n\n").as_bytes());
-    body
-}
-
-fn write_har(path: &str, body: &[u8]) -> std::io::Result<()> {
-    let request = json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
-        "params":{"name":"index","arguments":{},"_meta":{"progressToken":1}}});
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    // HAR member order (request, then status, headers, content with the text last).
-    write!(
-        f,
-        r#"{{"log":{{"version":"1.2","creator":{{"name":"big_sse","version":"1"}},"entries":[{{"startedDateTime":"2026-12-03T00:00:00Z","time":1,"request":{{"method":"POST","url":"http://127.0.0.1/mcp","httpVersion":"HTTP/1.1","headers":[{{"name":"Content-Type","value":"application/json"}},{{"name":"Accept","value":"application/json, text/event-stream"}},{{"name":"MCP-Protocol-Version","value":"2026-07-28"}}],"postData":{{"mimeType":"application/json","text":{}}}}},"response":{{"status":200,"statusText":"OK","httpVersion":"HTTP/1.1","headers":[{{"name":"Content-Type","value":"text/event-stream"}}],"content":{{"size":{},"mimeType":"text/event-stream","text":"#,
-        serde_json::to_string(&request.to_string())?,
-        body.len()
-    )?;
-    serde_json::to_writer(&mut f, std::str::from_utf8(body).unwrap())?;
-    writeln!(f, r#"}}}}}}]}}}}"#)?;
-    f.flush()
-}
-
-/// eventsource-stream on the body, one chunk per event; the number of events.
-fn eventsource(chunks: &[bytes::Bytes]) -> usize {
-    use eventsource_stream::Eventsource;
-    let stream = futures::stream::iter(chunks.iter().cloned().map(Ok::<_, std::io::Error>));
-    futures::executor::block_on(async {
-        let mut events = stream.eventsource();
-        let mut n = 0;
-        while let Some(e) = events.next().await {
-            let e = e.expect("well-formed");
-            n += usize::from(!e.data.is_empty());
-        }
-        n
-    })
-}
+#[path = "../benches/support/big_sse.rs"]
+mod big_sse;
+use big_sse::{body, eventsource, write_har};
 
 /// Counts body bytes, and frames them when it holds a framer.
 struct Frames {
@@ -154,13 +106,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rounds: usize = args.next().map_or(Ok(7), |a| a.parse())?;
     let body = body(mib);
     let path = "/tmp/big_sse.har";
-    write_har(path, &body)?;
-    let chunks: Vec<bytes::Bytes> = body
-        .split_inclusive(|&b| b == b'\n')
-        .collect::<Vec<_>>()
-        .chunks(2)
-        .map(|c| bytes::Bytes::from(c.concat()))
-        .collect();
+    write_har(path.as_ref(), &body)?;
+    let chunks = big_sse::event_chunks(&body);
     let exe = concat!(env!("CARGO_MANIFEST_DIR"), "/target/release/mcp-verdict");
     let size = body.len() as f64 / (1u64 << 20) as f64;
     println!("body {size:.1} MiB, HAR {path}");
