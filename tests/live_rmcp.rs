@@ -9,22 +9,12 @@
 
 mod support;
 
-use std::future::Future;
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines, Handshake};
 use mcp_verdict::{Advice, End, Layer, Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
-use support::{Mode, Raw};
-
-/// Upper bound for any one test.
-const TEST_BOUND: Duration = Duration::from_secs(60);
-
-async fn bounded<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(TEST_BOUND, f)
-        .await
-        .expect("the test finished within its bound")
-}
+use support::{Mode, Raw, bounded};
 
 /// Every field the tests pin down. `end: None` accepts `eof` or `open` (rmcp stops reading a
 /// stream shortly after the response, so which one is seen depends on timing).

@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,15 +19,7 @@ use mcp_verdict::proxy::{Config, Proxy};
 use mcp_verdict::replay::{Item, judge_entry};
 use mcp_verdict::{End, Limits, Outcome, Session, Verdict};
 
-const TEST_BOUND: Duration = Duration::from_secs(120);
-
-async fn bounded<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(TEST_BOUND, f)
-        .await
-        .expect("the test finished within its bound")
-}
-
-use support::{ProxyVerdicts as Verdicts, chunk, post, read_request};
+use support::{ProxyVerdicts as Verdicts, bounded, chunk, post, read_request};
 
 fn loopback() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()

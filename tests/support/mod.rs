@@ -22,6 +22,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+/// How long any one live test may take before it fails as hung.
+pub const TEST_BOUND: Duration = Duration::from_secs(120);
+
+/// Runs `f` to completion within [`TEST_BOUND`]; a hang fails the test instead of stalling CI.
+pub async fn bounded<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(TEST_BOUND, f)
+        .await
+        .expect("the test finished within its bound")
+}
+
 /// A server task; aborted on drop.
 pub struct Server {
     pub url: String,
