@@ -306,7 +306,6 @@ mod rmcp_clients {
     use super::*;
     use mcp_verdict::adapters::rmcp::VerdictHttpClient;
     use rmcp::ServiceExt;
-    use rmcp::model::CallToolRequestParams;
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::{
         StreamableHttpClient, StreamableHttpClientTransportConfig,
@@ -317,24 +316,7 @@ mod rmcp_clients {
         let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         let transport = StreamableHttpClientTransport::with_client(http, config);
         let client = ().serve(transport).await.expect("rmcp connects");
-        assert_eq!(client.list_all_tools().await.expect("tools/list").len(), 3);
-        let mut args = serde_json::Map::new();
-        args.insert("text".into(), serde_json::json!("hi"));
-        let echo = client
-            .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
-            .await
-            .expect("echo");
-        assert_eq!(echo.is_error, Some(false));
-        let fail = client
-            .call_tool(CallToolRequestParams::new("fail"))
-            .await
-            .expect("fail");
-        assert_eq!(fail.is_error, Some(true));
-        let progress = client
-            .call_tool(CallToolRequestParams::new("progress"))
-            .await
-            .expect("progress");
-        assert_eq!(progress.is_error, Some(false));
+        support::list_and_call(&client).await;
         client.cancel().await.expect("rmcp closes");
     }
 

@@ -373,3 +373,27 @@ pub fn post(path: &str, body: &str) -> String {
         body.len()
     )
 }
+
+/// What an rmcp client does against [`rmcp_server`] in the live tests: `tools/list` (three
+/// tools), then `echo` (a success), `fail` (`isError`) and `progress` (a success after progress
+/// notifications; rmcp puts a progress token on every request).
+pub async fn list_and_call(client: &rmcp::Peer<rmcp::RoleClient>) {
+    assert_eq!(client.list_all_tools().await.expect("tools/list").len(), 3);
+    let mut args = serde_json::Map::new();
+    args.insert("text".into(), serde_json::json!("hi"));
+    let echo = client
+        .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+        .await
+        .expect("echo");
+    assert_eq!(echo.is_error, Some(false));
+    let fail = client
+        .call_tool(CallToolRequestParams::new("fail"))
+        .await
+        .expect("fail");
+    assert_eq!(fail.is_error, Some(true));
+    let progress = client
+        .call_tool(CallToolRequestParams::new("progress"))
+        .await
+        .expect("progress");
+    assert_eq!(progress.is_error, Some(false));
+}
