@@ -9,22 +9,12 @@
 
 mod support;
 
-use std::future::Future;
 use std::time::Duration;
 
 use mcp_verdict::adapters::{Client, Deadlines, Handshake};
 use mcp_verdict::{Advice, End, Layer, Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
-use support::{Mode, Raw};
-
-/// Upper bound for any one test.
-const TEST_BOUND: Duration = Duration::from_secs(60);
-
-async fn bounded<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(TEST_BOUND, f)
-        .await
-        .expect("the test finished within its bound")
-}
+use support::{Mode, Raw, bounded};
 
 /// Every field the tests pin down. `end: None` accepts `eof` or `open` (rmcp stops reading a
 /// stream shortly after the response, so which one is seen depends on timing).
@@ -578,26 +568,7 @@ mod rmcp_transport {
             .serve_with_lifecycle(transport, lifecycle)
             .await
             .expect("rmcp connects");
-        let tools = client.list_all_tools().await.expect("tools/list");
-        assert_eq!(tools.len(), 3);
-        let mut args = serde_json::Map::new();
-        args.insert("text".into(), json!("hi"));
-        let echo = client
-            .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
-            .await
-            .expect("echo");
-        assert_eq!(echo.is_error, Some(false));
-        let fail = client
-            .call_tool(CallToolRequestParams::new("fail"))
-            .await
-            .expect("fail");
-        assert_eq!(fail.is_error, Some(true));
-        // rmcp puts a progress token on every request.
-        let progress = client
-            .call_tool(CallToolRequestParams::new("progress"))
-            .await
-            .expect("progress");
-        assert_eq!(progress.is_error, Some(false));
+        support::list_and_call(&client).await;
         let nope = client.call_tool(CallToolRequestParams::new("nope")).await;
         assert!(
             matches!(&nope, Err(ServiceError::McpError(e)) if e.code.0 == -32602),

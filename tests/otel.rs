@@ -20,7 +20,7 @@ use prost::Message;
 use serde_json::Value;
 
 mod proxy_process;
-use proxy_process::{ProxyProcess, client, log_lines};
+use proxy_process::{ProxyProcess, client, log_lines, write_mix};
 
 type Received = Arc<Mutex<Vec<(String, Bytes)>>>;
 
@@ -243,13 +243,7 @@ fn soak_exports_a_span_and_a_histogram_point_per_call() {
     let (otlp, got) = rt.block_on(receiver());
     let dir = std::env::temp_dir().join(format!("mcp-verdict-otel-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mix = dir.join("mix.json");
-    std::fs::write(
-        &mix,
-        r#"[{"tool":"echo","args":{"message":"hi"},"weight":3},
-            {"tool":"pay","args":{"_fault":"sse-cut-between-events"},"weight":1}]"#,
-    )
-    .unwrap();
+    let mix = write_mix(&dir, 3);
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
         .args(["soak", &server.url(None), "--mix"])
         .arg(&mix)

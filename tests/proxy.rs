@@ -9,7 +9,6 @@
 
 mod support;
 
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,15 +19,7 @@ use mcp_verdict::proxy::{Config, Proxy};
 use mcp_verdict::replay::{Item, judge_entry};
 use mcp_verdict::{End, Limits, Outcome, Session, Verdict};
 
-const TEST_BOUND: Duration = Duration::from_secs(120);
-
-async fn bounded<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(TEST_BOUND, f)
-        .await
-        .expect("the test finished within its bound")
-}
-
-use support::{ProxyVerdicts as Verdicts, chunk, post, read_request};
+use support::{ProxyVerdicts as Verdicts, bounded, chunk, post, read_request};
 
 fn loopback() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -315,7 +306,6 @@ mod rmcp_clients {
     use super::*;
     use mcp_verdict::adapters::rmcp::VerdictHttpClient;
     use rmcp::ServiceExt;
-    use rmcp::model::CallToolRequestParams;
     use rmcp::transport::StreamableHttpClientTransport;
     use rmcp::transport::streamable_http_client::{
         StreamableHttpClient, StreamableHttpClientTransportConfig,
@@ -326,24 +316,7 @@ mod rmcp_clients {
         let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         let transport = StreamableHttpClientTransport::with_client(http, config);
         let client = ().serve(transport).await.expect("rmcp connects");
-        assert_eq!(client.list_all_tools().await.expect("tools/list").len(), 3);
-        let mut args = serde_json::Map::new();
-        args.insert("text".into(), serde_json::json!("hi"));
-        let echo = client
-            .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
-            .await
-            .expect("echo");
-        assert_eq!(echo.is_error, Some(false));
-        let fail = client
-            .call_tool(CallToolRequestParams::new("fail"))
-            .await
-            .expect("fail");
-        assert_eq!(fail.is_error, Some(true));
-        let progress = client
-            .call_tool(CallToolRequestParams::new("progress"))
-            .await
-            .expect("progress");
-        assert_eq!(progress.is_error, Some(false));
+        support::list_and_call(&client).await;
         client.cancel().await.expect("rmcp closes");
     }
 

@@ -11,7 +11,6 @@
 mod support;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,15 +19,7 @@ use mcp_verdict::har::Entry;
 use mcp_verdict::proxy::{AnalysisStep, Config, Metrics, Proxy};
 use mcp_verdict::{End, Limits, Verdict};
 
-use support::ProxyVerdicts;
-
-const TEST_BOUND: Duration = Duration::from_secs(120);
-
-async fn bounded<F: Future>(f: F) -> F::Output {
-    tokio::time::timeout(TEST_BOUND, f)
-        .await
-        .expect("the test finished within its bound")
-}
+use support::{ProxyVerdicts, bounded};
 
 /// A verdict without its index, and with a complete stream's `eof`/`open` made one (timing).
 fn essence(v: &Verdict) -> String {

@@ -10,18 +10,12 @@ use std::time::Duration;
 
 use mcp_verdict::Outcome;
 use mcp_verdict::proxy::{Config, Proxy};
-use support::{ProxyVerdicts as Verdicts, chunk, post, read_request};
+use support::{ProxyVerdicts as Verdicts, bounded, chunk, post, read_request};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 const CALL: &str =
     r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","arguments":{}}}"#;
-
-async fn bounded<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(Duration::from_secs(120), f)
-        .await
-        .expect("the test finished within its bound")
-}
 
 fn loopback() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()

@@ -15,7 +15,7 @@ use mcp_verdict::faults::FaultServer;
 use serde_json::Value;
 
 mod proxy_process;
-use proxy_process::{ProxyProcess, client, log_lines};
+use proxy_process::{ProxyProcess, client, log_lines, write_mix};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
@@ -401,13 +401,7 @@ fn fault_server() -> (tokio::runtime::Runtime, FaultServer) {
 fn soak_html_and_junit_match_the_report_of_the_same_run() {
     let (_rt, server) = fault_server();
     let dir = scratch("soak-html");
-    let mix = dir.join("mix.json");
-    std::fs::write(
-        &mix,
-        r#"[{"tool":"echo","args":{"message":"hi"},"weight":4},
-            {"tool":"pay","args":{"_fault":"sse-cut-between-events"},"weight":1}]"#,
-    )
-    .unwrap();
+    let mix = write_mix(&dir, 4);
     let (page, junit, report) = (
         dir.join("soak.html"),
         dir.join("soak.xml"),
@@ -525,13 +519,7 @@ fn proxy_html_written_at_sigterm_matches_its_log() {
     let mut probe = bin();
     probe.args(["probe", &proxy.url, "--tool", "progress"]);
     assert_eq!(client(probe), 0);
-    let mix = dir.join("mix.json");
-    std::fs::write(
-        &mix,
-        r#"[{"tool":"echo","args":{"message":"hi"},"weight":2},
-            {"tool":"pay","args":{"_fault":"sse-cut-between-events"},"weight":1}]"#,
-    )
-    .unwrap();
+    let mix = write_mix(&dir, 2);
     let mut soak = bin();
     soak.args(["soak", &proxy.url, "--mix"]).arg(&mix).args([
         "--requests",

@@ -2,7 +2,7 @@
 //! port, stopped with SIGTERM as a service manager would, with deadlines so a hang fails.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -99,4 +99,19 @@ pub fn log_lines(path: &Path) -> Vec<serde_json::Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// Writes a soak mix to `dir/mix.json`: `echo_weight` echo calls to every call cut off between
+/// SSE events, so a run has failures to report. Returns the file's path.
+pub fn write_mix(dir: &Path, echo_weight: u32) -> PathBuf {
+    let mix = dir.join("mix.json");
+    std::fs::write(
+        &mix,
+        format!(
+            r#"[{{"tool":"echo","args":{{"message":"hi"}},"weight":{echo_weight}}},
+                {{"tool":"pay","args":{{"_fault":"sse-cut-between-events"}},"weight":1}}]"#
+        ),
+    )
+    .unwrap();
+    mix
 }

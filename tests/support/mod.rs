@@ -22,6 +22,16 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+/// How long any one live test may take before it fails as hung.
+pub const TEST_BOUND: Duration = Duration::from_secs(120);
+
+/// Runs `f` to completion within [`TEST_BOUND`]; a hang fails the test instead of stalling CI.
+pub async fn bounded<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(TEST_BOUND, f)
+        .await
+        .expect("the test finished within its bound")
+}
+
 /// A server task; aborted on drop.
 pub struct Server {
     pub url: String,
@@ -362,4 +372,28 @@ pub fn post(path: &str, body: &str) -> String {
         "POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
+}
+
+/// What an rmcp client does against [`rmcp_server`] in the live tests: `tools/list` (three
+/// tools), then `echo` (a success), `fail` (`isError`) and `progress` (a success after progress
+/// notifications; rmcp puts a progress token on every request).
+pub async fn list_and_call(client: &rmcp::Peer<rmcp::RoleClient>) {
+    assert_eq!(client.list_all_tools().await.expect("tools/list").len(), 3);
+    let mut args = serde_json::Map::new();
+    args.insert("text".into(), serde_json::json!("hi"));
+    let echo = client
+        .call_tool(CallToolRequestParams::new("echo").with_arguments(args))
+        .await
+        .expect("echo");
+    assert_eq!(echo.is_error, Some(false));
+    let fail = client
+        .call_tool(CallToolRequestParams::new("fail"))
+        .await
+        .expect("fail");
+    assert_eq!(fail.is_error, Some(true));
+    let progress = client
+        .call_tool(CallToolRequestParams::new("progress"))
+        .await
+        .expect("progress");
+    assert_eq!(progress.is_error, Some(false));
 }
