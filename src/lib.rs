@@ -138,8 +138,8 @@ mod tools;
 // The core's modules keep their short crate paths (`crate::sse`, `crate::exchange`, ...) inside
 // the crate; only the re-exports below are public.
 use crate::core::{
-    calls, client_checks, exchange, findings, jsonrpc, lifecycle, limits, request, retry, rules,
-    session, tool_result, verdict, version, wire,
+    calls, client_checks, exchange, findings, headers, jsonrpc, lifecycle, limits, request, retry,
+    rules, session, tool_result, verdict, version, wire,
 };
 
 pub use crate::captures::{har, replay};

@@ -407,8 +407,7 @@ impl Client {
             .map(|p| p.as_bytes().to_vec())
             .collect();
         let req_headers: Headers = headers.iter().cloned().collect();
-        let mut template = Request::new("POST", req_headers, text.as_bytes());
-        template.ids.clear();
+        let template = Request::new("POST", req_headers, text.as_bytes());
         Prepared {
             headers,
             parts,
@@ -430,7 +429,6 @@ impl Client {
         let body = prepared.parts.join(id_text.as_bytes());
         let mut request = prepared.template.clone();
         request.id = Some(json!(id));
-        request.ids = vec![json!(id)];
         if let Some(meta) = request.params.as_mut().and_then(|p| p.meta.as_mut()) {
             meta.insert("progressToken".into(), json!(id));
         }

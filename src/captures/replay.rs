@@ -150,7 +150,7 @@ impl EntrySink for Judge<'_> {
             head.request_headers.clone(),
             &head.request_body,
         );
-        if req.kind == BodyKind::Batch && req.ids.len() > 1 {
+        if req.kind == BodyKind::Batch && req.ids().len() > 1 {
             let members = batch_requests(&req, &head.request_body);
             self.current = Some(Current::Batch(Box::new(Batch {
                 head,
@@ -219,7 +219,7 @@ fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
         .filter(|r| r.kind == BodyKind::Request)
         .map(|r| Request {
             kind: BodyKind::Batch,
-            ids: batch.ids.clone(),
+            batch_ids: batch.batch_ids.clone(),
             ..r
         })
         .collect()

@@ -11,6 +11,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::headers::Known;
 use crate::lifecycle::ExchangeKind;
 use crate::request::Headers;
 use crate::rules::Rule;
@@ -362,7 +363,7 @@ impl Calls {
                 join(at, Some(RetryOrigin::Resume), false)
             }
             ExchangeKind::Resume if v.method.is_some() => {
-                let last = x.headers.get("last-event-id")?;
+                let last = x.headers.known(Known::LastEventId)?;
                 let at = recent
                     .clone()
                     .find(|(_, o)| o.resume_from.as_deref() == Some(last))?

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::findings::Findings;
+use crate::headers::Known;
 use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::verdict::Verdict;
@@ -42,13 +43,13 @@ impl ExchangeKind {
     /// The kind of `req`, from its HTTP method, headers and body.
     pub fn of(req: &Request) -> ExchangeKind {
         match req.http_method.as_ref() {
-            "GET" if req.headers.get("last-event-id").is_some() => ExchangeKind::Resume,
+            "GET" if req.headers.known(Known::LastEventId).is_some() => ExchangeKind::Resume,
             "GET" => ExchangeKind::Listen,
             "DELETE" => ExchangeKind::Terminate,
             _ => match req.kind {
                 BodyKind::Notification => ExchangeKind::Notification,
                 BodyKind::Response => ExchangeKind::Response,
-                BodyKind::Batch if req.ids.is_empty() => ExchangeKind::Notification,
+                BodyKind::Batch if req.ids().is_empty() => ExchangeKind::Notification,
                 _ => ExchangeKind::Request,
             },
         }

@@ -5,6 +5,7 @@ pub(crate) mod calls;
 pub(crate) mod client_checks;
 pub(crate) mod exchange;
 pub(crate) mod findings;
+pub(crate) mod headers;
 pub(crate) mod jsonrpc;
 pub(crate) mod lifecycle;
 pub(crate) mod limits;

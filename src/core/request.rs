@@ -8,121 +8,10 @@ use std::borrow::Cow;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+pub use crate::headers::Headers;
 use crate::jsonrpc::scan;
 use crate::shapes::flat::{self, Tree};
 use crate::shapes::node::Json;
-
-/// HTTP headers with case-insensitive lookup. Keeps the order and duplicates as sent.
-///
-/// Stored as one string of every name and value back to back, with where each ends: two
-/// allocations for a whole set instead of two per header (a judged exchange builds two sets).
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Headers {
-    /// Names and values, back to back.
-    text: String,
-    /// Where each name starts, where it ends and where its value ends, in `text`.
-    spans: Vec<(usize, usize, usize)>,
-    /// Which span is the first `Mcp-Session-Id`, noted as it is pushed: an exchange reads the
-    /// session id up to three times (lifecycle check, record, verdict), one lookup each.
-    session: Option<usize>,
-}
-
-/// The session id header's name, lower-case.
-const SESSION_ID: &str = "mcp-session-id";
-
-/// Room reserved per header when the count is known (most names and values are short).
-const BYTES_PER_HEADER: usize = 48;
-
-impl Headers {
-    /// An empty set.
-    pub fn new() -> Self {
-        Headers::default()
-    }
-
-    fn with_capacity(headers: usize, bytes: usize) -> Self {
-        Headers {
-            text: String::with_capacity(bytes),
-            spans: Vec::with_capacity(headers),
-            session: None,
-        }
-    }
-
-    /// Adds one header.
-    pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
-        let name = name.as_ref();
-        if self.session.is_none()
-            && name.len() == SESSION_ID.len()
-            && crate::wire::eq_ignoring_case(name.as_bytes(), SESSION_ID.as_bytes())
-        {
-            self.session = Some(self.spans.len());
-        }
-        let start = self.text.len();
-        self.text.push_str(name);
-        let name_end = self.text.len();
-        self.text.push_str(value.as_ref());
-        self.spans.push((start, name_end, self.text.len()));
-    }
-
-    /// The first value of `name` (case-insensitive).
-    pub fn get(&self, name: &str) -> Option<&str> {
-        let name = name.as_bytes();
-        // Most names differ in length: that test alone passes most headers by.
-        self.spans
-            .iter()
-            .find(|&&(start, name_end, _)| {
-                name_end - start == name.len()
-                    && crate::wire::eq_ignoring_case(&self.text.as_bytes()[start..name_end], name)
-            })
-            .map(|&(_, name_end, value_end)| &self.text[name_end..value_end])
-    }
-
-    /// The first `Mcp-Session-Id` value: `get("mcp-session-id")` without the search.
-    pub(crate) fn session_id(&self) -> Option<&str> {
-        let &(_, name_end, value_end) = self.spans.get(self.session?)?;
-        Some(&self.text[name_end..value_end])
-    }
-
-    /// Whether there are no headers (a capture that did not record them).
-    pub fn is_empty(&self) -> bool {
-        self.spans.is_empty()
-    }
-
-    /// All headers, in order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.spans.iter().map(|&(start, name_end, value_end)| {
-            (&self.text[start..name_end], &self.text[name_end..value_end])
-        })
-    }
-}
-
-impl std::fmt::Debug for Headers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
-
-impl From<Vec<(String, String)>> for Headers {
-    fn from(pairs: Vec<(String, String)>) -> Self {
-        let bytes = pairs.iter().map(|(n, v)| n.len() + v.len()).sum();
-        let mut headers = Headers::with_capacity(pairs.len(), bytes);
-        for (name, value) in &pairs {
-            headers.push(name, value);
-        }
-        headers
-    }
-}
-
-impl<N: AsRef<str>, V: AsRef<str>> FromIterator<(N, V)> for Headers {
-    fn from_iter<I: IntoIterator<Item = (N, V)>>(iter: I) -> Self {
-        let iter = iter.into_iter();
-        let count = iter.size_hint().0;
-        let mut headers = Headers::with_capacity(count, count * BYTES_PER_HEADER);
-        for (name, value) in iter {
-            headers.push(name, value);
-        }
-        headers
-    }
-}
 
 /// What the POST body is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -570,8 +459,9 @@ pub struct Request {
     pub method: Option<Cow<'static, str>>,
     /// JSON-RPC id (first request of a batch; for a response POST, the id it answers).
     pub id: Option<Value>,
-    /// Ids of every request in a batch (or the one id).
-    pub ids: Vec<Value>,
+    /// Ids of every request in a batch; read through [`Request::ids`], which gives the one id
+    /// of a single request without a vector of its own.
+    pub(crate) batch_ids: Vec<Value>,
     /// What `params` of the (first) request holds, as far as the checks read it.
     pub params: Option<Params>,
 }
@@ -631,7 +521,7 @@ impl Request {
             kind,
             method: None,
             id: None,
-            ids: Vec::new(),
+            batch_ids: Vec::new(),
             params: None,
         }
     }
@@ -641,7 +531,9 @@ impl Request {
         match (m.method, m.id) {
             (Some(method), Some(id)) => {
                 self.method = Some(method);
-                self.ids.push(id.clone());
+                if self.kind == BodyKind::Batch {
+                    self.batch_ids.push(id.clone());
+                }
                 self.id = Some(id);
                 self.params = m.params;
                 BodyKind::Request
@@ -658,7 +550,17 @@ impl Request {
 
     /// The body expects a response carrying a request id.
     pub fn expects_response(&self) -> bool {
-        !self.ids.is_empty()
+        !self.ids().is_empty()
+    }
+
+    /// The JSON-RPC ids of every request the body holds: the one id of a request, each
+    /// request's of a batch, none for a notification, a response or no body.
+    pub fn ids(&self) -> &[Value] {
+        match (self.kind, &self.id) {
+            (BodyKind::Batch, _) => &self.batch_ids,
+            (BodyKind::Request, Some(id)) => std::slice::from_ref(id),
+            _ => &[],
+        }
     }
 
     /// `params.name` of a `tools/call`.
@@ -705,54 +607,6 @@ impl Request {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The session id noted at `push` is what a search for the header finds: absent, any case,
-    /// repeated, after other headers, next to near-miss names, in every way a set is built.
-    #[test]
-    fn session_id_is_the_first_mcp_session_id() {
-        let names = [
-            "mcp-session-id",
-            "Mcp-Session-Id",
-            "MCP-SESSION-ID",
-            "mcp-session-ix",
-            "mcp-session-i",
-            "mcp-session-idd",
-            "xmcp-session-id",
-            "content-type",
-        ];
-        let mut sets = 0;
-        for a in 0..names.len() {
-            for b in 0..names.len() {
-                for c in 0..names.len() {
-                    let pairs: Vec<(String, String)> = [a, b, c]
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &n)| (names[n].to_owned(), format!("v{i}")))
-                        .collect();
-                    let expected = {
-                        let h: Headers = pairs.iter().cloned().collect();
-                        h.get("mcp-session-id").map(str::to_owned)
-                    };
-                    let mut pushed = Headers::new();
-                    for (n, v) in &pairs {
-                        pushed.push(n, v);
-                    }
-                    let built = [
-                        Headers::from(pairs.clone()),
-                        pairs.iter().cloned().collect(),
-                        pushed,
-                    ];
-                    for h in &built {
-                        assert_eq!(h.session_id(), expected.as_deref(), "{pairs:?}");
-                        assert_eq!(h.session_id(), h.get("mcp-session-id"), "{pairs:?}");
-                    }
-                    sets += 1;
-                }
-            }
-        }
-        assert_eq!(sets, 512);
-        assert_eq!(Headers::new().session_id(), None);
-    }
 
     /// Every value at every path of `v`, replaced by each of a few others.
     fn variants(v: &Value) -> Vec<Value> {
@@ -907,7 +761,7 @@ mod tests {
         assert_eq!(r.kind, BodyKind::Response);
         let r = Request::new("POST", Headers::new(), br#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"tools/list"}]"#);
         assert_eq!(
-            (r.kind, r.ids.len(), r.method.as_deref()),
+            (r.kind, r.ids().len(), r.method.as_deref()),
             (BodyKind::Batch, 2, Some("ping"))
         );
         let r = Request::new("GET", Headers::new(), b"");

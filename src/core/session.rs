@@ -6,8 +6,9 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use crate::client_checks::check_request;
-use crate::exchange::{Exchange, Learned, Observer, Setup};
+use crate::exchange::{Exchange, Learned, Observer, Setup, Spare};
 use crate::findings::Findings;
+use crate::headers::Known;
 use crate::lifecycle::{ExchangeKind, Lifecycle};
 use crate::limits::Limits;
 use crate::request::Request;
@@ -39,6 +40,8 @@ pub struct Session {
     next_index: u64,
     /// Session ids, deletes, server requests: rules that span exchanges.
     lifecycle: Lifecycle,
+    /// The last finished exchange's buffers, lent to the next.
+    spare: Spare,
 }
 
 impl Session {
@@ -92,7 +95,7 @@ impl Session {
     pub fn begin_at(&mut self, index: u64, req: Request) -> Exchange {
         self.next_index = index + 1;
         // Read once: the version decision and both sets of request rules use it.
-        let header = req.headers.get("mcp-protocol-version");
+        let header = req.headers.known(Known::McpProtocolVersion);
         let header_version = header.and_then(ProtocolVersion::parse);
         let (version, version_source) = self.decide_version(&req, header_version);
         let safe_to_repeat = match req.tool() {
@@ -132,7 +135,7 @@ impl Session {
             safe_to_repeat,
             limits: self.limits,
         };
-        Exchange::with_findings(req, setup, findings)
+        Exchange::with_findings(req, setup, findings, std::mem::take(&mut self.spare))
     }
 
     /// The request a `GET` with `Last-Event-ID: last_event_id` resumes, if an earlier exchange
@@ -209,6 +212,7 @@ impl Session {
         observer: &mut dyn Observer,
     ) -> Verdict {
         let (mut verdict, learned) = exchange.finish_with(end, observer);
+        self.spare = std::mem::take(&mut exchange.spare);
         if let Some(at) = self.lifecycle.deleted_at(exchange.request())
             && matches!(verdict.status, Some(400 | 404))
         {

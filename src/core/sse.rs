@@ -132,6 +132,28 @@ impl SseFramer {
         }
     }
 
+    /// Makes this framer as [`SseFramer::new`] makes one, keeping its buffers' memory: a
+    /// session reuses the framer of its last stream.
+    pub(crate) fn reset(&mut self, max_event_bytes: usize) {
+        let mut line = std::mem::take(&mut self.line);
+        let mut data = std::mem::take(&mut self.data);
+        let mut event_type = std::mem::take(&mut self.event_type);
+        line.clear();
+        data.clear();
+        event_type.clear();
+        *self = SseFramer {
+            line,
+            data,
+            event_type,
+            ..SseFramer::new(max_event_bytes)
+        };
+    }
+
+    /// The bytes its buffers hold allocated.
+    pub(crate) fn capacity(&self) -> usize {
+        self.line.capacity() + self.data.capacity() + self.event_type.capacity()
+    }
+
     /// The last event id string (set at dispatch, as a browser would send in `Last-Event-ID`).
     pub fn last_event_id(&self) -> Option<&[u8]> {
         self.last_event_id.as_deref()

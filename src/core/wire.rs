@@ -65,6 +65,30 @@ pub(crate) fn eq_ignoring_case(a: &[u8], b: &[u8]) -> bool {
     word(a, n - 8) == word(b, n - 8)
 }
 
+/// `eq_ignoring_case(a, lower)` where `lower` has no upper-case letter (a name as written in
+/// this crate): only `a` needs folding, and a name under eight bytes is one word.
+#[inline]
+pub(crate) fn eq_lower(a: &[u8], lower: &[u8]) -> bool {
+    let n = a.len();
+    if n != lower.len() {
+        return false;
+    }
+    debug_assert!(!lower.iter().any(u8::is_ascii_uppercase));
+    if n < 8 {
+        let word = |s: &[u8]| s.iter().rev().fold(0u64, |w, &c| (w << 8) | u64::from(c));
+        return fold(word(a)) == word(lower);
+    }
+    let word = |s: &[u8], i: usize| <[u8; 8]>::try_from(&s[i..i + 8]).map_or(0, u64::from_le_bytes);
+    let mut i = 0;
+    while i + 8 < n {
+        if fold(word(a, i)) != word(lower, i) {
+            return false;
+        }
+        i += 8;
+    }
+    fold(word(a, n - 8)) == word(lower, n - 8)
+}
+
 /// Eight bytes with every ASCII upper-case letter made lower case (others kept).
 #[inline]
 fn fold(w: u64) -> u64 {
@@ -138,10 +162,18 @@ mod tests {
                         a[..len].eq_ignore_ascii_case(&b[..len]),
                         "{x} {y} at {at}"
                     );
+                    if !y.is_ascii_uppercase() {
+                        assert_eq!(
+                            eq_lower(&a[..len], &b[..len]),
+                            a[..len].eq_ignore_ascii_case(&b[..len]),
+                            "{x} {y} at {at}"
+                        );
+                    }
                 }
             }
         }
         assert!(!eq_ignoring_case(b"accept", b"accepts"));
+        assert!(!eq_lower(b"accept", b"accepts"));
         assert!(eq_ignoring_case(b"", b""));
     }
 }

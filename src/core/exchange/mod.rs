@@ -21,6 +21,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::findings::Findings;
+use crate::headers::Known;
 use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Kind, Payload};
 use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::limits::{LimitKind, Limits};
@@ -114,6 +115,41 @@ enum Body {
     Stream(Box<Stream>),
 }
 
+/// The body buffer (JSON) or stream state (SSE) of a finished exchange, kept by its session
+/// for the next exchange: allocating them anew cost a tenth of judging a small exchange.
+/// A clone starts empty: the spare is a cache, not state.
+#[derive(Debug, Default)]
+pub(crate) struct Spare {
+    buf: Vec<u8>,
+    stream: Option<Box<Stream>>,
+}
+
+/// Largest buffer kept as a spare: a session that once read a large body does not hold on to
+/// its memory.
+const SPARE_MAX_BYTES: usize = 64 * 1024;
+
+impl Clone for Spare {
+    fn clone(&self) -> Self {
+        Spare::default()
+    }
+}
+
+impl Spare {
+    /// Keeps a judged body's buffers for reuse, when they are small.
+    fn keep(&mut self, body: Body) {
+        match body {
+            Body::Buffer { mut buf, .. } if buf.capacity() <= SPARE_MAX_BYTES => {
+                buf.clear();
+                self.buf = buf;
+            }
+            Body::Stream(stream) if stream.framer.capacity() <= SPARE_MAX_BYTES => {
+                self.stream = Some(stream);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// One exchange being judged: begun by [`Session::begin`](crate::Session::begin) (which applies
 /// the request rules), fed with [`on_head`](Self::on_head) and [`feed`](Self::feed), and ended by
 /// [`Session::finish`](crate::Session::finish), which gives the [`Verdict`].
@@ -146,6 +182,8 @@ pub struct Exchange {
     limit_hit: Option<LimitKind>,
     /// A verdict was given: the exchange is spent.
     finished: bool,
+    /// Buffers lent by the session, taken back when it finishes.
+    pub(crate) spare: Spare,
 }
 
 #[derive(Debug)]
@@ -250,7 +288,12 @@ const BODY_START: Option<Location> = Some(Location {
 impl Exchange {
     /// Starts judging `req` under `setup`, with the request-side findings already made. Only
     /// [`Session::begin`](crate::Session::begin) calls this, so the request rules always apply.
-    pub(crate) fn with_findings(req: Request, setup: Setup, findings: Findings) -> Self {
+    pub(crate) fn with_findings(
+        req: Request,
+        setup: Setup,
+        findings: Findings,
+        spare: Spare,
+    ) -> Self {
         Exchange {
             kind: ExchangeKind::of(&req),
             req,
@@ -261,6 +304,7 @@ impl Exchange {
             body_bytes: 0,
             limit_hit: None,
             finished: false,
+            spare,
         }
     }
 
@@ -302,7 +346,7 @@ impl Exchange {
         );
         let content_type = head
             .headers
-            .get("content-type")
+            .known(Known::ContentType)
             .map(|v| lower_case(wire::media_type(v)));
         let media = match content_type.as_deref() {
             Some("application/json") => Media::Json,
@@ -312,8 +356,8 @@ impl Exchange {
         };
         let retry_after_ms = head
             .headers
-            .get("retry-after")
-            .and_then(|v| retry::parse_retry_after(v, head.headers.get("date")));
+            .known(Known::RetryAfter)
+            .and_then(|v| retry::parse_retry_after(v, head.headers.known(Known::Date)));
         if self.setup.version.is_stateless() && head.headers.session_id().is_some() {
             self.findings.add(
                 Rule::HttpSessionIdOnStateless,
@@ -326,22 +370,31 @@ impl Exchange {
             (self.kind.is_session_entry() && !self.req.expects_response()).then_some(self.kind);
         self.body =
             if ok && media == Media::Sse && (self.req.expects_response() || listen.is_some()) {
-                Body::Stream(Box::new(Stream {
-                    framer: SseFramer::new(self.setup.limits.max_event_bytes),
-                    track: Track {
-                        event_count: 0,
-                        terminal: None,
-                        parse_failed: false,
-                        foreign_seen: false,
-                        retry_ms: None,
-                        last_progress: None,
-                        max_events: self.setup.limits.max_events,
-                        too_many: false,
-                        token_text: self.req.progress_token().map(Value::to_string),
-                        listen,
-                        server_requests: Vec::new(),
-                    },
-                }))
+                let max_event_bytes = self.setup.limits.max_event_bytes;
+                let track = Track {
+                    event_count: 0,
+                    terminal: None,
+                    parse_failed: false,
+                    foreign_seen: false,
+                    retry_ms: None,
+                    last_progress: None,
+                    max_events: self.setup.limits.max_events,
+                    too_many: false,
+                    token_text: self.req.progress_token().map(Value::to_string),
+                    listen,
+                    server_requests: Vec::new(),
+                };
+                Body::Stream(match self.spare.stream.take() {
+                    Some(mut stream) => {
+                        stream.framer.reset(max_event_bytes);
+                        stream.track = track;
+                        stream
+                    }
+                    None => Box::new(Stream {
+                        framer: SseFramer::new(max_event_bytes),
+                        track,
+                    }),
+                })
             } else {
                 let cap = if ok && self.req.expects_response() {
                     self.setup.limits.max_body_bytes
@@ -349,7 +402,7 @@ impl Exchange {
                     ERROR_BODY_CAP.min(self.setup.limits.max_body_bytes)
                 };
                 Body::Buffer {
-                    buf: Vec::new(),
+                    buf: std::mem::take(&mut self.spare.buf),
                     cap,
                     over: false,
                 }
@@ -361,7 +414,7 @@ impl Exchange {
             retry_after_ms,
             location: (300..400)
                 .contains(&head.status)
-                .then(|| head.headers.get("location").map(crate::redact::url))
+                .then(|| head.headers.known(Known::Location).map(crate::redact::url))
                 .flatten(),
         });
     }
@@ -451,7 +504,9 @@ impl Exchange {
             None => Outcome::ConnectionFailed,
             Some(h) => {
                 v.status = Some(h.status);
-                let judged = self.judge_body(h, end, observer);
+                let mut body = std::mem::replace(&mut self.body, Body::AwaitHead);
+                let judged = self.judge_body(h, &mut body, end, observer);
+                self.spare.keep(body);
                 terminal = judged.terminal;
                 if let Some(s) = judged.stream {
                     v.event_count = s.event_count;
@@ -526,8 +581,13 @@ impl Exchange {
         }
     }
 
-    fn judge_body(&mut self, head: &Head, end: End, observer: &mut dyn Observer) -> BodyJudgement {
-        let body = std::mem::replace(&mut self.body, Body::AwaitHead);
+    fn judge_body(
+        &mut self,
+        head: &Head,
+        body: &mut Body,
+        end: End,
+        observer: &mut dyn Observer,
+    ) -> BodyJudgement {
         let status = head.status;
         let own_stream = self.kind.is_session_entry() && !self.req.expects_response();
         if own_stream && status == 405 {
@@ -535,7 +595,7 @@ impl Exchange {
         }
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
-            if let Body::Buffer { buf, .. } = &body
+            if let Body::Buffer { buf, .. } = &*body
                 && let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf))
             {
                 let mut judged = BodyJudgement::outcome(Outcome::HttpError);
@@ -571,8 +631,8 @@ impl Exchange {
             return BodyJudgement::outcome(Outcome::UnexpectedAccepted);
         }
         match body {
-            Body::Stream(mut stream) => {
-                let (outcome, facts) = self.judge_stream(&mut stream, end);
+            Body::Stream(stream) => {
+                let (outcome, facts) = self.judge_stream(stream, end);
                 BodyJudgement {
                     outcome,
                     terminal: stream.track.terminal.take().unwrap_or_default(),
@@ -580,12 +640,12 @@ impl Exchange {
                 }
             }
             Body::Buffer { buf, over, .. } if head.media == Media::Json => {
-                if over {
+                if *over {
                     self.limit_hit = Some(LimitKind::BodyBytes);
                     return BodyJudgement::outcome(Outcome::LimitExceeded);
                 }
                 let mut terminal = Terminal::default();
-                let outcome = self.judge_json(&buf, end, &mut terminal, observer);
+                let outcome = self.judge_json(buf, end, &mut terminal, observer);
                 BodyJudgement {
                     outcome,
                     terminal,
@@ -610,8 +670,8 @@ impl Exchange {
 impl Exchange {
     /// A standalone or unlinked resumed `GET` stream: it may carry anything but (when listening)
     /// a response; how it ended is no failure of any request.
-    fn judge_listen(&mut self, head: &Head, body: Body) -> BodyJudgement {
-        let Body::Stream(mut stream) = body else {
+    fn judge_listen(&mut self, head: &Head, body: &mut Body) -> BodyJudgement {
+        let Body::Stream(stream) = body else {
             self.findings.add(
                 Rule::HttpContentType,
                 format!(

@@ -66,7 +66,7 @@ impl Exchange {
     /// our answer.
     fn unterminated(&mut self, stream: &Stream) -> Option<Unterminated> {
         let p = stream.framer.pending()?;
-        let looked_final = looks_like_response(&p.data, &self.req.ids);
+        let looked_final = looks_like_response(&p.data, self.req.ids());
         self.findings.add(
             Rule::SseUnterminatedEvent,
             format!("{} bytes after the last complete event", p.bytes),
@@ -277,7 +277,7 @@ impl StreamSink<'_> {
         let is_response = env.kind() == Kind::Response;
         let mine = is_response && self.req.id.as_ref().is_some_and(|id| env.id_matches(id));
         // Another request of the same batch: its own row judges it.
-        let sibling = is_response && !mine && self.req.ids.iter().any(|id| env.id_matches(id));
+        let sibling = is_response && !mine && self.req.ids().iter().any(|id| env.id_matches(id));
         report(self.observer, env, mine, Some(event));
         if self.stream.terminal.is_some() {
             if sibling {

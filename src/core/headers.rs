@@ -1,0 +1,308 @@
+//! HTTP headers as the core reads them: in order, duplicates kept, names compared without case.
+//!
+//! Every judged exchange builds two sets and reads a handful of names from them, so a set costs
+//! one allocation (the text) when it has up to [`INLINE`] headers, and the names the core reads
+//! are noted as they are pushed: reading one is an index, not a search.
+
+/// Where a header's name starts, where it ends and where its value ends, in the set's text.
+type Span = [u32; 3];
+
+/// Headers whose spans live in the set itself; more go to a vector.
+const INLINE: usize = 8;
+
+/// Room reserved per header when the count is known (most names and values are short).
+const BYTES_PER_HEADER: usize = 48;
+
+/// The headers the core reads, each noted at its first occurrence when pushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Known {
+    Accept,
+    ContentType,
+    Date,
+    LastEventId,
+    Location,
+    McpMethod,
+    McpName,
+    McpProtocolVersion,
+    McpSessionId,
+    RetryAfter,
+}
+
+impl Known {
+    /// Its name in lower case.
+    fn name(self) -> &'static str {
+        static ALL: [(Known, &str); Known::ALL.len()] = Known::ALL;
+        ALL[self as usize].1
+    }
+
+    /// Every known header with its name in lower case, as [`Known::of`] tells them (the tests
+    /// hold the two to each other).
+    const ALL: [(Known, &'static str); 10] = [
+        (Known::Accept, "accept"),
+        (Known::ContentType, "content-type"),
+        (Known::Date, "date"),
+        (Known::LastEventId, "last-event-id"),
+        (Known::Location, "location"),
+        (Known::McpMethod, "mcp-method"),
+        (Known::McpName, "mcp-name"),
+        (Known::McpProtocolVersion, "mcp-protocol-version"),
+        (Known::McpSessionId, "mcp-session-id"),
+        (Known::RetryAfter, "retry-after"),
+    ];
+
+    /// The known header `name` is, in any case. The length (and for the two of eight bytes,
+    /// the fourth byte) picks the one candidate, so most names are told apart without
+    /// comparing their text.
+    #[inline]
+    fn of(name: &[u8]) -> Option<Known> {
+        let (k, n) = match name.len() {
+            4 => (Known::Date, "date"),
+            6 => (Known::Accept, "accept"),
+            8 if name[3] == b'-' => (Known::McpName, "mcp-name"),
+            8 => (Known::Location, "location"),
+            10 => (Known::McpMethod, "mcp-method"),
+            11 => (Known::RetryAfter, "retry-after"),
+            12 => (Known::ContentType, "content-type"),
+            13 => (Known::LastEventId, "last-event-id"),
+            14 => (Known::McpSessionId, "mcp-session-id"),
+            20 => (Known::McpProtocolVersion, "mcp-protocol-version"),
+            _ => return None,
+        };
+        crate::wire::eq_lower(name, n.as_bytes()).then_some(k)
+    }
+}
+
+/// HTTP headers with case-insensitive lookup. Keeps the order and duplicates as sent.
+///
+/// Stored as one string of every name and value back to back, with where each ends. A set
+/// whose text passes 4 GiB keeps the headers that fit (no peer sends that much: HTTP stacks
+/// refuse heads of a few KiB).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Headers {
+    /// Names and values, back to back.
+    text: String,
+    /// The spans of the first [`INLINE`] headers (unused ones zero).
+    inline: [Span; INLINE],
+    /// The spans of the rest.
+    more: Vec<Span>,
+    /// How many headers.
+    len: usize,
+    /// Per [`Known`] header, 1 + the index of its first occurrence; 0 when not among the first
+    /// 255 headers (then a search decides).
+    known: [u8; Known::ALL.len()],
+}
+
+impl Headers {
+    /// An empty set.
+    pub fn new() -> Self {
+        Headers::default()
+    }
+
+    fn with_capacity(headers: usize, bytes: usize) -> Self {
+        Headers {
+            text: String::with_capacity(bytes),
+            more: Vec::with_capacity(headers.saturating_sub(INLINE)),
+            ..Headers::default()
+        }
+    }
+
+    /// Adds one header.
+    pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
+        let (name, value) = (name.as_ref(), value.as_ref());
+        let start = self.text.len();
+        let (Ok(start32), Ok(name_end), Ok(value_end)) = (
+            u32::try_from(start),
+            u32::try_from(start + name.len()),
+            u32::try_from(start + name.len() + value.len()),
+        ) else {
+            return;
+        };
+        if let Some(k) = Known::of(name.as_bytes())
+            && self.known[k as usize] == 0
+            && let Ok(at) = u8::try_from(self.len + 1)
+        {
+            self.known[k as usize] = at;
+        }
+        self.text.push_str(name);
+        self.text.push_str(value);
+        let span = [start32, name_end, value_end];
+        match self.inline.get_mut(self.len) {
+            Some(slot) => *slot = span,
+            None => self.more.push(span),
+        }
+        self.len += 1;
+    }
+
+    fn spans(&self) -> impl Iterator<Item = &Span> {
+        self.inline[..self.len.min(INLINE)].iter().chain(&self.more)
+    }
+
+    fn name_of(&self, &[start, name_end, _]: &Span) -> &str {
+        &self.text[start as usize..name_end as usize]
+    }
+
+    fn value_of(&self, &[_, name_end, value_end]: &Span) -> &str {
+        &self.text[name_end as usize..value_end as usize]
+    }
+
+    /// The first value of `name` (case-insensitive).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let name = name.as_bytes();
+        // Most names differ in length: that test alone passes most headers by.
+        self.spans()
+            .find(|span| {
+                (span[1] - span[0]) as usize == name.len()
+                    && crate::wire::eq_ignoring_case(self.name_of(span).as_bytes(), name)
+            })
+            .map(|span| self.value_of(span))
+    }
+
+    /// The first value of a known header: `get` of its name without the search.
+    #[inline]
+    pub(crate) fn known(&self, header: Known) -> Option<&str> {
+        match self.known[header as usize] {
+            0 if self.len >= usize::from(u8::MAX) => self.get(header.name()),
+            0 => None,
+            at => {
+                let i = usize::from(at - 1);
+                let span = match self.inline.get(i) {
+                    Some(span) => span,
+                    None => &self.more[i - INLINE],
+                };
+                Some(self.value_of(span))
+            }
+        }
+    }
+
+    /// The first `Mcp-Session-Id` value.
+    pub(crate) fn session_id(&self) -> Option<&str> {
+        self.known(Known::McpSessionId)
+    }
+
+    /// Whether there are no headers (a capture that did not record them).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// All headers, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.spans()
+            .map(|span| (self.name_of(span), self.value_of(span)))
+    }
+}
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl From<Vec<(String, String)>> for Headers {
+    fn from(pairs: Vec<(String, String)>) -> Self {
+        let bytes = pairs.iter().map(|(n, v)| n.len() + v.len()).sum();
+        let mut headers = Headers::with_capacity(pairs.len(), bytes);
+        for (name, value) in &pairs {
+            headers.push(name, value);
+        }
+        headers
+    }
+}
+
+impl<N: AsRef<str>, V: AsRef<str>> FromIterator<(N, V)> for Headers {
+    fn from_iter<I: IntoIterator<Item = (N, V)>>(iter: I) -> Self {
+        let iter = iter.into_iter();
+        let count = iter.size_hint().0;
+        let mut headers = Headers::with_capacity(count, count * BYTES_PER_HEADER);
+        for (name, value) in iter {
+            headers.push(name, value);
+        }
+        headers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table and the length switch of [`Known::of`] agree: every known name is found as
+    /// itself in any case, and each `Known` is at its own index.
+    #[test]
+    fn known_names_are_found_by_length() {
+        for (i, (k, name)) in Known::ALL.into_iter().enumerate() {
+            assert_eq!(k as usize, i, "{name}");
+            assert_eq!(Known::of(name.as_bytes()), Some(k));
+            assert_eq!(Known::of(name.to_uppercase().as_bytes()), Some(k));
+        }
+        assert_eq!(Known::of(b"mcp-nami"), None);
+        assert_eq!(Known::of(b"x-custom"), None);
+    }
+
+    /// Each known header noted at `push` is what a search for its name finds: absent, any
+    /// case, repeated, after other headers, next to near-miss names, in every way a set is
+    /// built, inline or past the inline spans.
+    #[test]
+    fn known_headers_are_what_a_search_finds() {
+        let names = [
+            "mcp-session-id",
+            "Mcp-Session-Id",
+            "MCP-SESSION-ID",
+            "mcp-session-ix",
+            "mcp-session-idd",
+            "Content-Type",
+            "content-typf",
+            "Location",
+            "mcp-name",
+            "x-other",
+        ];
+        let mut sets = 0;
+        for filler in [0, INLINE - 1, INLINE + 3] {
+            for a in 0..names.len() {
+                for b in 0..names.len() {
+                    for c in 0..names.len() {
+                        let pairs: Vec<(String, String)> = (0..filler)
+                            .map(|i| (format!("x-filler-{i}"), "f".to_owned()))
+                            .chain(
+                                [a, b, c]
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(i, &n)| (names[n].to_owned(), format!("v{i}"))),
+                            )
+                            .collect();
+                        let mut pushed = Headers::new();
+                        for (n, v) in &pairs {
+                            pushed.push(n, v);
+                        }
+                        let built = [
+                            Headers::from(pairs.clone()),
+                            pairs.iter().cloned().collect(),
+                            pushed,
+                        ];
+                        for h in &built {
+                            for (k, name) in Known::ALL {
+                                assert_eq!(h.known(k), h.get(name), "{name} in {pairs:?}");
+                            }
+                            assert_eq!(h.iter().count(), pairs.len());
+                            assert!(h.iter().eq(pairs.iter().map(|(n, v)| (&n[..], &v[..]))));
+                        }
+                        sets += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(sets, 3000);
+        assert_eq!(Headers::new().session_id(), None);
+    }
+
+    /// Past 255 headers the index is not noted, and the search still finds a late first one.
+    #[test]
+    fn a_known_header_after_255_others_is_found() {
+        let mut h = Headers::new();
+        for i in 0..300 {
+            h.push(format!("x-{i}"), "v");
+        }
+        h.push("Retry-After", "5");
+        assert_eq!(h.known(Known::RetryAfter), Some("5"));
+        assert_eq!(h.known(Known::Date), None);
+        assert_eq!(h.iter().count(), 301);
+    }
+}
