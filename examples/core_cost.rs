@@ -1,6 +1,7 @@
 //! Time per exchange of the bare core on a small JSON and SSE reply (no I/O):
-//! `cargo run --release --example core_cost [rounds]` (default 200,000). A round count lets
-//! an instruction counter take the difference of two runs, which machine load cannot move.
+//! `cargo run --release --example core_cost [rounds] [json|sse]` (default 200,000 rounds of
+//! each). A round count lets an instruction counter take the difference of two runs, which
+//! machine load cannot move; a kind runs that one alone.
 //! The exchanges are the `exchange` bench's (`cargo bench --bench exchange`), which times them
 //! with criterion and in interleaved rounds.
 use mcp_verdict::Session;
@@ -10,7 +11,11 @@ use std::time::Instant;
 mod exchange;
 
 fn main() {
+    let only = std::env::args().nth(2);
     for (name, ct, bytes) in exchange::kinds() {
+        if only.as_deref().is_some_and(|k| k != name) {
+            continue;
+        }
         let mut session = Session::default();
         let n: usize = match std::env::args().nth(1) {
             Some(a) => a.parse().expect("rounds: a whole number"),

@@ -470,48 +470,53 @@ impl Request {
     /// Builds the request facts from what was sent. Never fails: a body that is not JSON-RPC is
     /// [`BodyKind::Unreadable`].
     pub fn new(http_method: &str, headers: Headers, body: &[u8]) -> Self {
+        // Built where it is returned and filled in place: a request moved between helpers cost
+        // a copy of it each time.
+        let mut req = Request::empty(http_method, headers, BodyKind::None);
         if body.iter().all(u8::is_ascii_whitespace) {
-            return Request::empty(http_method, headers, BodyKind::None);
+            return req;
         }
         match Body::read(body) {
-            Some(parsed) => Request::from_body(http_method, headers, parsed),
-            None => Request::empty(http_method, headers, BodyKind::Unreadable),
+            Some(parsed) => req.take_body(parsed),
+            None => req.kind = BodyKind::Unreadable,
         }
+        req
     }
 
     /// Builds the request facts from a message already parsed (a client that holds the `Value`
     /// it sends need not serialize and parse it again).
     pub fn from_value(http_method: &str, headers: Headers, value: &Value) -> Self {
-        match Body::deserialize(value) {
-            Ok(parsed) => Request::from_body(http_method, headers, parsed),
-            Err(_) => Request::empty(http_method, headers, BodyKind::Unreadable),
+        let mut req = Request::empty(http_method, headers, BodyKind::Unreadable);
+        if let Ok(parsed) = Body::deserialize(value) {
+            req.take_body(parsed);
         }
+        req
     }
 
-    fn from_body(http_method: &str, headers: Headers, body: Body) -> Self {
-        let mut req = Request::empty(http_method, headers, BodyKind::Unreadable);
+    /// Reads a parsed body into the facts of a request made by [`Request::empty`].
+    fn take_body(&mut self, body: Body) {
+        self.kind = BodyKind::Unreadable;
         match body {
             Body::Single(m) => {
                 let answered = m.id.clone();
-                req.kind = req.take_message(m);
-                if req.kind == BodyKind::Response {
+                self.kind = self.take_message(m);
+                if self.kind == BodyKind::Response {
                     // The id of the server request this answers (links it to that request).
-                    req.id = answered;
+                    self.id = answered;
                 }
             }
             Body::Batch(items) => {
-                req.kind = BodyKind::Batch;
+                self.kind = BodyKind::Batch;
                 for item in items.into_iter().flatten() {
-                    let before = (req.method.clone(), req.id.clone(), req.params.clone());
-                    let is_first_request = req.id.is_none();
-                    if req.take_message(item) != BodyKind::Request || !is_first_request {
-                        (req.method, req.id, req.params) = before;
+                    let before = (self.method.clone(), self.id.clone(), self.params.clone());
+                    let is_first_request = self.id.is_none();
+                    if self.take_message(item) != BodyKind::Request || !is_first_request {
+                        (self.method, self.id, self.params) = before;
                     }
                 }
             }
             Body::Other => {}
         }
-        req
     }
 
     fn empty(http_method: &str, headers: Headers, kind: BodyKind) -> Self {

@@ -135,18 +135,22 @@ impl SseFramer {
     /// Makes this framer as [`SseFramer::new`] makes one, keeping its buffers' memory: a
     /// session reuses the framer of its last stream.
     pub(crate) fn reset(&mut self, max_event_bytes: usize) {
-        let mut line = std::mem::take(&mut self.line);
-        let mut data = std::mem::take(&mut self.data);
-        let mut event_type = std::mem::take(&mut self.event_type);
-        line.clear();
-        data.clear();
-        event_type.clear();
-        *self = SseFramer {
-            line,
-            data,
-            event_type,
-            ..SseFramer::new(max_event_bytes)
-        };
+        // Field by field: a whole new framer moved in costs a copy of it.
+        self.bom = Bom::Matching(0);
+        self.pending_cr = false;
+        self.line.clear();
+        self.data.clear();
+        self.event_type.clear();
+        self.id_buffer = None;
+        self.last_event_id = None;
+        self.event_has_id = false;
+        self.event_open = false;
+        self.offset = 0;
+        self.event_start = 0;
+        self.dispatched = 0;
+        self.max_event_bytes = max_event_bytes;
+        self.overflow = None;
+        self.halted = false;
     }
 
     /// The bytes its buffers hold allocated.

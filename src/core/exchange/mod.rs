@@ -265,6 +265,39 @@ struct Track {
     server_requests: Vec<ServerRequest>,
 }
 
+impl Track {
+    fn new(max_events: u64, token_text: Option<String>, listen: Option<ExchangeKind>) -> Self {
+        Track {
+            event_count: 0,
+            terminal: None,
+            parse_failed: false,
+            foreign_seen: false,
+            retry_ms: None,
+            last_progress: None,
+            max_events,
+            too_many: false,
+            token_text,
+            listen,
+            server_requests: Vec::new(),
+        }
+    }
+
+    /// Makes this track as [`Track::new`] makes one, keeping its vector's memory.
+    fn reset(&mut self, max_events: u64, token_text: Option<String>, listen: Option<ExchangeKind>) {
+        self.event_count = 0;
+        self.terminal = None;
+        self.parse_failed = false;
+        self.foreign_seen = false;
+        self.retry_ms = None;
+        self.last_progress = None;
+        self.max_events = max_events;
+        self.too_many = false;
+        self.token_text = token_text;
+        self.listen = listen;
+        self.server_requests.clear();
+    }
+}
+
 /// A media type in lower case: the two MCP answers with as fixed text.
 fn lower_case(media_type: &str) -> Cow<'static, str> {
     [wire::JSON, wire::EVENT_STREAM]
@@ -371,28 +404,18 @@ impl Exchange {
         self.body =
             if ok && media == Media::Sse && (self.req.expects_response() || listen.is_some()) {
                 let max_event_bytes = self.setup.limits.max_event_bytes;
-                let track = Track {
-                    event_count: 0,
-                    terminal: None,
-                    parse_failed: false,
-                    foreign_seen: false,
-                    retry_ms: None,
-                    last_progress: None,
-                    max_events: self.setup.limits.max_events,
-                    too_many: false,
-                    token_text: self.req.progress_token().map(Value::to_string),
-                    listen,
-                    server_requests: Vec::new(),
-                };
+                let max_events = self.setup.limits.max_events;
+                let token_text = self.req.progress_token().map(Value::to_string);
                 Body::Stream(match self.spare.stream.take() {
+                    // Reset field by field: a whole new state moved in costs a copy of it.
                     Some(mut stream) => {
                         stream.framer.reset(max_event_bytes);
-                        stream.track = track;
+                        stream.track.reset(max_events, token_text, listen);
                         stream
                     }
                     None => Box::new(Stream {
                         framer: SseFramer::new(max_event_bytes),
-                        track,
+                        track: Track::new(max_events, token_text, listen),
                     }),
                 })
             } else {
