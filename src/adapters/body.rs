@@ -480,7 +480,7 @@ pub(crate) fn finish(
             let mut guard = s.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             guard.finish_with(exchange, end, observer)
         }
-        None => exchange.finish_with(end, observer).0,
+        None => exchange.finish_with(end, observer),
     }
 }
 

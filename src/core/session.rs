@@ -211,7 +211,10 @@ impl Session {
         end: End,
         observer: &mut dyn Observer,
     ) -> Verdict {
-        let (mut verdict, learned) = exchange.finish_with(end, observer);
+        // The verdict comes back alone, built where it is returned: moving one out of a tuple
+        // cost a copy of it.
+        let mut verdict = exchange.finish_with(end, observer);
+        let learned = std::mem::take(&mut exchange.learned);
         self.spare = std::mem::take(&mut exchange.spare);
         if let Some(at) = self.lifecycle.deleted_at(exchange.request())
             && matches!(verdict.status, Some(400 | 404))

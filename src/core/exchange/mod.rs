@@ -184,6 +184,8 @@ pub struct Exchange {
     finished: bool,
     /// Buffers lent by the session, taken back when it finishes.
     pub(crate) spare: Spare,
+    /// What the finished exchange taught the session, taken by it.
+    pub(crate) learned: Learned,
 }
 
 #[derive(Debug)]
@@ -338,6 +340,7 @@ impl Exchange {
             limit_hit: None,
             finished: false,
             spare,
+            learned: Learned::default(),
         }
     }
 
@@ -505,13 +508,9 @@ impl Exchange {
         }
     }
 
-    /// Ends the exchange and gives the verdict (`end` says how the body ended), also reporting a JSON body's message to `observer` and
-    /// returning what the session learned.
-    pub(crate) fn finish_with(
-        &mut self,
-        end: End,
-        observer: &mut dyn Observer,
-    ) -> (Verdict, Learned) {
+    /// Ends the exchange and gives the verdict (`end` says how the body ended), also reporting
+    /// a JSON body's message to `observer`; what the session learned is left in `learned`.
+    pub(crate) fn finish_with(&mut self, end: End, observer: &mut dyn Observer) -> Verdict {
         debug_assert!(
             !self.finished,
             "the exchange was finished twice: it has given its verdict already"
@@ -565,7 +564,8 @@ impl Exchange {
         }
         v.content_type = head.and_then(|h| h.content_type);
         v.violations = std::mem::take(&mut self.findings).into_vec();
-        (v, terminal.learned)
+        self.learned = terminal.learned;
+        v
     }
 
     fn base_verdict(&self, end: End) -> Verdict {

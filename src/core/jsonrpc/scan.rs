@@ -166,6 +166,9 @@ fn special(b: &[u8], mut i: usize) -> Option<usize> {
 }
 
 /// An object key at `i` without escapes: its bytes and the index after its closing quote.
+/// Inlined: called for every key of every message, a call and its returned pair cost as much
+/// as the search of a short key.
+#[inline(always)]
 pub(crate) fn key(b: &[u8], i: usize) -> Option<(&[u8], usize)> {
     if b.get(i) != Some(&b'"') {
         return None;
@@ -185,7 +188,8 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
 
 /// A string at `i` (at its opening quote): the index after its closing quote, and whether it
 /// holds no escape.
-#[inline]
+/// Inlined, as [`key`]: its callers read the strings of every message.
+#[inline(always)]
 fn string_escapes(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     i += 1;
     let mut plain = true;
@@ -211,7 +215,8 @@ fn string_escapes(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     }
 }
 
-/// A number at `i`, by the JSON grammar; the index after it.
+/// A number at `i`, by the JSON grammar; the index after it. Inlined, as [`key`].
+#[inline(always)]
 pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
     let digits = |b: &[u8], mut i: usize| {
         let start = i;
