@@ -53,7 +53,7 @@ impl Known {
     /// The known header `name` is, in any case. The length (and for the two of eight bytes,
     /// the fourth byte) picks the one candidate, so most names are told apart without
     /// comparing their text.
-    #[inline]
+    #[inline(always)]
     fn of(name: &[u8]) -> Option<Known> {
         let (k, n) = match name.len() {
             4 => (Known::Date, "date"),
@@ -158,7 +158,7 @@ impl Headers {
     }
 
     /// The first value of a known header: `get` of its name without the search.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn known(&self, header: Known) -> Option<&str> {
         match self.known[header as usize] {
             0 if self.len >= usize::from(u8::MAX) => self.get(header.name()),
