@@ -311,7 +311,8 @@ impl StreamSink<'_> {
             }
             Kind::Notification => self.notification(env, at),
             Kind::Response if mine => {
-                let mut terminal = Terminal::default();
+                // Judged where it is kept: a terminal built aside and moved in cost a copy.
+                let terminal = self.stream.terminal.insert(Terminal::default());
                 judge_terminal(
                     env,
                     scanned,
@@ -319,9 +320,8 @@ impl StreamSink<'_> {
                     self.version,
                     self.findings,
                     at,
-                    &mut terminal,
+                    terminal,
                 );
-                self.stream.terminal = Some(terminal);
             }
             Kind::Response if sibling => {}
             Kind::Response if self.stream.listen == Some(ExchangeKind::Resume) => {}
