@@ -437,4 +437,67 @@ mod tests {
         s.learn_tool("tool-9".into(), false);
         assert_eq!((s.tools["tool-9"], s.tools_forgotten()), (false, 7));
     }
+
+    /// The buffers a session lends from one exchange to the next never carry anything over:
+    /// after every kind of body (a cut-off event, a BOM, a trailing CR, ids and retry, an event
+    /// or body over its limit, a foreign event type, JSON over its cap), the next exchange gets
+    /// the verdict it gets from a clone of the session, which starts without spare buffers.
+    #[test]
+    fn a_lent_buffer_judges_as_a_fresh_one() {
+        let reply = r#"{"jsonrpc":"2.0","id":ID,"result":{"content":[{"type":"text","text":"hi"}],"isError":false}}"#;
+        let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":ID,"progress":1}}"#;
+        let sse = |body: String| ("text/event-stream", body);
+        let bodies: Vec<(&str, String)> = vec![
+            sse(format!("event: message\ndata: {reply}\n\n")),
+            sse(format!("\u{feff}data: {progress}\n\ndata: {reply}\n\n")),
+            sse(format!("data: {reply}\r")),
+            sse(format!("data: {progress}\n\ndata: {reply}")),
+            sse(format!("id: 7\nretry: 50\ndata: {progress}\n\n")),
+            sse(format!("data: {}\n\n", "x".repeat(300))),
+            sse(format!("event: other\ndata: {reply}\n\n: note\n")),
+            sse(format!(
+                "data: {progress}\n\ndata: {progress}\n\ndata: {progress}\n\n"
+            )),
+            ("application/json", reply.to_owned()),
+            ("application/json", format!("[{reply}]")),
+            ("application/json", format!("{reply}{}", " ".repeat(600))),
+        ];
+        let limits = Limits {
+            max_event_bytes: 256,
+            max_body_bytes: 512,
+            max_events: 2,
+            ..Limits::default()
+        };
+        let judge = |s: &mut Session, id: usize, (content_type, body): &(&str, String)| {
+            let body = body.replace("ID", &id.to_string());
+            let request = serde_json::json!({
+                "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {}, "_meta": {"progressToken": id}},
+            });
+            let mut ex = post(s, request);
+            ex.on_head(ResponseHead {
+                status: 200,
+                headers: Headers::from_iter([("content-type", *content_type)]),
+            });
+            for chunk in body.as_bytes().chunks(7) {
+                ex.feed(chunk);
+            }
+            s.finish(&mut ex, End::Eof)
+        };
+        let mut compared = 0;
+        for first in &bodies {
+            for then in &bodies {
+                let mut lent = Session::new(limits);
+                judge(&mut lent, 1, first);
+                let mut fresh = lent.clone();
+                assert_eq!(
+                    judge(&mut lent, 2, then),
+                    judge(&mut fresh, 2, then),
+                    "{then:?} after {first:?}"
+                );
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, bodies.len() * bodies.len());
+    }
 }
