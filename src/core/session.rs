@@ -488,7 +488,7 @@ mod tests {
         for first in &bodies {
             for then in &bodies {
                 let mut lent = Session::new(limits);
-                judge(&mut lent, 1, first);
+                let _ = judge(&mut lent, 1, first);
                 let mut fresh = lent.clone();
                 assert_eq!(
                     judge(&mut lent, 2, then),
