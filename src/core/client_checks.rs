@@ -71,8 +71,6 @@ fn check_accept(req: &Request, findings: &mut Findings) {
 /// time and each compared whole: a window slid over every byte was a tenth of the cost of
 /// judging a small exchange.
 fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let (h, n) = (haystack.as_bytes(), needle.as_bytes());
     let Some(&first) = n.first() else {
         return true;
@@ -82,13 +80,13 @@ fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
     };
     let matches_at = |at: usize| wire::eq_lower(&h[at..at + n.len()], n);
     let mut i = 0;
-    while let Some(word) = h.get(i..i + 8).filter(|_| i + 8 <= last_start + 1) {
+    while i + 8 <= last_start + 1 {
         // `| 0x20` makes an upper-case letter lower case (and lets a few other bytes through,
-        // which the comparison turns down); a high bit marks each byte equal to `first` (and
-        // maybe a byte above one: also turned down).
-        let x = (u64::from_le_bytes(word.try_into().unwrap_or_default()) | (ONES * 0x20))
-            ^ (ONES * u64::from(first));
-        let mut hits = x.wrapping_sub(ONES) & !x & HIGH;
+        // which the comparison turns down); a hit marks each byte equal to `first` (and maybe
+        // a byte above one: also turned down).
+        let word = <[u8; 8]>::try_from(&h[i..i + 8]).map_or(0, u64::from_le_bytes);
+        let mut hits =
+            wire::zero_bytes((word | (wire::ONES * 0x20)) ^ (wire::ONES * u64::from(first)));
         while hits != 0 {
             if matches_at(i + (hits.trailing_zeros() / 8) as usize) {
                 return true;

@@ -29,30 +29,12 @@ pub(crate) enum Known {
 }
 
 impl Known {
-    /// Its name in lower case.
-    fn name(self) -> &'static str {
-        static ALL: [(Known, &str); Known::ALL.len()] = Known::ALL;
-        ALL[self as usize].1
-    }
+    /// How many there are.
+    const COUNT: usize = Known::RetryAfter as usize + 1;
 
-    /// Every known header with its name in lower case, as [`Known::of`] tells them (the tests
-    /// hold the two to each other).
-    const ALL: [(Known, &'static str); 10] = [
-        (Known::Accept, "accept"),
-        (Known::ContentType, "content-type"),
-        (Known::Date, "date"),
-        (Known::LastEventId, "last-event-id"),
-        (Known::Location, "location"),
-        (Known::McpMethod, "mcp-method"),
-        (Known::McpName, "mcp-name"),
-        (Known::McpProtocolVersion, "mcp-protocol-version"),
-        (Known::McpSessionId, "mcp-session-id"),
-        (Known::RetryAfter, "retry-after"),
-    ];
-
-    /// The known header `name` is, in any case. The length (and for the two of eight bytes,
-    /// the fourth byte) picks the one candidate, so most names are told apart without
-    /// comparing their text.
+    /// The known header `name` is, in any case: the one table of their names. The length (and
+    /// for the two of eight bytes, the fourth byte) picks the one candidate, so most names are
+    /// told apart without comparing their text.
     #[inline(always)]
     fn of(name: &[u8]) -> Option<Known> {
         let (k, n) = match name.len() {
@@ -89,7 +71,7 @@ pub struct Headers {
     len: usize,
     /// Per [`Known`] header, 1 + the index of its first occurrence; 0 when not among the first
     /// 255 headers (then a search decides).
-    known: [u8; Known::ALL.len()],
+    known: [u8; Known::COUNT],
 }
 
 impl Headers {
@@ -157,11 +139,12 @@ impl Headers {
             .map(|span| self.value_of(span))
     }
 
-    /// The first value of a known header: `get` of its name without the search.
+    /// The first value of a known header: `get` of its name without the search (but for a
+    /// first occurrence past 255 headers).
     #[inline(always)]
     pub(crate) fn known(&self, header: Known) -> Option<&str> {
         match self.known[header as usize] {
-            0 if self.len >= usize::from(u8::MAX) => self.get(header.name()),
+            0 if self.len >= usize::from(u8::MAX) => self.search(header),
             0 => None,
             at => {
                 let i = usize::from(at - 1);
@@ -172,6 +155,15 @@ impl Headers {
                 Some(self.value_of(span))
             }
         }
+    }
+
+    /// The first value of `header` by a search: for a set whose first occurrence of it may lie
+    /// past the 255 headers `push` notes.
+    #[cold]
+    fn search(&self, header: Known) -> Option<&str> {
+        self.spans()
+            .find(|span| Known::of(self.name_of(span).as_bytes()) == Some(header))
+            .map(|span| self.value_of(span))
     }
 
     /// The first `Mcp-Session-Id` value.
@@ -224,14 +216,30 @@ impl<N: AsRef<str>, V: AsRef<str>> FromIterator<(N, V)> for Headers {
 mod tests {
     use super::*;
 
-    /// The table and the length switch of [`Known::of`] agree: every known name is found as
-    /// itself in any case, and each `Known` is at its own index.
+    /// Every known header with its name as HTTP peers write it (the table [`Known::of`] must
+    /// agree with), in the order of the enum.
+    const KNOWN: [(Known, &str); Known::COUNT] = [
+        (Known::Accept, "Accept"),
+        (Known::ContentType, "Content-Type"),
+        (Known::Date, "Date"),
+        (Known::LastEventId, "Last-Event-ID"),
+        (Known::Location, "Location"),
+        (Known::McpMethod, "Mcp-Method"),
+        (Known::McpName, "Mcp-Name"),
+        (Known::McpProtocolVersion, "MCP-Protocol-Version"),
+        (Known::McpSessionId, "Mcp-Session-Id"),
+        (Known::RetryAfter, "Retry-After"),
+    ];
+
+    /// The length switch of [`Known::of`] finds every known name, in any case, and each
+    /// `Known` is at its own index.
     #[test]
     fn known_names_are_found_by_length() {
-        for (i, (k, name)) in Known::ALL.into_iter().enumerate() {
+        for (i, &(k, name)) in KNOWN.iter().enumerate() {
             assert_eq!(k as usize, i, "{name}");
             assert_eq!(Known::of(name.as_bytes()), Some(k));
             assert_eq!(Known::of(name.to_uppercase().as_bytes()), Some(k));
+            assert_eq!(Known::of(name.to_lowercase().as_bytes()), Some(k));
         }
         assert_eq!(Known::of(b"mcp-nami"), None);
         assert_eq!(Known::of(b"x-custom"), None);
@@ -278,7 +286,7 @@ mod tests {
                             pushed,
                         ];
                         for h in &built {
-                            for (k, name) in Known::ALL {
+                            for &(k, name) in &KNOWN {
                                 assert_eq!(h.known(k), h.get(name), "{name} in {pairs:?}");
                             }
                             assert_eq!(h.iter().count(), pairs.len());

@@ -89,11 +89,27 @@ pub(crate) fn eq_lower(a: &[u8], lower: &[u8]) -> bool {
     fold(word(a, n - 8)) == word(lower, n - 8)
 }
 
+/// A one in every byte of a word, for the word-at-a-time byte tricks here and in the scans.
+pub(crate) const ONES: u64 = 0x0101_0101_0101_0101;
+/// The high bit of every byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// A high bit in each byte of `w` that is zero (and, above the lowest such byte, maybe in a
+/// byte that is one: callers read the lowest hit, or check each hit).
+#[inline(always)]
+pub(crate) fn zero_bytes(w: u64) -> u64 {
+    w.wrapping_sub(ONES) & !w & HIGH
+}
+
+/// A high bit in each byte of `w` below `0x20` (a control character), as [`zero_bytes`].
+#[inline(always)]
+pub(crate) fn control_bytes(w: u64) -> u64 {
+    w.wrapping_sub(ONES * 0x20) & !w & HIGH
+}
+
 /// Eight bytes with every ASCII upper-case letter made lower case (others kept).
 #[inline]
 fn fold(w: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     // Per byte, on its low seven bits (no carry leaves a byte): the high bit is set when the
     // byte is at least `A`, and when it is past `Z`.
     let low = w & !HIGH;

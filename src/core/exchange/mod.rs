@@ -249,7 +249,7 @@ struct Stream {
 }
 
 /// SSE bookkeeping, updated by the sink the framer calls.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Track {
     event_count: u64,
     terminal: Option<Terminal>,
@@ -269,22 +269,13 @@ struct Track {
 
 impl Track {
     fn new(max_events: u64, token_text: Option<String>, listen: Option<ExchangeKind>) -> Self {
-        Track {
-            event_count: 0,
-            terminal: None,
-            parse_failed: false,
-            foreign_seen: false,
-            retry_ms: None,
-            last_progress: None,
-            max_events,
-            too_many: false,
-            token_text,
-            listen,
-            server_requests: Vec::new(),
-        }
+        let mut track = Track::default();
+        track.reset(max_events, token_text, listen);
+        track
     }
 
-    /// Makes this track as [`Track::new`] makes one, keeping its vector's memory.
+    /// Makes this track new, keeping its vector's memory: the one list of a new track's
+    /// fields.
     fn reset(&mut self, max_events: u64, token_text: Option<String>, listen: Option<ExchangeKind>) {
         self.event_count = 0;
         self.terminal = None;

@@ -144,16 +144,13 @@ pub(crate) fn ws(b: &[u8], mut i: usize) -> usize {
 /// Inlined into its two callers: a call per key cost a third of the key's search.
 #[inline(always)]
 fn special(b: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // A high bit where a byte of `v` is zero (or, above the first such byte, maybe another:
-    // only the lowest is read).
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    use crate::wire::{ONES, control_bytes, zero_bytes};
     while let Some(word) = b.get(i..i + 8) {
         let w = u64::from_le_bytes(word.try_into().ok()?);
-        let hits = zero(w ^ (ONES * u64::from(b'"')))
-            | zero(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        // Only the lowest hit is read (see `zero_bytes`).
+        let hits = zero_bytes(w ^ (ONES * u64::from(b'"')))
+            | zero_bytes(w ^ (ONES * u64::from(b'\\')))
+            | control_bytes(w);
         if hits != 0 {
             return Some(i + (hits.trailing_zeros() / 8) as usize);
         }
