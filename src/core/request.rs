@@ -295,35 +295,36 @@ impl Message {
             return None;
         }
         let mut m = Message::default();
-        let end = scan::members(b, open, |key, at| {
-            if key == b"params" {
+        let end = scan::members(b, open, |key, at| match key {
+            b"params" => {
                 let (params, end) = Params::scan(text, at)?;
                 m.params = Some(params);
-                return Some(end);
+                Some(end)
             }
-            let end = scan::any(b, at, 1)?;
-            let raw = &text[at..end];
-            match key {
-                b"method" => {
-                    m.method = match raw.as_bytes()[0] {
-                        b'"' if !raw.as_bytes().contains(&b'\\') => {
-                            Some(method_name(&raw[1..raw.len() - 1]))
-                        }
-                        _ => text_of(raw)?.map(method_name),
-                    }
-                }
-                b"id" => {
-                    m.id = match raw.as_bytes()[0] {
-                        b'{' | b'[' => return None,
-                        b'-' | b'0'..=b'9' => Some(Value::Number(flat::number(raw)?)),
-                        b'"' => Some(Value::String(text_of(raw)??)),
-                        _ => Some(value_of(raw)?).filter(|v| !v.is_null()),
-                    }
-                }
-                b"result" | b"error" => m.answer = true,
-                _ => {}
+            b"method" => {
+                let (method, end) = text_at(text, at, 1)?;
+                m.method = method.map(method_name);
+                Some(end)
             }
-            Some(end)
+            b"id" if b[at] == b'"' => {
+                let (id, end) = text_at(text, at, 1)?;
+                m.id = id.map(|id| Value::String(id.to_owned()));
+                Some(end)
+            }
+            b"id" => {
+                let end = scan::any(b, at, 1)?;
+                let raw = &text[at..end];
+                m.id = match b[at] {
+                    b'{' | b'[' => return None,
+                    b'-' | b'0'..=b'9' => Some(Value::Number(flat::number(raw)?)),
+                    _ => Some(value_of(raw)?).filter(|v| !v.is_null()),
+                };
+                Some(end)
+            }
+            _ => {
+                m.answer |= key == b"result" || key == b"error";
+                scan::any(b, at, 1)
+            }
         })?;
         (scan::ws(b, end) == b.len()).then_some(m)
     }
@@ -357,21 +358,27 @@ impl Params {
         }
         let mut p = Params::default();
         let end = scan::members(b, at, |key, at| {
-            let end = scan::any(b, at, 2)?;
-            let raw = &text[at..end];
-            match key {
-                b"name" => p.name = text_of(raw)?,
-                b"uri" => p.uri = text_of(raw)?,
-                b"protocolVersion" => p.protocol_version = text_of(raw)?,
-                b"_meta" => {
-                    p.meta = match value_of(raw)? {
-                        Value::Object(m) => Some(m),
-                        _ => None,
+            let slot = match key {
+                b"name" => &mut p.name,
+                b"uri" => &mut p.uri,
+                b"protocolVersion" => &mut p.protocol_version,
+                _ => {
+                    let end = scan::any(b, at, 2)?;
+                    match key {
+                        b"_meta" => {
+                            p.meta = match value_of(&text[at..end])? {
+                                Value::Object(m) => Some(m),
+                                _ => None,
+                            }
+                        }
+                        b"inputResponses" | b"requestState" => p.mrtr = true,
+                        _ => {}
                     }
+                    return Some(end);
                 }
-                b"inputResponses" | b"requestState" => p.mrtr = true,
-                _ => {}
-            }
+            };
+            let (value, end) = text_at(text, at, 2)?;
+            *slot = value.map(str::to_owned);
             Some(end)
         })?;
         Some((p, end))
@@ -400,17 +407,22 @@ impl Params {
     }
 }
 
-/// A member's text read as [`Text`] reads it: `Some(value)` of a string, `Some(None)` for any
-/// other value; `None` where the scan leaves it to serde_json (an escape, a number serde_json
-/// would refuse).
-fn text_of(raw: &str) -> Option<Option<String>> {
-    match raw.as_bytes()[0] {
+/// The member value at `at` (nested at `depth`) read as [`Text`] reads it, with the index
+/// after it: the text of a string, `None` for any other value; `None` for the whole where the
+/// scan leaves it to serde_json (an escape, a number serde_json would refuse). One pass: the
+/// string's scan tells whether it holds an escape.
+fn text_at(text: &str, at: usize, depth: u32) -> Option<(Option<&str>, usize)> {
+    let b = text.as_bytes();
+    match b[at] {
         b'"' => {
-            let inner = &raw[1..raw.len() - 1];
-            (!inner.as_bytes().contains(&b'\\')).then(|| Some(inner.to_owned()))
+            let (end, plain) = scan::string_escapes(b, at)?;
+            plain.then(|| (Some(&text[at + 1..end - 1]), end))
         }
-        b'-' | b'0'..=b'9' => flat::number(raw).map(|_| None),
-        _ => Some(None),
+        b'-' | b'0'..=b'9' => {
+            let end = scan::number(b, at)?;
+            flat::number(&text[at..end]).map(|_| (None, end))
+        }
+        _ => Some((None, scan::any(b, at, depth)?)),
     }
 }
 

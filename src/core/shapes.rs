@@ -1031,6 +1031,9 @@ mod tests {
             r#"{"type":"text","text":"hi","_meta":{}}"#,
             r#"{"type":"text","text":"hi","annotations":{"priority":"x"}}"#,
             r#"{"t\u0079pe":"text","text":"hi"}"#,
+            r#"{"type":"text","text":"a\"}b"}"#,
+            r#"{"type":"text","text":"hi" }"#,
+            r#"{"type":"text","text":"hi","type":"image"}"#,
             "1",
             "[]",
         ];

@@ -187,7 +187,7 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
 /// holds no escape.
 /// Inlined, as [`key`]: its callers read the strings of every message.
 #[inline(always)]
-fn string_escapes(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
+pub(crate) fn string_escapes(b: &[u8], mut i: usize) -> Option<(usize, bool)> {
     i += 1;
     let mut plain = true;
     loop {

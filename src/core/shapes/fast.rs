@@ -60,7 +60,16 @@ pub(crate) fn text_blocks(text: &str, at: usize, depth: u32) -> Option<usize> {
 
 /// A plain text block at `at`, its member values nested at `depth`; the index after it.
 fn text_block(content: &str, at: usize, depth: u32) -> Option<usize> {
+    // The block as the SDKs serialize it (`type` first, then `text`, nothing else): told by
+    // one compare and the string's scan. Anything else takes the member loop.
+    const PLAIN: &[u8] = br#"{"type":"text","text":""#;
     let b = content.as_bytes();
+    if b.get(at..at + PLAIN.len()) == Some(PLAIN)
+        && let Some(end) = scan::any(b, at + PLAIN.len() - 1, depth)
+        && b.get(end) == Some(&b'}')
+    {
+        return Some(end + 1);
+    }
     if b.get(at) != Some(&b'{') {
         return None;
     }
@@ -83,4 +92,52 @@ fn text_block(content: &str, at: usize, depth: u32) -> Option<usize> {
         Some(end)
     })?;
     (kind == 1 && text == 1 && !other).then_some(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::text_blocks;
+    use serde_json::{Map, Value};
+
+    /// `text_blocks` says "plain" only of an array serde_json reads as text blocks (other
+    /// members allowed, but not `_meta` or `annotations`), and reads it to its end: whether
+    /// the block is in the SDKs' order (the one-compare path) or not.
+    #[test]
+    fn text_blocks_are_told_as_serde_json_reads_them() {
+        let plain = [
+            r#"[{"type":"text","text":"hi"}]"#,
+            r#"[{"type":"text","text":"a\"}b"}]"#,
+            r#"[{"type":"text","text":"hi" }]"#,
+            r#"[ {"text":"x","type":"text"} , {"type":"text","text":""} ]"#,
+            r#"[{"type":"text","text":"hi","x":1}]"#,
+            r#"[]"#,
+        ];
+        let not_plain = [
+            r#"[{"type":"text","text":"hi","type":"image"}]"#,
+            r#"[{"type":"text","text":"hi","_meta":{}}]"#,
+            r#"[{"type":"text","text":"hi",]"#,
+            r#"[{"type":"text","text":"hi"}"#,
+            r#"[{"type":"text","text":"hi"]"#,
+            "[{\"type\":\"text\",\"text\":\"h\u{1}i\"}]",
+            r#"[{"type":"text","text":1}]"#,
+        ];
+        let serde_plain = |text: &str| {
+            serde_json::from_str::<Vec<Map<String, Value>>>(text).is_ok_and(|blocks| {
+                blocks.iter().all(|b| {
+                    !b.contains_key("_meta")
+                        && !b.contains_key("annotations")
+                        && b.get("type").and_then(Value::as_str) == Some("text")
+                        && b.get("text").is_some_and(Value::is_string)
+                })
+            })
+        };
+        for text in plain {
+            assert!(serde_plain(text), "{text}");
+            assert_eq!(text_blocks(text, 0, 1), Some(text.len()), "{text}");
+        }
+        for text in not_plain {
+            assert!(!serde_plain(text), "{text}");
+            assert_eq!(text_blocks(text, 0, 1), None, "{text}");
+        }
+    }
 }
