@@ -198,7 +198,7 @@ impl SseFramer {
             return Ok(());
         }
         while !rest.is_empty() {
-            let Some(i) = memchr2(b'\r', b'\n', rest) else {
+            let Some(i) = line_end_in(rest) else {
                 self.check_size(self.offset + rest.len() as u64)?;
                 self.line.extend_from_slice(rest);
                 self.offset += rest.len() as u64;
@@ -330,7 +330,7 @@ impl SseFramer {
             self.event_open = true;
             self.event_start = offset;
         }
-        let (field, value) = match memchr(b':', line) {
+        let (field, value) = match colon(line) {
             Some(c) => {
                 let v = &line[c + 1..];
                 (&line[..c], v.strip_prefix(b" ").unwrap_or(v))
@@ -449,6 +449,38 @@ impl SseFramer {
             data,
             offset: start,
         })
+    }
+}
+
+/// The first CR or LF in `bytes` (most often the start of a line). A `data` line is left to the
+/// vector search; any other (an `event`, `id` or `retry` field, a comment) is most likely short, and
+/// its first two words are read eight bytes at a time first: the vector search costs more to
+/// set up than such a line takes to read.
+#[inline]
+fn line_end_in(bytes: &[u8]) -> Option<usize> {
+    use crate::wire::{ONES, zero_bytes};
+    let short = if bytes.starts_with(b"data") { 0 } else { 2 };
+    for (w, word) in bytes.chunks_exact(8).take(short).enumerate() {
+        let w8 = u64::from_le_bytes(word.try_into().ok()?);
+        // Only the lowest hit is read (see `zero_bytes`).
+        let hits =
+            zero_bytes(w8 ^ (ONES * u64::from(b'\r'))) | zero_bytes(w8 ^ (ONES * u64::from(b'\n')));
+        if hits != 0 {
+            return Some(w * 8 + (hits.trailing_zeros() / 8) as usize);
+        }
+    }
+    let skipped = bytes.len().min(8 * short) & !7;
+    memchr2(b'\r', b'\n', &bytes[skipped..]).map(|i| i + skipped)
+}
+
+/// The first colon of a field line, which ends its name. The names MCP servers send are
+/// short, so the first bytes are looked at one by one: a vector search costs more to set up
+/// than such a name takes to read. A line with no colon early takes the vector search.
+fn colon(line: &[u8]) -> Option<usize> {
+    let head = &line[..line.len().min(8)];
+    match head.iter().position(|&c| c == b':') {
+        Some(i) => Some(i),
+        None => memchr(b':', &line[head.len()..]).map(|i| i + head.len()),
     }
 }
 

@@ -30,7 +30,7 @@ use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
 use crate::tool_result::{self, ResultMembers, ScannedMembers};
-use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Unterminated, Verdict};
+use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::wire;
 
@@ -208,37 +208,15 @@ struct Terminal {
     learned: Learned,
 }
 
-/// What the body came to, returned by `judge_body`: the outcome, what the terminal response said,
-/// and, for an SSE body, the stream's own facts.
-struct BodyJudgement {
-    outcome: Outcome,
-    terminal: Terminal,
-    stream: Option<StreamFacts>,
-}
-
-impl BodyJudgement {
-    fn outcome(outcome: Outcome) -> Self {
-        BodyJudgement {
-            outcome,
-            terminal: Terminal::default(),
-            stream: None,
-        }
+impl Terminal {
+    /// Hands what the terminal response said to the verdict, and what it taught to `learned`
+    /// (the exchange's): taken where it lies, since moving a terminal out cost a copy of it.
+    fn hand_over(&mut self, v: &mut Verdict, learned: &mut Learned) {
+        v.error_code = self.error_code;
+        v.error_message = self.error_message.take();
+        v.result_type = self.result_type.take();
+        *learned = std::mem::take(&mut self.learned);
     }
-}
-
-/// What an SSE body tells beyond its outcome; each goes into the verdict field of its name.
-#[derive(Debug, Default)]
-struct StreamFacts {
-    /// `None` for a body the capture did not keep: unknown, not zero.
-    event_count: Option<u64>,
-    /// Requests the server sent on the stream.
-    server_requests: Vec<ServerRequest>,
-    /// 2025-x only, like `resumable` and `retry_ms`.
-    last_event_id: Option<String>,
-    resumable: bool,
-    /// The SSE `retry` field, for the advice's delay.
-    retry_ms: Option<u64>,
-    unterminated: Option<Unterminated>,
 }
 
 /// An SSE body: the framer and what the events told so far.
@@ -508,7 +486,7 @@ impl Exchange {
         );
         self.finished = true;
         let mut v = self.base_verdict(end);
-        let mut terminal = Terminal::default();
+        // The SSE `retry` field, for the advice's delay (2025-x only).
         let mut sse_retry = None;
         let head = self.head.take();
         let outcome = match &head {
@@ -518,26 +496,14 @@ impl Exchange {
             Some(h) => {
                 v.status = Some(h.status);
                 let mut body = std::mem::replace(&mut self.body, Body::AwaitHead);
-                let judged = self.judge_body(h, &mut body, end, observer);
+                let outcome = self.judge_body(h, &mut body, end, observer, &mut v, &mut sse_retry);
                 self.spare.keep(body);
-                terminal = judged.terminal;
-                if let Some(s) = judged.stream {
-                    v.event_count = s.event_count;
-                    v.server_requests = s.server_requests;
-                    v.last_event_id = s.last_event_id;
-                    v.resumable = s.resumable;
-                    v.unterminated = s.unterminated;
-                    sse_retry = s.retry_ms;
-                }
-                judged.outcome
+                outcome
             }
         };
         v.outcome = outcome;
         v.layer = outcome.layer();
         v.complete = outcome.is_complete();
-        v.error_code = terminal.error_code;
-        v.error_message = terminal.error_message.take();
-        v.result_type = terminal.result_type.take();
         v.limit = self.limit_hit;
         v.retry = retry::advise(&RetryFacts {
             outcome,
@@ -555,7 +521,6 @@ impl Exchange {
         }
         v.content_type = head.and_then(|h| h.content_type);
         v.violations = std::mem::take(&mut self.findings).into_vec();
-        self.learned = terminal.learned;
         v
     }
 
@@ -595,35 +560,38 @@ impl Exchange {
         }
     }
 
+    /// What the body came to: its outcome, with what the terminal response said and the
+    /// stream's facts written into `v` where they lie (and the stream's `retry` field into
+    /// `sse_retry`).
     fn judge_body(
         &mut self,
         head: &Head,
         body: &mut Body,
         end: End,
         observer: &mut dyn Observer,
-    ) -> BodyJudgement {
+        v: &mut Verdict,
+        sse_retry: &mut Option<u64>,
+    ) -> Outcome {
         let status = head.status;
         let own_stream = self.kind.is_session_entry() && !self.req.expects_response();
         if own_stream && status == 405 {
-            return BodyJudgement::outcome(Outcome::MethodNotAllowed);
+            return Outcome::MethodNotAllowed;
         }
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
             if let Body::Buffer { buf, .. } = &*body
                 && let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf))
             {
-                let mut judged = BodyJudgement::outcome(Outcome::HttpError);
-                judged.terminal.error_code = Some(code);
-                judged.terminal.error_message = Some(message);
-                return judged;
+                v.error_code = Some(code);
+                v.error_message = Some(message);
             }
-            return BodyJudgement::outcome(Outcome::HttpError);
+            return Outcome::HttpError;
         }
         if self.kind == ExchangeKind::Terminate {
-            return BodyJudgement::outcome(Outcome::SessionTerminated);
+            return Outcome::SessionTerminated;
         }
         if own_stream {
-            return self.judge_listen(head, body);
+            return self.judge_listen(head, body, v);
         }
         if !self.req.expects_response() {
             // Notification or response POST: 202 and no body.
@@ -634,7 +602,7 @@ impl Exchange {
                     None,
                 );
             }
-            return BodyJudgement::outcome(Outcome::NotificationAccepted);
+            return Outcome::NotificationAccepted;
         }
         if status == 202 || status == 204 {
             self.findings.add(
@@ -642,29 +610,25 @@ impl Exchange {
                 format!("request answered with {status}"),
                 None,
             );
-            return BodyJudgement::outcome(Outcome::UnexpectedAccepted);
+            return Outcome::UnexpectedAccepted;
         }
         match body {
             Body::Stream(stream) => {
-                let (outcome, facts) = self.judge_stream(stream, end);
-                BodyJudgement {
-                    outcome,
-                    terminal: stream.track.terminal.take().unwrap_or_default(),
-                    stream: Some(facts),
+                let outcome = self.judge_stream(stream, end, v, sse_retry);
+                if let Some(terminal) = &mut stream.track.terminal {
+                    terminal.hand_over(v, &mut self.learned);
                 }
+                outcome
             }
             Body::Buffer { buf, over, .. } if head.media == Media::Json => {
                 if *over {
                     self.limit_hit = Some(LimitKind::BodyBytes);
-                    return BodyJudgement::outcome(Outcome::LimitExceeded);
+                    return Outcome::LimitExceeded;
                 }
                 let mut terminal = Terminal::default();
                 let outcome = self.judge_json(buf, end, &mut terminal, observer);
-                BodyJudgement {
-                    outcome,
-                    terminal,
-                    stream: None,
-                }
+                terminal.hand_over(v, &mut self.learned);
+                outcome
             }
             _ => {
                 self.findings.add(
@@ -675,7 +639,7 @@ impl Exchange {
                     ),
                     None,
                 );
-                BodyJudgement::outcome(Outcome::UnexpectedContentType)
+                Outcome::UnexpectedContentType
             }
         }
     }
@@ -684,7 +648,7 @@ impl Exchange {
 impl Exchange {
     /// A standalone or unlinked resumed `GET` stream: it may carry anything but (when listening)
     /// a response; how it ended is no failure of any request.
-    fn judge_listen(&mut self, head: &Head, body: &mut Body) -> BodyJudgement {
+    fn judge_listen(&mut self, head: &Head, body: &mut Body, v: &mut Verdict) -> Outcome {
         let Body::Stream(stream) = body else {
             self.findings.add(
                 Rule::HttpContentType,
@@ -695,28 +659,20 @@ impl Exchange {
                 ),
                 None,
             );
-            return BodyJudgement::outcome(Outcome::UnexpectedContentType);
+            return Outcome::UnexpectedContentType;
         };
-        let mut facts = StreamFacts {
-            event_count: Some(stream.track.event_count),
-            server_requests: std::mem::take(&mut stream.track.server_requests),
-            ..StreamFacts::default()
-        };
+        v.event_count = Some(stream.track.event_count);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests);
         if self.setup.version.has_resumption()
             && let Some(last) = stream.framer.last_event_id()
         {
-            facts.last_event_id = Some(String::from_utf8_lossy(last).into_owned());
-            facts.resumable = true;
+            v.last_event_id = Some(String::from_utf8_lossy(last).into_owned());
+            v.resumable = true;
         }
-        let outcome = if self.limit_hit.is_some() {
+        if self.limit_hit.is_some() {
             Outcome::LimitExceeded
         } else {
             Outcome::Listening
-        };
-        BodyJudgement {
-            outcome,
-            terminal: Terminal::default(),
-            stream: Some(facts),
         }
     }
 

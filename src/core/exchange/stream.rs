@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use super::{Exchange, Observer, Stream, StreamFacts, Terminal, Track, judge_terminal, report};
+use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, Kind, Payload};
 use crate::lifecycle::{ExchangeKind, ServerRequest};
@@ -12,40 +12,35 @@ use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
 use crate::tool_result::ScannedMembers;
-use crate::verdict::{End, Level, Location, Outcome, Unterminated};
+use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
 use crate::version::ProtocolVersion;
 
 impl Exchange {
-    /// The stream's outcome at its end, and its facts for the verdict.
-    pub(super) fn judge_stream(&mut self, stream: &mut Stream, end: End) -> (Outcome, StreamFacts) {
-        let mut facts = StreamFacts {
-            // A body the capture did not keep has no event count: unknown, not zero.
-            event_count: (end != End::NotCaptured).then_some(stream.track.event_count),
-            server_requests: std::mem::take(&mut stream.track.server_requests),
-            ..StreamFacts::default()
-        };
-        let outcome = self.stream_outcome(stream, end, &mut facts);
-        (outcome, facts)
-    }
-
-    fn stream_outcome(
+    /// The stream's outcome at its end; its facts go into `v` (and its `retry` field into
+    /// `sse_retry`).
+    pub(super) fn judge_stream(
         &mut self,
         stream: &mut Stream,
         end: End,
-        facts: &mut StreamFacts,
+        v: &mut Verdict,
+        sse_retry: &mut Option<u64>,
     ) -> Outcome {
+        // A body the capture did not keep has no event count: unknown, not zero.
+        v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests);
         let last_id = stream
             .framer
             .last_event_id()
             .map(|b| String::from_utf8_lossy(b).into_owned());
         let had_id = last_id.is_some();
+        // 2025-x only: resumption and the `retry` field.
         if self.setup.version.has_resumption() {
-            facts.resumable = had_id;
-            facts.last_event_id = last_id;
-            facts.retry_ms = stream.track.retry_ms;
+            v.resumable = had_id;
+            v.last_event_id = last_id;
+            *sse_retry = stream.track.retry_ms;
         }
         if self.limit_hit.is_none() {
-            facts.unterminated = self.unterminated(stream);
+            v.unterminated = self.unterminated(stream);
         }
         if let Some(outcome) = stream.track.terminal.as_ref().and_then(|t| t.outcome) {
             return outcome;
