@@ -80,6 +80,7 @@ impl Headers {
         Headers::default()
     }
 
+    #[inline]
     fn with_capacity(headers: usize, bytes: usize) -> Self {
         Headers {
             text: String::with_capacity(bytes),
