@@ -290,12 +290,8 @@ impl Message {
     /// a key or a string it keeps, an object or array id, a batch).
     fn scan(text: &str) -> Option<Message> {
         let b = text.as_bytes();
-        let open = scan::ws(b, 0);
-        if b.get(open) != Some(&b'{') {
-            return None;
-        }
         let mut m = Message::default();
-        let end = scan::members(b, open, |key, at| match key {
+        let mut member = |key: &[u8], at: usize| match key {
             b"params" => {
                 let (params, end) = Params::scan(text, at)?;
                 m.params = Some(params);
@@ -325,7 +321,17 @@ impl Message {
                 m.answer |= key == b"result" || key == b"error";
                 scan::any(b, at, 1)
             }
-        })?;
+        };
+        // `jsonrpc` is no fact of the request's: the SDKs' lead is passed by one compare.
+        let end = if b.starts_with(scan::LEAD) {
+            scan::members_from(b, scan::LEAD.len(), &mut member)?
+        } else {
+            let open = scan::ws(b, 0);
+            if b.get(open) != Some(&b'{') {
+                return None;
+            }
+            scan::members(b, open, &mut member)?
+        };
         (scan::ws(b, end) == b.len()).then_some(m)
     }
 
@@ -697,6 +703,10 @@ mod tests {
                     ));
                 }
                 texts.push(text.replace("\"method\"", "\"m\\u0065thod\""));
+                // As the SDKs write it: compact `jsonrpc` first (here perhaps repeated later).
+                if let Some(rest) = text.strip_prefix('{') {
+                    texts.push(format!(r#"{{"jsonrpc":"2.0",{rest}"#));
+                }
                 texts.push(format!(" \n{text}\t"));
                 for text in &texts {
                     let serde = serde_json::from_str::<Body>(text).ok();

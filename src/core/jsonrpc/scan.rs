@@ -41,11 +41,11 @@ pub(super) fn object_reading_result<'a>(
     mut result: Option<&mut ScannedMembers<'a>>,
 ) -> bool {
     let b = text.as_bytes();
-    let open = ws(b, 0);
-    if b.get(open) != Some(&b'{') {
-        return false;
+    let lead = b.starts_with(LEAD);
+    if lead {
+        env.jsonrpc = Some(Raw(&text[LEAD.len() - 6..LEAD.len() - 1]));
     }
-    let end = members(b, open, |key, start| {
+    let mut member = |key: &'a [u8], start: usize| {
         if key == b"params" {
             // serde's params visitor decodes a `params` that is not an object (and rejects a
             // lone surrogate escape or a number out of range, where the scan only checks the
@@ -101,21 +101,45 @@ pub(super) fn object_reading_result<'a>(
         slot.replace(Raw(&text[start..end]))
             .is_none()
             .then_some(end)
-    });
+    };
+    let end = if lead {
+        members_from(b, LEAD.len(), &mut member)
+    } else {
+        let open = ws(b, 0);
+        if b.get(open) != Some(&b'{') {
+            return false;
+        }
+        members(b, open, &mut member)
+    };
     matches!(end, Some(end) if ws(b, end) == b.len())
 }
 
+/// How a message begins as the SDKs write it: `jsonrpc` first, compact. Read by one compare,
+/// the member loop going on after its comma.
+pub(crate) const LEAD: &[u8] = br#"{"jsonrpc":"2.0","#;
+
 /// The members of the object whose `{` is at `open`, keys without escapes: `member(key, at)`
 /// reads the value at `at` and returns where it ends. Returns the index after the `}`.
+#[inline(always)]
 pub(crate) fn members<'b>(
     b: &'b [u8],
     open: usize,
-    mut member: impl FnMut(&'b [u8], usize) -> Option<usize>,
+    member: impl FnMut(&'b [u8], usize) -> Option<usize>,
 ) -> Option<usize> {
-    let mut i = ws(b, open + 1);
+    let i = ws(b, open + 1);
     if b.get(i) == Some(&b'}') {
         return Some(i + 1);
     }
+    members_from(b, i, member)
+}
+
+/// [`members`] from `i`, where a key is due (after the `{`, or after a member's `,`).
+pub(crate) fn members_from<'b>(
+    b: &'b [u8],
+    mut i: usize,
+    mut member: impl FnMut(&'b [u8], usize) -> Option<usize>,
+) -> Option<usize> {
+    i = ws(b, i);
     loop {
         let (key, after) = key(b, i)?;
         i = ws(b, after);

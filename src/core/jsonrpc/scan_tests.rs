@@ -151,13 +151,27 @@ fn message() -> impl Strategy<Value = String> {
         ws(),
         prop_oneof![value(), params(), result(), Just("\"2.0\"".to_owned())],
     );
-    (prop::collection::vec(member, 0..7), ws(), ws()).prop_map(|(members, lead, trail)| {
-        let body: Vec<String> = members
-            .into_iter()
-            .map(|(k, w, v)| format!("{w}\"{k}\"{w}:{w}{v}{w}"))
-            .collect();
-        format!("{lead}{{{}}}{trail}", body.join(","))
-    })
+    // Often as the SDKs write it: compact `jsonrpc` first (the scan passes it by one compare).
+    let sdk_lead = prop::sample::select(vec!["", r#""jsonrpc":"2.0""#]);
+    (prop::collection::vec(member, 0..7), ws(), ws(), sdk_lead).prop_map(
+        |(members, lead, trail, sdk_lead)| {
+            let body: Vec<String> = (!sdk_lead.is_empty())
+                .then(|| sdk_lead.to_owned())
+                .into_iter()
+                .chain(
+                    members
+                        .into_iter()
+                        .map(|(k, w, v)| format!("{w}\"{k}\"{w}:{w}{v}{w}")),
+                )
+                .collect();
+            let lead = if sdk_lead.is_empty() {
+                lead
+            } else {
+                String::new()
+            };
+            format!("{lead}{{{}}}{trail}", body.join(","))
+        },
+    )
 }
 
 /// Agreement: where the scan answers, serde_json reads the same envelope; and the scan that
@@ -281,6 +295,10 @@ fn scan_defers_where_serde_decides() {
         "{\"method\":\"a\u{1}b\"}", // raw control character
         r#"{"a":1} x"#,       // trailing bytes
         r#"[{"id":1}]"#,      // a batch is not an object
+        r#"{"jsonrpc":"2.0",}"#, // the SDKs' lead, then a trailing comma
+        r#"{"jsonrpc":"2.0", }"#,
+        r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"result":{}}"#, // repeated after the lead
+        r#"{"jsonrpc":"2.0","#,                                    // cut after the lead
     ] {
         assert_eq!(scan_object(text), None, "{text}");
     }
