@@ -8,6 +8,8 @@ use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
+use smol_str::SmolStr;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -142,7 +144,7 @@ pub struct Call {
     /// entries only (or a response POST whose server request was not seen).
     pub method: Option<Cow<'static, str>>,
     /// `params.name` of a `tools/call`; `null` for any other method.
-    pub tool: Option<String>,
+    pub tool: Option<SmolStr>,
     /// How many of its exchanges were POSTs (`GET` and `DELETE` entries do not count).
     pub post_count: u32,
     /// HTTP status of each exchange, in the order of `entries`; an element is `null` when that

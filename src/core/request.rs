@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
+use smol_str::SmolStr;
 
 pub use crate::headers::Headers;
 use crate::jsonrpc::scan;
@@ -35,7 +36,7 @@ pub enum BodyKind {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Params {
     /// `params.name` (tools/call, prompts/get), when a string.
-    pub name: Option<String>,
+    pub name: Option<SmolStr>,
     /// `params.uri` (resources/read), when a string.
     pub uri: Option<String>,
     /// `params.protocolVersion` (initialize), when a string.
@@ -149,7 +150,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
         let mut p = Params::default();
         while let Some(key) = map.next_key::<Key>()? {
             match key {
-                Key::Name => p.name = map.next_value::<Text>()?.0,
+                Key::Name => p.name = map.next_value::<Text>()?.0.map(SmolStr::from),
                 Key::Uri => p.uri = map.next_value::<Text>()?.0,
                 Key::ProtocolVersion => p.protocol_version = map.next_value::<Text>()?.0,
                 Key::Meta => {
@@ -364,27 +365,26 @@ impl Params {
         }
         let mut p = Params::default();
         let end = scan::members(b, at, |key, at| {
-            let slot = match key {
-                b"name" => &mut p.name,
-                b"uri" => &mut p.uri,
-                b"protocolVersion" => &mut p.protocol_version,
-                _ => {
-                    let end = scan::any(b, at, 2)?;
-                    match key {
-                        b"_meta" => {
-                            p.meta = match value_of(&text[at..end])? {
-                                Value::Object(m) => Some(m),
-                                _ => None,
-                            }
-                        }
-                        b"inputResponses" | b"requestState" => p.mrtr = true,
-                        _ => {}
-                    }
-                    return Some(end);
+            if let b"name" | b"uri" | b"protocolVersion" = key {
+                let (value, end) = text_at(text, at, 2)?;
+                match key {
+                    b"name" => p.name = value.map(SmolStr::new),
+                    b"uri" => p.uri = value.map(str::to_owned),
+                    _ => p.protocol_version = value.map(str::to_owned),
                 }
-            };
-            let (value, end) = text_at(text, at, 2)?;
-            *slot = value.map(str::to_owned);
+                return Some(end);
+            }
+            let end = scan::any(b, at, 2)?;
+            match key {
+                b"_meta" => {
+                    p.meta = match value_of(&text[at..end])? {
+                        Value::Object(m) => Some(m),
+                        _ => None,
+                    }
+                }
+                b"inputResponses" | b"requestState" => p.mrtr = true,
+                _ => {}
+            }
             Some(end)
         })?;
         Some((p, end))
@@ -396,7 +396,7 @@ impl Params {
         let text = |v: Tree<'_>| v.as_str().map(str::to_owned);
         for (key, value) in params.members() {
             match key {
-                "name" => p.name = text(value),
+                "name" => p.name = value.as_str().map(SmolStr::new),
                 "uri" => p.uri = text(value),
                 "protocolVersion" => p.protocol_version = text(value),
                 "_meta" => {
@@ -588,10 +588,15 @@ impl Request {
 
     /// `params.name` of a `tools/call`.
     pub fn tool(&self) -> Option<&str> {
+        self.tool_name().map(SmolStr::as_str)
+    }
+
+    /// `params.name` of a `tools/call` as held: a clone copies it, without an allocation.
+    pub(crate) fn tool_name(&self) -> Option<&SmolStr> {
         if self.method.as_deref() != Some("tools/call") {
             return None;
         }
-        self.param_str("name")
+        self.params.as_ref()?.name.as_ref()
     }
 
     /// A string member of `params`: `name`, `uri` or `protocolVersion` (the ones the checks

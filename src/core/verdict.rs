@@ -7,6 +7,7 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use smol_str::SmolStr;
 
 use crate::lifecycle::{ExchangeKind, ServerRequest};
 use crate::limits::LimitKind;
@@ -328,7 +329,7 @@ pub struct Verdict {
     /// `null` for notifications, `GET` and `DELETE`.
     pub id: Option<Value>,
     /// `params.name` of a `tools/call`; `null` for any other method.
-    pub tool: Option<String>,
+    pub tool: Option<SmolStr>,
     /// The protocol version whose rules were applied.
     pub protocol_version: ProtocolVersion,
     /// Which rule decided the version: the request's header, its `_meta`, an `initialize`

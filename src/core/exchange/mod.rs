@@ -269,9 +269,16 @@ impl Track {
     }
 }
 
-/// A media type in lower case: the two MCP answers with as fixed text.
-fn lower_case(media_type: &str) -> Cow<'static, str> {
-    [wire::JSON, wire::EVENT_STREAM]
+/// The media type a `Content-Type` value names, in lower case; the two MCP answers with as
+/// fixed text. Written as most servers write it (one of the two, no parameters), the value is
+/// taken as it is, without a parse.
+fn content_type(value: &str) -> Cow<'static, str> {
+    const FIXED: [&str; 2] = [wire::JSON, wire::EVENT_STREAM];
+    if let Some(m) = FIXED.into_iter().find(|m| *m == value) {
+        return Cow::Borrowed(m);
+    }
+    let media_type = wire::media_type(value);
+    FIXED
         .into_iter()
         .find(|m| wire::eq_ignoring_case(m.as_bytes(), media_type.as_bytes()))
         .map_or_else(
@@ -349,10 +356,7 @@ impl Exchange {
             self.head.is_none() && !self.finished,
             "Exchange::on_head called twice, or after the exchange was finished"
         );
-        let content_type = head
-            .headers
-            .known(Known::ContentType)
-            .map(|v| lower_case(wire::media_type(v)));
+        let content_type = head.headers.known(Known::ContentType).map(content_type);
         let media = match content_type.as_deref() {
             Some("application/json") => Media::Json,
             Some(t) if t.ends_with("+json") => Media::Json,
@@ -532,7 +536,7 @@ impl Exchange {
             batch_position: None,
             method: self.req.method.clone(),
             id: self.req.id.clone(),
-            tool: self.req.tool().map(str::to_owned),
+            tool: self.req.tool_name().cloned(),
             protocol_version: self.setup.version,
             protocol_version_source: self.setup.version_source,
             outcome: Outcome::Success,

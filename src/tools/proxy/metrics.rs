@@ -128,7 +128,7 @@ impl Sink for Metrics {
             v.outcome.as_str(),
             v.layer.as_str(),
             v.method.as_deref().unwrap_or_default().to_owned(),
-            v.tool.clone().unwrap_or_default(),
+            v.tool.as_deref().unwrap_or_default().to_owned(),
         );
         if !s.exchanges.contains_key(&key) && s.exchanges.len() >= MAX_SERIES {
             key.2 = "other".into();

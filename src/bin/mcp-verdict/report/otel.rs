@@ -174,7 +174,7 @@ fn metric_attributes(x: &Exchange<'_>) -> Vec<KeyValue> {
         KeyValue::new("network.protocol.version", "1.1"),
     ];
     if let Some(tool) = &v.tool {
-        common.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
+        common.push(KeyValue::new("gen_ai.tool.name", tool.to_string()));
         common.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
     }
     if let Some((host, port)) = &x.server {
