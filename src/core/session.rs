@@ -103,10 +103,11 @@ impl Session {
             None => req.method.as_deref() != Some("tools/call"),
         };
         let mut findings = Findings::default();
+        let kind = ExchangeKind::of(&req);
         check_request(&req, header, version, self.initialized, &mut findings);
         self.lifecycle.check(
             &req,
-            ExchangeKind::of(&req),
+            kind,
             header_version,
             version,
             self.negotiated,
@@ -135,7 +136,7 @@ impl Session {
             safe_to_repeat,
             limits: self.limits,
         };
-        Exchange::with_findings(req, setup, findings, std::mem::take(&mut self.spare))
+        Exchange::with_findings(req, kind, setup, findings, std::mem::take(&mut self.spare))
     }
 
     /// The request a `GET` with `Last-Event-ID: last_event_id` resumes, if an earlier exchange

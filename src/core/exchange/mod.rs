@@ -299,14 +299,17 @@ const BODY_START: Option<Location> = Some(Location {
 impl Exchange {
     /// Starts judging `req` under `setup`, with the request-side findings already made. Only
     /// [`Session::begin`](crate::Session::begin) calls this, so the request rules always apply.
+    /// `kind` is `ExchangeKind::of(&req)`, which the caller has read already (reading it here
+    /// made the request be copied twice).
     pub(crate) fn with_findings(
         req: Request,
+        kind: ExchangeKind,
         setup: Setup,
         findings: Findings,
         spare: Spare,
     ) -> Self {
         Exchange {
-            kind: ExchangeKind::of(&req),
+            kind,
             req,
             setup,
             findings,
