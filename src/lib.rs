@@ -159,7 +159,7 @@ pub use limits::{LimitKind, Limits};
 pub use request::{BodyKind, Headers, Request};
 pub use rules::Rule;
 pub use session::Session;
-/// A tool's name as [`Verdict::tool`], [`Call::tool`] and [`request::Params::name`] hold it:
+/// A tool's name as [`Verdict::tool`], [`Call::tool`] and a [`Request`]'s `params.name` hold it:
 /// a string kept inline up to 23 bytes (so judging a call allocates nothing for its name),
 /// read as a `&str`.
 pub use smol_str::SmolStr;
