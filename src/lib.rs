@@ -138,12 +138,13 @@ mod tools;
 // The core's modules keep their short crate paths (`crate::sse`, `crate::exchange`, ...) inside
 // the crate; only the re-exports below are public.
 use crate::core::{
-    calls, client_checks, exchange, findings, headers, jsonrpc, lifecycle, limits, request, retry,
+    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, limits, request, retry,
     rules, session, tool_result, verdict, version, wire,
 };
 
 pub use crate::captures::{har, replay};
 pub use crate::core::{redact, shapes, sse};
+pub use redact::Redaction;
 #[cfg(feature = "proxy")]
 pub use crate::tools::proxy;
 #[cfg(feature = "tools")]
@@ -152,6 +153,7 @@ pub use crate::tools::{faults, soak};
 pub use calls::{
     AUTOMATIC_RETRY_MS, Call, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS, RetryOrigin,
 };
+pub use driver::{Driver, Finished, Flight, Sent, Skipped, Times, not_mcp};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
 pub use jsonrpc::Kind as MessageKind;
 pub use lifecycle::{ExchangeKind, ServerRequest};

@@ -1,28 +1,18 @@
-//! Replays captured exchanges through the core, in order, with one [`Session`] per capture so
-//! that each exchange is judged with what the earlier ones established.
+//! Replays captured exchanges through the one exchange path ([`Driver`]), in order, with one
+//! driver per capture so that each exchange is judged with what the earlier ones established.
+//! This module only moves a capture's bytes and times into the driver.
 
 use std::io::{Read, Seek};
 
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
-use crate::exchange::{Exchange, Observer};
+use crate::driver::{Driver, Flight, Sent, Times};
+use crate::exchange::Observer;
 use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
 use crate::limits::Limits;
-use crate::redact;
-use crate::request::{BodyKind, Request};
-use crate::session::Session;
+use crate::request::Request;
 use crate::verdict::Verdict;
 
-/// An entry that was not judged, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skipped {
-    /// Position in the capture.
-    pub index: u64,
-    /// Why it was not judged.
-    pub reason: String,
-}
+pub use crate::driver::Skipped;
 
 /// What replaying one entry gave.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,219 +23,93 @@ pub enum Item {
     Skipped(Skipped),
 }
 
-/// Why an entry is not an MCP exchange, or `None` if it is one.
+/// Why an entry is not an MCP exchange, or `None` if it is one (the driver's rule,
+/// [`not_mcp`](crate::not_mcp)).
 pub fn not_mcp(entry: &Entry, req: &Request) -> Option<String> {
-    not_mcp_at(&entry.url, req)
+    crate::driver::not_mcp(&entry.url, req)
 }
 
-fn not_mcp_at(url: &str, req: &Request) -> Option<String> {
-    let has_mcp_header = req.headers.get("mcp-protocol-version").is_some()
-        || req.headers.get("mcp-session-id").is_some();
-    match (req.http_method.as_ref(), req.kind) {
-        ("POST", BodyKind::Unreadable) if has_mcp_header => None,
-        ("POST", BodyKind::None) if has_mcp_header => None,
-        ("POST", BodyKind::Unreadable | BodyKind::None) => {
-            Some(format!("POST {} without a JSON-RPC body", redact::url(url)))
-        }
-        ("POST", _) => None,
-        ("GET", BodyKind::Request) => None, // a resumption linked to its request
-        ("GET" | "DELETE", _) if has_mcp_header => None,
-        ("GET", _)
-            if req.headers.get("last-event-id").is_some()
-                || req
-                    .headers
-                    .get("accept")
-                    .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream")) =>
-        {
-            None
-        }
-        (m, _) if has_mcp_header => Some(format!("{m} {}: not an MCP entry", redact::url(url))),
-        (m, _) => Some(format!("{m} {}: not MCP", redact::url(url))),
-    }
-}
-
-/// Judges entries as a reader gives them, piece by piece, with one [`Session`].
+/// Judges entries as a reader gives them, piece by piece, with one [`Driver`].
 struct Judge<'a> {
-    session: &'a mut Session,
-    current: Option<Current>,
+    driver: &'a mut Driver,
+    current: Option<Flight>,
     chunks: &'a mut dyn Iterator<Item = usize>,
     observer: &'a mut dyn Observer,
     each: &'a mut dyn FnMut(Item),
 }
 
-enum Current {
-    Skipped(Skipped),
-    Judging(Box<Exchange>),
-    /// A 2025-03-26 batch: its requests are judged one after the other, each over the whole
-    /// response body, so the body is held until the entry ends.
-    Batch(Box<Batch>),
-}
-
-struct Batch {
-    head: EntryHead,
-    members: Vec<Request>,
-    body: Vec<u8>,
-}
-
-impl Judge<'_> {
-    /// Starts judging `req` (the entry's request, or one request of its batch).
-    fn start(&mut self, head: &EntryHead, mut req: Request) -> Current {
-        // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's
-        // answer.
-        if req.http_method == "GET"
-            && let Some(last) = head.request_headers.get("last-event-id")
-            && let Some(resumed) = self.session.resumption(last, head.request_headers.clone())
-        {
-            req = resumed;
+impl EntrySink for Judge<'_> {
+    fn begin(&mut self, head: EntryHead) {
+        let mut flight = self.driver.begin(Sent {
+            index: Some(head.index),
+            method: &head.method,
+            url: &head.url,
+            headers: head.request_headers,
+            body: &head.request_body,
+            started: None,
+            from_client: false,
+        });
+        if let Some(response) = head.response {
+            flight.on_head(response);
         }
-        if let Some(reason) = not_mcp_at(&head.url, &req) {
-            return Current::Skipped(Skipped {
-                index: head.index,
-                reason,
-            });
-        }
-        let readable = matches!(
-            req.kind,
-            BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
-        );
-        let mut exchange = self.session.begin_at(head.index, req);
-        if readable && let Ok(message) = serde_json::from_slice::<Value>(&head.request_body) {
-            exchange.check_request_shape(&message);
-        }
-        if let Some(response) = &head.response {
-            exchange.on_head(response.clone());
-        }
-        Current::Judging(Box::new(exchange))
+        self.current = Some(flight);
     }
 
-    fn feed(&mut self, exchange: &mut Exchange, mut piece: &[u8]) {
+    fn body(&mut self, mut piece: &[u8]) {
+        let Some(flight) = self.current.as_mut() else {
+            return;
+        };
+        // Cut as the caller's chunk sizes say (tests prove the verdict does not depend on it).
         while !piece.is_empty() {
             let n = self
                 .chunks
                 .next()
                 .unwrap_or(piece.len())
                 .clamp(1, piece.len());
-            exchange.feed_with(&piece[..n], self.observer);
+            flight.feed(&piece[..n], self.observer);
             piece = &piece[n..];
         }
     }
 
-    fn end(&mut self, current: Current, end: crate::End) -> Item {
-        match current {
-            Current::Judging(mut exchange) => Item::Verdict(Box::new(self.session.finish_with(
-                &mut exchange,
-                end,
-                self.observer,
-            ))),
-            Current::Skipped(skipped) => Item::Skipped(skipped),
-            Current::Batch(_) => unreachable!("a batch ends member by member"),
-        }
-    }
-}
-
-impl EntrySink for Judge<'_> {
-    fn begin(&mut self, head: EntryHead) {
-        let req = Request::new(
-            &head.method,
-            head.request_headers.clone(),
-            &head.request_body,
-        );
-        if req.kind == BodyKind::Batch && req.ids().len() > 1 {
-            let members = batch_requests(&req, &head.request_body);
-            self.current = Some(Current::Batch(Box::new(Batch {
-                head,
-                members,
-                body: Vec::new(),
-            })));
-            return;
-        }
-        self.current = Some(self.start(&head, req));
-    }
-
-    fn body(&mut self, piece: &[u8]) {
-        match self.current.take() {
-            Some(Current::Judging(mut exchange)) => {
-                self.feed(&mut exchange, piece);
-                self.current = Some(Current::Judging(exchange));
-            }
-            Some(Current::Batch(mut batch)) => {
-                batch.body.extend_from_slice(piece);
-                self.current = Some(Current::Batch(batch));
-            }
-            other => self.current = other,
-        }
-    }
-
     fn finish(&mut self, tail: EntryTail) {
-        match self.current.take() {
-            Some(Current::Batch(batch)) => {
-                let Batch {
-                    head,
-                    members,
-                    body,
-                } = *batch;
-                for (position, member) in members.into_iter().enumerate() {
-                    let mut current = self.start(&head, member);
-                    if let Current::Judging(exchange) = &mut current
-                        && head.response.is_some()
-                    {
-                        self.feed(exchange, &body);
-                    }
-                    let mut item = self.end(current, tail.end);
-                    if let Item::Verdict(v) = &mut item {
-                        v.batch_position = u32::try_from(position).ok();
-                    }
-                    (self.each)(item);
-                }
-            }
-            Some(current) => {
-                let item = self.end(current, tail.end);
-                (self.each)(item);
-            }
-            None => {}
+        let Some(flight) = self.current.take() else {
+            return;
+        };
+        let times = Times {
+            started: tail.started,
+            elapsed_ms: tail.time_ms,
+        };
+        let finished = self.driver.finish(flight, tail.end, times, self.observer);
+        if let Some(skipped) = finished.skipped {
+            (self.each)(Item::Skipped(skipped));
+        }
+        for verdict in finished.rows {
+            (self.each)(Item::Verdict(Box::new(verdict)));
         }
     }
-}
-
-/// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
-/// taken for foreign ones) and its own method, id and params.
-fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
-    let Ok(serde_json::Value::Array(items)) = serde_json::from_slice(body) else {
-        return vec![batch.clone()];
-    };
-    items
-        .iter()
-        .map(|item| Request::from_value(&batch.http_method, batch.headers.clone(), item))
-        .filter(|r| r.kind == BodyKind::Request)
-        .map(|r| Request {
-            kind: BodyKind::Batch,
-            batch_ids: batch.batch_ids.clone(),
-            ..r
-        })
-        .collect()
 }
 
 /// Judges one entry, feeding its body in chunks whose sizes come from `chunks` (cycled by the
 /// caller as it likes; a size of 0 is treated as 1). Returns `Skipped` for non-MCP entries. For
 /// a 2025-03-26 batch this is the row of its first request; [`judge_entry_rows`] gives them all.
 pub fn judge_entry(
-    session: &mut Session,
+    driver: &mut Driver,
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
 ) -> Item {
-    judge_entry_with(session, entry, chunks, &mut ())
+    judge_entry_with(driver, entry, chunks, &mut ())
 }
 
 /// Like [`judge_entry`], reporting every SSE event and JSON-RPC message to `observer` (reports
 /// draw their timelines from it).
 pub fn judge_entry_with(
-    session: &mut Session,
+    driver: &mut Driver,
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
     observer: &mut dyn Observer,
 ) -> Item {
     let mut first = None;
-    judge_entry_rows_with(session, entry, chunks, observer, &mut |item| {
+    judge_entry_rows_with(driver, entry, chunks, observer, &mut |item| {
         first.get_or_insert(item);
     });
     first.unwrap_or_else(|| {
@@ -259,25 +123,25 @@ pub fn judge_entry_with(
 /// Judges one entry like [`judge_entry`], giving one row per request id of a batch (each with
 /// its `batch_position`), one row otherwise.
 pub fn judge_entry_rows(
-    session: &mut Session,
+    driver: &mut Driver,
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
     each: &mut dyn FnMut(Item),
 ) {
-    judge_entry_rows_with(session, entry, chunks, &mut (), each);
+    judge_entry_rows_with(driver, entry, chunks, &mut (), each);
 }
 
 /// Like [`judge_entry_rows`], reporting events and messages to `observer`. Runs through the
 /// same sink as streaming replay.
 pub fn judge_entry_rows_with(
-    session: &mut Session,
+    driver: &mut Driver,
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
     observer: &mut dyn Observer,
     each: &mut dyn FnMut(Item),
 ) {
     let mut judge = Judge {
-        session,
+        driver,
         current: None,
         chunks,
         observer,
@@ -316,9 +180,9 @@ fn judged(
     each: &mut dyn FnMut(Item),
     read: impl FnOnce(usize, &mut Judge<'_>) -> Result<(), HarError>,
 ) -> Result<ReplayStats, HarError> {
-    let mut session = Session::new(limits);
+    let mut driver = Driver::new(limits);
     let mut judge = Judge {
-        session: &mut session,
+        driver: &mut driver,
         current: None,
         chunks: &mut std::iter::empty(),
         observer: &mut (),
@@ -326,7 +190,7 @@ fn judged(
     };
     read(har::hold_cap(&limits), &mut judge)?;
     Ok(ReplayStats {
-        tools_forgotten: session.tools_forgotten(),
+        tools_forgotten: driver.session().tools_forgotten(),
     })
 }
 
@@ -393,11 +257,11 @@ pub fn replay_calls<R: Read>(
     limits: Limits,
     each: &mut dyn FnMut(Call),
 ) -> Result<(), HarError> {
-    let mut session = Session::new(limits);
+    let mut driver = Driver::new(limits);
     let mut calls = Calls::new();
     let result = har::read_entries(reader, &mut |entry| {
         group_entry(
-            &mut session,
+            &mut driver,
             &mut calls,
             &entry,
             &mut std::iter::empty(),
@@ -423,13 +287,13 @@ pub fn calls_of(verdicts: &[Verdict], entries: &[Entry]) -> Vec<Call> {
 
 /// Judges one entry (as [`judge_entry_rows`]) and adds its rows to `calls`.
 pub fn group_entry(
-    session: &mut Session,
+    driver: &mut Driver,
     calls: &mut Calls,
     entry: &Entry,
     chunks: &mut dyn Iterator<Item = usize>,
     each: &mut dyn FnMut(Call),
 ) {
-    judge_entry_rows(session, entry, chunks, &mut |item| {
+    judge_entry_rows(driver, entry, chunks, &mut |item| {
         if let Item::Verdict(verdict) = item {
             calls.add(facts_of(&verdict, entry), each);
         }

@@ -3,6 +3,8 @@
 
 pub(crate) mod calls;
 pub(crate) mod client_checks;
+pub(crate) mod driver;
+pub(crate) mod entry;
 pub(crate) mod exchange;
 pub(crate) mod findings;
 pub(crate) mod headers;

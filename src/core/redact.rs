@@ -1,11 +1,195 @@
-//! Secrets in URLs: what is shown of a URL on stdout, in JSON and in recordings.
+//! The one redaction policy: what every recording and every output shows of a secret.
 //!
-//! `--header` secrets are kept out of every output by name; a URL carries its secrets inline
-//! (`http://user:pw@host/`, `?access_token=…`), so the URL is rewritten wherever it is shown.
-//! The URL that is *sent* is never rewritten.
+//! Header values are hidden by name: a fixed list (`Authorization`, `Proxy-Authorization`,
+//! `Cookie`, `Set-Cookie`, `Mcp-Session-Id`), any name containing one of [`SECRET_WORDS`], and
+//! every header the user passed with `-H`. A URL carries its secrets inline
+//! (`http://user:pw@host/`, `?access_token=…`), so its userinfo and secret query values are
+//! rewritten wherever it is shown; the values of the user's `-H` headers are also cut out of
+//! free text (error messages, stderr lines). What is *sent* is never rewritten. `--no-redact`
+//! ([`Redaction::off`]) turns all of it off.
+//!
+//! A session id becomes a stand-in (`<redacted-XXXXXXXX>`, from a hash of the id) rather than
+//! plain [`REDACTED`]: two sessions stay two sessions when a recording is replayed.
+
+use std::borrow::Cow;
+
+use crate::request::Headers;
 
 /// The value shown instead of a secret.
 pub const REDACTED: &str = "<redacted>";
+
+/// Header names whose values are always secret (compared case-insensitively).
+pub const SECRET_HEADERS: [&str; 5] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "mcp-session-id",
+];
+
+/// A header whose name contains one of these (case-insensitively) holds a secret:
+/// `X-Api-Key`, `X-Auth-Token`, `X-Session-Signature`, `Db-Password`.
+pub const SECRET_WORDS: [&str; 7] = [
+    "token",
+    "key",
+    "secret",
+    "password",
+    "auth",
+    "session",
+    "signature",
+];
+
+/// What is hidden in recordings and outputs. The default redacts; [`Redaction::off`] is
+/// `--no-redact`. Cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redaction {
+    enabled: bool,
+    /// Names of the user's own headers (lowercase): hidden whatever they are called.
+    names: Vec<String>,
+    /// Their values, cut out of free text (only values long enough to be a secret).
+    values: Vec<String>,
+}
+
+impl Default for Redaction {
+    fn default() -> Self {
+        Redaction::on()
+    }
+}
+
+/// Shortest user header value cut out of free text: shorter ones (`1`, `on`) would mangle
+/// ordinary words and hide nothing worth hiding.
+const MIN_TEXT_SECRET: usize = 4;
+
+impl Redaction {
+    /// The policy on, with no user headers.
+    pub fn on() -> Self {
+        Redaction {
+            enabled: true,
+            names: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// Nothing is hidden (`--no-redact`).
+    pub fn off() -> Self {
+        Redaction {
+            enabled: false,
+            ..Redaction::on()
+        }
+    }
+
+    /// On when `enabled`, off otherwise.
+    pub fn new(enabled: bool) -> Self {
+        if enabled {
+            Redaction::on()
+        } else {
+            Redaction::off()
+        }
+    }
+
+    /// Whether anything is hidden.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Adds a header the user passed (`-H name: value`): its value is hidden wherever it
+    /// appears, under its name or in text.
+    pub fn with_user_header(mut self, name: &str, value: &str) -> Self {
+        self.add_user_header(name, value);
+        self
+    }
+
+    /// [`with_user_header`](Self::with_user_header) in place.
+    pub fn add_user_header(&mut self, name: &str, value: &str) {
+        let name = name.trim().to_ascii_lowercase();
+        if !self.names.contains(&name) {
+            self.names.push(name);
+        }
+        let value = value.trim();
+        if value.len() >= MIN_TEXT_SECRET && !self.values.iter().any(|v| v == value) {
+            self.values.push(value.to_owned());
+            // Longest first, so a value that contains another is cut whole.
+            self.values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        }
+    }
+
+    /// Whether the value of header `name` is hidden.
+    pub fn hides_header(&self, name: &str) -> bool {
+        self.enabled
+            && (is_secret_header(name) || self.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+    }
+
+    /// What is shown of header `name`'s `value`.
+    pub fn header_value<'a>(&self, name: &str, value: &'a str) -> Cow<'a, str> {
+        if !self.hides_header(name) {
+            Cow::Borrowed(value)
+        } else if name.eq_ignore_ascii_case("mcp-session-id") {
+            Cow::Owned(session_stand_in(value))
+        } else {
+            Cow::Borrowed(REDACTED)
+        }
+    }
+
+    /// `headers` as shown.
+    pub fn headers(&self, headers: &Headers) -> Headers {
+        if !self.enabled {
+            return headers.clone();
+        }
+        let mut out = Headers::new();
+        for (name, value) in headers.iter() {
+            out.push(name, self.header_value(name, value));
+        }
+        out
+    }
+
+    /// `url` as shown: userinfo and secret query values hidden.
+    pub fn url<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if self.enabled {
+            Cow::Owned(url(text))
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+
+    /// Free text (a message, a stderr line) as shown: the user's header values cut out, and
+    /// every URL in it shown as [`url`](Self::url) shows it.
+    pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        if !self.enabled {
+            return Cow::Borrowed(text);
+        }
+        let mut out = Cow::Borrowed(text);
+        for value in &self.values {
+            if out.contains(value.as_str()) {
+                out = Cow::Owned(out.replace(value.as_str(), REDACTED));
+            }
+        }
+        if out.contains("://") {
+            let shown: Vec<String> = out.split(' ').map(url).collect();
+            out = Cow::Owned(shown.join(" "));
+        }
+        out
+    }
+}
+
+/// Whether header `name` holds a secret by the fixed rules (the list and the words).
+pub fn is_secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SECRET_HEADERS.contains(&lower.as_str()) || SECRET_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// A session id's stand-in: `<redacted-XXXXXXXX>` from a hash of the id, so that two sessions
+/// stay two sessions in a replayed recording (a single `<redacted>` would make a new session
+/// look like the one the client deleted) while the id itself is not written. A value that is
+/// a stand-in already is kept (redacting twice changes nothing).
+pub fn session_stand_in(id: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    if id.starts_with("<redacted") {
+        return id.to_owned();
+    }
+    let mut h = std::hash::DefaultHasher::new();
+    id.hash(&mut h);
+    format!("<redacted-{:08x}>", h.finish() as u32)
+}
 
 /// Query parameter names (compared case-insensitively, `-` and `_` ignored) whose value is a
 /// secret; also any name ending in one of [`SECRET_SUFFIXES`].
@@ -113,6 +297,47 @@ mod tests {
             url("http://u:p@ss@h/?access_token=t"),
             "http://<redacted>@h/?access_token=<redacted>"
         );
+    }
+
+    #[test]
+    fn header_values_are_hidden_by_name_word_and_user_list() {
+        let policy = Redaction::on().with_user_header("X-Tenant", "tenant-4711");
+        let h = Headers::from_iter([
+            ("Authorization", "Bearer t"),
+            ("Proxy-Authorization", "Basic p"),
+            ("Cookie", "a=b"),
+            ("Set-Cookie", "c=d"),
+            ("X-Api-Key", "k1"),
+            ("X-Auth-Token", "t1"),
+            ("X-Client-Secret", "s1"),
+            ("Db-Password", "p1"),
+            ("X-Request-Signature", "g1"),
+            ("X-Tenant", "tenant-4711"),
+            ("Accept", "*/*"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ]);
+        let shown = policy.headers(&h);
+        for (name, value) in shown.iter() {
+            let public = ["accept", "mcp-protocol-version"].contains(&name.to_ascii_lowercase().as_str());
+            assert_eq!(value == REDACTED, !public, "{name}: {value}");
+        }
+        assert_eq!(
+            policy.text("upstream said tenant-4711 at http://u:pw@h/mcp?token=x"),
+            "upstream said <redacted> at http://<redacted>@h/mcp?token=<redacted>"
+        );
+        assert_eq!(Redaction::off().headers(&h), h);
+        assert_eq!(Redaction::off().text("tenant-4711"), "tenant-4711");
+    }
+
+    #[test]
+    fn a_session_id_becomes_a_stable_stand_in() {
+        let policy = Redaction::on();
+        let a = policy.header_value("Mcp-Session-Id", "s-1").into_owned();
+        assert!(a.starts_with("<redacted-") && !a.contains("s-1"), "{a}");
+        assert_eq!(policy.header_value("mcp-session-id", "s-1"), a);
+        assert_ne!(policy.header_value("mcp-session-id", "s-2"), a);
+        // Redacting a recording again changes nothing.
+        assert_eq!(policy.header_value("mcp-session-id", &a), a);
     }
 
     #[test]

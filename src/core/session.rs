@@ -195,7 +195,6 @@ impl Session {
 
     /// A server request (`id`, `method`) framed on a stream that is still open: waiting for the
     /// client's answer from now on, so an answer sent before the stream ends is linked.
-    #[cfg(feature = "client")]
     pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
         self.lifecycle.server_request_seen(id, method);
     }

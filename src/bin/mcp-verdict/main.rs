@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Rule;
 use mcp_verdict::replay::{self, Item};
-use mcp_verdict::{Limits, Session, har};
+use mcp_verdict::{Driver, Limits, har};
 
 use output::{Format, Printer};
 use report::{Decision, Run, Trace, TraceObserver};
@@ -839,13 +839,13 @@ fn replay_into_run(
     each: &mut dyn FnMut(Item),
 ) -> Result<replay::ReplayStats, har::HarError> {
     run.sources.push(name.to_owned());
-    let mut session = Session::new(limits);
+    let mut driver = Driver::new(limits);
     let (mut calls, mut grouped) = (mcp_verdict::Calls::new(), Vec::new());
     let read = har::read_entries(reader, &mut |entry| {
         let mut seen = TraceObserver::default();
         let mut rows = Vec::with_capacity(1);
         replay::judge_entry_rows_with(
-            &mut session,
+            &mut driver,
             &entry,
             &mut std::iter::empty(),
             &mut seen,
@@ -875,7 +875,7 @@ fn replay_into_run(
     run.calls
         .extend(grouped.into_iter().map(|c| (name.to_owned(), c)));
     read.map(|()| replay::ReplayStats {
-        tools_forgotten: session.tools_forgotten(),
+        tools_forgotten: driver.session().tools_forgotten(),
     })
 }
 

@@ -395,7 +395,7 @@ fn traces(
     limits: mcp_verdict::Limits,
     began: SystemTime,
 ) -> Vec<Trace> {
-    let mut session = mcp_verdict::Session::new(limits);
+    let mut driver = mcp_verdict::Driver::new(limits);
     let aligned = recorded.len() == verdicts.len();
     // The handshake's exchanges ran one after another from `began`: each starts where the
     // previous one ended (their own send times were not taken).
@@ -408,7 +408,7 @@ fn traces(
                 return Trace::bare(url, verdict);
             };
             let mut seen = TraceObserver::default();
-            replay::judge_entry_with(&mut session, entry, &mut std::iter::empty(), &mut seen);
+            replay::judge_entry_with(&mut driver, entry, &mut std::iter::empty(), &mut seen);
             let mut trace = Trace::from_entry(url, entry, verdict, seen);
             if let Some((wall, timings, arrivals)) = live {
                 trace = trace.live(&timings, &arrivals);

@@ -332,6 +332,19 @@ impl Exchange {
         }
     }
 
+    /// [`check_request_shape`](Self::check_request_shape) of the request's text as sent
+    /// (read without building a `Value` where it can be). Text that is not JSON has no shape.
+    pub(crate) fn check_request_text(&mut self, text: &str) {
+        for (rule, detail) in crate::shapes::problems_in(text, self.setup.version, None) {
+            self.findings.add(rule, format!("request: {detail}"), None);
+        }
+    }
+
+    /// The request, once the exchange is judged.
+    pub(crate) fn into_request(self) -> Request {
+        self.req
+    }
+
     /// Its position in the session (the verdict's `index`).
     #[cfg(feature = "rmcp")]
     pub(crate) fn index(&self) -> u64 {

@@ -1,0 +1,506 @@
+//! The one exchange path: every adapter (capture replay, the proxy, the reqwest client, the rmcp
+//! transport) moves bytes and times into a [`Driver`] and takes verdicts out; nothing else
+//! starts an exchange.
+//!
+//! The driver decides, once for all of them, what used to be decided four times: whether an
+//! entry is MCP at all, which kind it is, whether a `GET` resumes an earlier stream (and is then
+//! judged as that request's answer), which request rules and shapes apply, how a 2025-03-26
+//! batch becomes one row per request id, what a recording keeps (a HAR entry, headers and URL
+//! redacted by the one [`Redaction`] policy, the body capped) and what the call grouping reads
+//! ([`Finished::facts`]). It is sans-IO: no clock (times are passed in), no sockets.
+//!
+//! ```text
+//!   Driver::begin(Sent) ──▶ Flight ──on_head──▶ feed* ──▶ Driver::finish(end, times) ──▶ Finished
+//! ```
+//!
+//! A live adapter shares one driver between connections (behind a lock) and feeds each flight
+//! outside it: only `begin`, [`Driver::note`] and `finish` touch the session.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::calls::{ExchangeFacts, rfc3339_ms};
+use crate::entry::Entry;
+use crate::exchange::{Exchange, Message, Observer, ResponseHead};
+use crate::headers::Known;
+use crate::limits::Limits;
+use crate::redact::Redaction;
+use crate::request::{BodyKind, Request};
+use crate::session::Session;
+use crate::sse::SseEvent;
+use crate::verdict::{End, Verdict};
+
+/// An entry that was not judged, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// Position in the capture.
+    pub index: u64,
+    /// Why it was not judged.
+    pub reason: String,
+}
+
+/// A request as it went on the wire: what [`Driver::begin`] takes.
+#[derive(Debug, Clone)]
+pub struct Sent<'a> {
+    /// Position in a capture; `None` takes the driver's running counter (live).
+    pub index: Option<u64>,
+    /// HTTP method.
+    pub method: &'a str,
+    /// The URL as sent (shown redacted).
+    pub url: &'a str,
+    /// Request headers as sent.
+    pub headers: crate::Headers,
+    /// Request body as sent.
+    pub body: &'a [u8],
+    /// When it was sent (RFC 3339), when known now; a capture may give it at the end instead.
+    pub started: Option<String>,
+    /// Sent by one of this crate's MCP client adapters: MCP by construction, judged whatever
+    /// it looks like. Their requests also carry the `Accept` both media types that makes
+    /// [`not_mcp`] judge their recordings the same way.
+    pub from_client: bool,
+}
+
+/// Times an adapter passes in at the end (the core keeps no clock).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Times {
+    /// When the request was sent (RFC 3339), if not given to [`Driver::begin`].
+    pub started: Option<String>,
+    /// From sending the request to the end of the exchange, in milliseconds.
+    pub elapsed_ms: Option<f64>,
+}
+
+/// Why the request of `method` to `url` is not an MCP exchange, or `None` if it is one. The
+/// one rule every path applies: a `POST` with a JSON-RPC body, or with an MCP header, or that
+/// accepts both `application/json` and `text/event-stream` (what a Streamable-HTTP client must
+/// send); a `GET` or `DELETE` with an MCP header or `Last-Event-ID`; a `GET` that accepts
+/// `text/event-stream`.
+pub fn not_mcp(url: &str, req: &Request) -> Option<String> {
+    let has_mcp_header = req.headers.known(Known::McpProtocolVersion).is_some()
+        || req.headers.known(Known::McpSessionId).is_some();
+    let accept = req
+        .headers
+        .known(Known::Accept)
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    let accepts_sse = accept.contains("text/event-stream");
+    match (req.http_method.as_ref(), req.kind) {
+        ("POST", BodyKind::Unreadable | BodyKind::None)
+            if has_mcp_header || (accepts_sse && accept.contains("application/json")) =>
+        {
+            None
+        }
+        ("POST", BodyKind::Unreadable | BodyKind::None) => Some(format!(
+            "POST {} without a JSON-RPC body",
+            crate::redact::url(url)
+        )),
+        ("POST", _) => None,
+        ("GET", BodyKind::Request) => None, // a resumption linked to its request
+        ("GET" | "DELETE", _) if has_mcp_header => None,
+        ("GET", _) if req.headers.known(Known::LastEventId).is_some() || accepts_sse => None,
+        (m, _) if has_mcp_header => Some(format!(
+            "{m} {}: not an MCP entry",
+            crate::redact::url(url)
+        )),
+        (m, _) => Some(format!("{m} {}: not MCP", crate::redact::url(url))),
+    }
+}
+
+/// Owns the [`Session`] of one capture or connection, and what every exchange of it shares:
+/// the recording policy and the redaction policy.
+#[derive(Debug, Clone, Default)]
+pub struct Driver {
+    session: Session,
+    redaction: Redaction,
+    /// Keep a HAR entry of every exchange, its response body capped at this many bytes.
+    record_cap: Option<u64>,
+    /// Index of the next live exchange.
+    next_index: u64,
+}
+
+impl Driver {
+    /// A driver with a fresh session under `limits`; no recording; redaction on.
+    pub fn new(limits: Limits) -> Self {
+        Driver {
+            session: Session::new(limits),
+            ..Driver::default()
+        }
+    }
+
+    /// Keeps a HAR entry of every exchange ([`Finished::entry`]), its response body capped at
+    /// `body_cap` bytes (a recording meant for replay needs `max_body_bytes + 1`: one byte past
+    /// the limit still replays as `LIMIT_EXCEEDED`).
+    pub fn recording(mut self, body_cap: u64) -> Self {
+        self.record_cap = Some(body_cap);
+        self
+    }
+
+    /// Sets what recordings hide.
+    pub fn redaction(mut self, redaction: Redaction) -> Self {
+        self.redaction = redaction;
+        self
+    }
+
+    /// The redaction policy.
+    pub fn redaction_policy(&self) -> &Redaction {
+        &self.redaction
+    }
+
+    /// The session: what earlier exchanges established.
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The limits every exchange runs under.
+    pub fn limits(&self) -> Limits {
+        self.session.limits()
+    }
+
+    /// Starts an exchange for a request as sent.
+    pub fn begin(&mut self, sent: Sent<'_>) -> Flight {
+        let index = sent.index.unwrap_or(self.next_index);
+        self.next_index = index + 1;
+        let entry = self.record_cap.map(|_| Entry {
+            index,
+            method: sent.method.to_owned(),
+            url: self.redaction.url(sent.url).into_owned(),
+            request_headers: self.redaction.headers(&sent.headers),
+            request_body: sent.body.to_vec(),
+            response: None,
+            response_body: Vec::new(),
+            end: End::Eof,
+            started: sent.started.clone(),
+            time_ms: None,
+            timings: None,
+        });
+        let request = Request::new(sent.method, sent.headers, sent.body);
+        let shape = shape_text(&request, sent.body);
+        let judging = if request.kind == BodyKind::Batch && request.ids().len() > 1 {
+            match not_mcp(sent.url, &request).filter(|_| !sent.from_client) {
+                Some(reason) => Judging::Skipped(reason),
+                None => Judging::Batch(Box::new(Batch {
+                    members: batch_requests(&request, sent.body),
+                    shape: shape.map(str::to_owned),
+                    head: None,
+                    body: Vec::new(),
+                    cap: usize::try_from(self.limits().max_body_bytes.saturating_add(1))
+                        .unwrap_or(usize::MAX),
+                })),
+            }
+        } else {
+            match self.start(index, sent.url, request, shape, sent.from_client) {
+                Ok(exchange) => Judging::One(Box::new(exchange)),
+                Err(reason) => Judging::Skipped(reason),
+            }
+        };
+        Flight {
+            index,
+            judging,
+            entry,
+            record_cap: self.record_cap.unwrap_or(0),
+            redaction: self.record_cap.map(|_| self.redaction.clone()),
+            started: sent.started,
+            server_requests: Vec::new(),
+        }
+    }
+
+    /// Begins judging one request (the entry's, or one of its batch) at `index`.
+    fn start(
+        &mut self,
+        index: u64,
+        url: &str,
+        mut req: Request,
+        shape: Option<&str>,
+        from_client: bool,
+    ) -> Result<Exchange, String> {
+        // A GET with Last-Event-ID that resumes an earlier stream is judged as that request's
+        // answer.
+        if req.http_method == "GET"
+            && let Some(last) = req.headers.known(Known::LastEventId)
+            && let Some(resumed) = self.session.resumption(last, req.headers.clone())
+        {
+            req = resumed;
+        }
+        if !from_client && let Some(reason) = not_mcp(url, &req) {
+            return Err(reason);
+        }
+        let mut exchange = self.session.begin_at(index, req);
+        if let Some(text) = shape {
+            exchange.check_request_text(text);
+        }
+        Ok(exchange)
+    }
+
+    /// Tells the session about server requests `flight` framed so far on a stream that is still
+    /// open, so that the client's answer, sent before the stream ends, finds them waiting (as a
+    /// replay in start order does). Live adapters call it after feeding.
+    pub fn note(&mut self, flight: &mut Flight) {
+        for (id, method) in flight.server_requests.drain(..) {
+            self.session.server_request_seen(id, method);
+        }
+    }
+
+    /// Ends `flight`: judges it (each request of a batch in turn) and records what it taught.
+    pub fn finish(
+        &mut self,
+        flight: Flight,
+        end: End,
+        times: Times,
+        observer: &mut dyn Observer,
+    ) -> Finished {
+        let Flight {
+            index,
+            judging,
+            mut entry,
+            started,
+            ..
+        } = flight;
+        let started = times.started.or(started);
+        if let Some(e) = entry.as_mut() {
+            e.end = end;
+            e.time_ms = times.elapsed_ms;
+            if e.started.is_none() {
+                e.started.clone_from(&started);
+            }
+        }
+        let mut finished = Finished {
+            index,
+            rows: Vec::new(),
+            requests: Vec::new(),
+            skipped: None,
+            entry,
+            started_ms: started.as_deref().and_then(rfc3339_ms),
+            duration_ms: times.elapsed_ms.filter(|t| *t >= 0.0).map(|t| t as u64),
+        };
+        match judging {
+            Judging::One(mut exchange) => {
+                let verdict = self.session.finish_with(&mut exchange, end, observer);
+                finished.rows.push(verdict);
+                finished.requests.push(exchange.into_request());
+            }
+            Judging::Skipped(reason) => finished.skipped = Some(Skipped { index, reason }),
+            Judging::Batch(batch) => {
+                let Batch {
+                    members,
+                    shape,
+                    body,
+                    head,
+                    ..
+                } = *batch;
+                for (position, member) in members.into_iter().enumerate() {
+                    // Judged as MCP at begin: the members need no second look.
+                    let started = self.start(index, "", member, shape.as_deref(), true);
+                    let Ok(mut exchange) = started else { continue };
+                    if let Some(head) = &head {
+                        exchange.on_head(head.clone());
+                        exchange.feed_with(&body, observer);
+                    }
+                    let mut verdict = self.session.finish_with(&mut exchange, end, observer);
+                    verdict.batch_position = u32::try_from(position).ok();
+                    finished.rows.push(verdict);
+                    finished.requests.push(exchange.into_request());
+                }
+            }
+        }
+        finished
+    }
+}
+
+/// The request's text for the shape check, when its body is JSON-RPC.
+fn shape_text<'a>(req: &Request, body: &'a [u8]) -> Option<&'a str> {
+    let readable = matches!(
+        req.kind,
+        BodyKind::Request | BodyKind::Notification | BodyKind::Response | BodyKind::Batch
+    );
+    if readable {
+        std::str::from_utf8(body).ok()
+    } else {
+        None
+    }
+}
+
+/// The requests of a batch, each with the batch's ids (so that its siblings' responses are not
+/// taken for foreign ones) and its own method, id and params.
+fn batch_requests(batch: &Request, body: &[u8]) -> Vec<Request> {
+    let Ok(Value::Array(items)) = serde_json::from_slice(body) else {
+        return vec![batch.clone()];
+    };
+    items
+        .iter()
+        .map(|item| Request::from_value(&batch.http_method, batch.headers.clone(), item))
+        .filter(|r| r.kind == BodyKind::Request)
+        .map(|r| Request {
+            kind: BodyKind::Batch,
+            batch_ids: batch.batch_ids.clone(),
+            ..r
+        })
+        .collect()
+}
+
+/// How a flight is being judged.
+#[derive(Debug)]
+enum Judging {
+    One(Box<Exchange>),
+    /// A 2025-03-26 batch: its requests are judged one after the other, each over the whole
+    /// response body, so the body is held (capped) until the end.
+    Batch(Box<Batch>),
+    /// Not MCP: forwarded or recorded, never judged.
+    Skipped(String),
+}
+
+#[derive(Debug)]
+struct Batch {
+    members: Vec<Request>,
+    shape: Option<String>,
+    head: Option<ResponseHead>,
+    /// The response body, up to `cap` bytes (`max_body_bytes + 1`: past the limit every row
+    /// is `LIMIT_EXCEEDED` whatever follows).
+    body: Vec<u8>,
+    cap: usize,
+}
+
+/// One exchange between [`Driver::begin`] and [`Driver::finish`]: fed without the driver, so
+/// that many can be in flight while their session is shared.
+#[derive(Debug)]
+#[must_use = "a flight gives its verdict only when finished by Driver::finish"]
+pub struct Flight {
+    index: u64,
+    judging: Judging,
+    entry: Option<Entry>,
+    record_cap: u64,
+    /// The policy the recorded head is shown under (only when recording).
+    redaction: Option<Redaction>,
+    started: Option<String>,
+    /// Server requests framed since the last [`Driver::note`].
+    server_requests: Vec<(Value, String)>,
+}
+
+impl Flight {
+    /// Its position (the verdict's `index`).
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// The request being judged (the first of a batch); `None` when not judged.
+    pub fn request(&self) -> Option<&Request> {
+        match &self.judging {
+            Judging::One(exchange) => Some(exchange.request()),
+            Judging::Batch(batch) => batch.members.first(),
+            Judging::Skipped(_) => None,
+        }
+    }
+
+    /// Why it is not judged (not MCP), if so.
+    pub fn skipped(&self) -> Option<&str> {
+        match &self.judging {
+            Judging::Skipped(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The response head arrived.
+    pub fn on_head(&mut self, head: ResponseHead) {
+        if let (Some(entry), Some(redaction)) = (self.entry.as_mut(), &self.redaction) {
+            entry.response = Some(ResponseHead {
+                status: head.status,
+                headers: redaction.headers(&head.headers),
+            });
+        }
+        match &mut self.judging {
+            Judging::One(exchange) => exchange.on_head(head),
+            Judging::Batch(batch) => batch.head = Some(head),
+            Judging::Skipped(_) => {}
+        }
+    }
+
+    /// Body bytes, in any chunking; each SSE event and JSON-RPC message goes to `observer` as
+    /// it is framed.
+    pub fn feed(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
+        if let Some(entry) = self.entry.as_mut() {
+            let room = self
+                .record_cap
+                .saturating_sub(entry.response_body.len() as u64);
+            let take = usize::try_from(room).unwrap_or(usize::MAX).min(chunk.len());
+            entry.response_body.extend_from_slice(&chunk[..take]);
+        }
+        match &mut self.judging {
+            Judging::One(exchange) => {
+                let mut watch = Watch {
+                    inner: observer,
+                    server_requests: &mut self.server_requests,
+                };
+                exchange.feed_with(chunk, &mut watch);
+            }
+            Judging::Batch(batch) => {
+                let room = batch.cap.saturating_sub(batch.body.len());
+                batch
+                    .body
+                    .extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Judging::Skipped(_) => {}
+        }
+    }
+
+    /// The final answer is known: a reader may stop now without cancelling anything.
+    pub fn is_settled(&self) -> bool {
+        match &self.judging {
+            Judging::One(exchange) => exchange.is_settled(),
+            _ => false,
+        }
+    }
+
+    /// Server requests were framed since the last [`Driver::note`].
+    pub fn has_news(&self) -> bool {
+        !self.server_requests.is_empty()
+    }
+}
+
+/// Forwards to the adapter's observer and keeps the server requests framed.
+struct Watch<'a> {
+    inner: &'a mut dyn Observer,
+    server_requests: &'a mut Vec<(Value, String)>,
+}
+
+impl Observer for Watch<'_> {
+    fn on_event(&mut self, event: &SseEvent<'_>) {
+        self.inner.on_event(event);
+    }
+    fn on_message(&mut self, message: &Message<'_>) {
+        self.server_requests
+            .extend(crate::lifecycle::server_request_in(message));
+        self.inner.on_message(message);
+    }
+}
+
+/// What an ended flight gave.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    /// Its position.
+    pub index: u64,
+    /// One verdict per request id of a 2025-03-26 batch (each with its `batch_position`), one
+    /// otherwise; none when it was not judged.
+    pub rows: Vec<Verdict>,
+    /// The request each row judged (the same order).
+    pub requests: Vec<Request>,
+    /// Not an MCP exchange: why.
+    pub skipped: Option<Skipped>,
+    /// The recorded HAR entry, when the driver records.
+    pub entry: Option<Entry>,
+    started_ms: Option<u64>,
+    duration_ms: Option<u64>,
+}
+
+impl Finished {
+    /// What the call grouping reads of each row, with the request `body` as sent.
+    pub fn facts<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = ExchangeFacts<'a>> + 'a {
+        self.rows
+            .iter()
+            .zip(&self.requests)
+            .map(move |(verdict, request)| ExchangeFacts {
+                verdict,
+                headers: &request.headers,
+                body,
+                started_ms: self.started_ms,
+                duration_ms: self.duration_ms,
+            })
+    }
+}

@@ -1,0 +1,60 @@
+//! One recorded exchange, as a HAR entry holds it: what the driver records of every exchange
+//! and what capture replay reads. A vocabulary type: it imports no behaviour.
+
+use serde::Deserialize;
+use serde::de;
+
+use crate::exchange::ResponseHead;
+use crate::request::Headers;
+use crate::verdict::End;
+
+/// One HAR entry, decoded.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// 0-based position in `log.entries`.
+    pub index: u64,
+    /// HTTP method.
+    pub method: String,
+    /// Request URL.
+    pub url: String,
+    /// Request headers.
+    pub request_headers: Headers,
+    /// Request body bytes.
+    pub request_body: Vec<u8>,
+    /// Response head, if one arrived.
+    pub response: Option<ResponseHead>,
+    /// Response body bytes.
+    pub response_body: Vec<u8>,
+    /// How the body ended.
+    pub end: End,
+    /// `startedDateTime` (RFC 3339), when known.
+    pub started: Option<String>,
+    /// Total time in milliseconds, when known.
+    pub time_ms: Option<f64>,
+    /// The `timings` phases, when the capture has them.
+    pub timings: Option<Timings>,
+}
+
+/// HAR `timings` phases in milliseconds (`None` where the capture says -1 or leaves it out).
+/// HAR has no per-event times: within `receive` only byte positions are known.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+pub struct Timings {
+    /// Sending the request.
+    #[serde(default, deserialize_with = "phase")]
+    pub send: Option<f64>,
+    /// Waiting for the response head (time to first byte).
+    #[serde(default, deserialize_with = "phase")]
+    pub wait: Option<f64>,
+    /// Receiving the body.
+    #[serde(default, deserialize_with = "phase")]
+    pub receive: Option<f64>,
+}
+
+/// A phase: HAR writes -1 for "does not apply"; anything not a finite non-negative number is
+/// treated as unknown rather than rejecting the capture.
+fn phase<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(v.and_then(|v| v.as_f64())
+        .filter(|t| t.is_finite() && *t >= 0.0))
+}
+
