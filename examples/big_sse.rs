@@ -69,7 +69,7 @@ fn reader(path: &str, frame: bool, expect: usize) -> Result<f64, Box<dyn std::er
 /// string), then the entry is judged. Run as a child process, for its peak RSS.
 fn serde_replay(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     use mcp_verdict::replay::{Item, judge_entry};
-    let mut session = mcp_verdict::Session::default();
+    let mut session = mcp_verdict::Driver::default();
     let mut ok = false;
     mcp_verdict::har::read_entries(std::fs::File::open(path)?, &mut |entry| {
         if let Item::Verdict(v) = judge_entry(&mut session, &entry, &mut std::iter::empty()) {

@@ -138,17 +138,17 @@ mod tools;
 // The core's modules keep their short crate paths (`crate::sse`, `crate::exchange`, ...) inside
 // the crate; only the re-exports below are public.
 use crate::core::{
-    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, limits, request, retry,
-    rules, session, tool_result, verdict, version, wire,
+    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, limits,
+    request, retry, rules, session, tool_result, verdict, version, wire,
 };
 
 pub use crate::captures::{har, replay};
 pub use crate::core::{redact, shapes, sse};
-pub use redact::Redaction;
 #[cfg(feature = "proxy")]
 pub use crate::tools::proxy;
 #[cfg(feature = "tools")]
 pub use crate::tools::{faults, soak};
+pub use redact::Redaction;
 
 pub use calls::{
     AUTOMATIC_RETRY_MS, Call, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS, RetryOrigin,

@@ -4,7 +4,7 @@
 
 use mcp_verdict::faults::{FaultServer, demo, scenarios};
 use mcp_verdict::replay::{Item, judge_entry};
-use mcp_verdict::{Limits, Outcome, Session, har};
+use mcp_verdict::{Driver, Limits, Outcome, har};
 
 #[tokio::test(flavor = "current_thread")]
 async fn every_scenario_gives_its_declared_verdict_live_and_in_replay() {
@@ -45,7 +45,7 @@ async fn every_scenario_gives_its_declared_verdict_live_and_in_replay() {
         if let Some(n) = run.scenario.client_max_event_bytes {
             limits.max_event_bytes = n;
         }
-        let mut session = Session::new(limits);
+        let mut session = Driver::new(limits);
         let replayed: Vec<_> = entries
             .iter()
             .filter_map(

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 use mcp_verdict::har;
 use mcp_verdict::replay::{self, Item, judge_entry_rows};
-use mcp_verdict::{Limits, Session};
+use mcp_verdict::{Driver, Limits};
 use serde_json::{Value, json};
 
 fn cases() -> Vec<PathBuf> {
@@ -28,7 +28,7 @@ fn cases() -> Vec<PathBuf> {
 /// The serde reader: parse whole, then judge each entry. `None` when the document is refused.
 fn by_serde(bytes: &[u8]) -> Option<Vec<Item>> {
     let entries = har::parse(bytes).ok()?;
-    let mut session = Session::default();
+    let mut session = Driver::default();
     let mut items = Vec::new();
     for e in &entries {
         judge_entry_rows(&mut session, e, &mut std::iter::empty(), &mut |i| {

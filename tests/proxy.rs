@@ -17,7 +17,7 @@ use mcp_verdict::faults::{FaultServer, demo, scenarios};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::proxy::{Config, Proxy};
 use mcp_verdict::replay::{Item, judge_entry};
-use mcp_verdict::{End, Limits, Outcome, Session, Verdict};
+use mcp_verdict::{Driver, End, Limits, Outcome, Verdict};
 
 use support::{ProxyVerdicts as Verdicts, bounded, chunk, post, read_request};
 
@@ -82,7 +82,7 @@ fn calls_live_and_replayed(
 }
 
 fn replayed(entries: &[Entry], limits: Limits) -> Vec<Verdict> {
-    let mut session = Session::new(limits);
+    let mut session = Driver::new(limits);
     entries
         .iter()
         .filter_map(

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use mcp_verdict::adapters::rmcp::{Recording, VerdictHttpClient};
 use mcp_verdict::replay::{Item, judge_entry_rows, replay_calls};
-use mcp_verdict::{Call, Limits, Outcome, RetryOrigin, Session, Verdict, har};
+use mcp_verdict::{Call, Driver, Limits, Outcome, RetryOrigin, Verdict, har};
 use rmcp::model::{CallToolRequestParams, ClientConfig, ProtocolVersion as RmcpVersion};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -98,7 +98,7 @@ fn replayed(recording: &Recording) -> (Vec<Call>, Vec<Verdict>) {
     har::write(&recording.entries(), &mut bytes).unwrap();
     let mut calls = Vec::new();
     replay_calls(&bytes[..], rmcp_limits(), &mut |c| calls.push(c)).unwrap();
-    let mut session = Session::new(rmcp_limits());
+    let mut session = Driver::new(rmcp_limits());
     let mut verdicts = Vec::new();
     har::read_entries(&bytes[..], &mut |entry| {
         judge_entry_rows(&mut session, &entry, &mut std::iter::empty(), &mut |item| {
@@ -319,7 +319,7 @@ async fn fault_scenario(
     har::write(&recording.entries(), &mut bytes).unwrap();
     let mut calls = Vec::new();
     replay_calls(&bytes[..], limits, &mut |c| calls.push(c)).unwrap();
-    let mut session = Session::new(limits);
+    let mut session = Driver::new(limits);
     let mut verdicts = Vec::new();
     har::read_entries(&bytes[..], &mut |entry| {
         judge_entry_rows(&mut session, &entry, &mut std::iter::empty(), &mut |item| {

@@ -78,7 +78,7 @@ proptest! {
     #[test]
     fn har_reader_never_panics_on_near_har(s in r#"\{"log":\{"entries":\[\{"request":\{"method":"(POST|GET)","headers":\[\],"postData":\{"text":"[^"]{0,20}"\}\},"response":\{"status":-?[0-9]{1,6},"content":\{"text":"[A-Za-z0-9+/=]{0,12}","encoding":"(base64|utf8)"\}\}\}\]\}\}"#) {
         if let Ok(entries) = har::parse(s.as_bytes()) {
-            let mut session = Session::default();
+            let mut session = mcp_verdict::Driver::default();
             for e in &entries {
                 let _ = mcp_verdict::replay::judge_entry(&mut session, e, &mut std::iter::empty());
             }

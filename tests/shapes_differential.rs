@@ -18,7 +18,7 @@ use mcp_verdict::faults::{FaultServer, demo, scenarios};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::replay::{Item, judge_entry};
 use mcp_verdict::sse::{SseEvent, SseFramer, SseSink};
-use mcp_verdict::{ProtocolVersion, Session, shapes};
+use mcp_verdict::{Driver, ProtocolVersion, shapes};
 use serde_json::{Value, json};
 
 /// One message to judge.
@@ -51,7 +51,7 @@ fn message(bytes: &[u8]) -> Option<Value> {
 
 /// The messages of a capture, each with the revision the analyzer applied to its exchange.
 fn samples(name: &str, entries: &[Entry], out: &mut Vec<Sample>) {
-    let mut session = Session::default();
+    let mut session = Driver::default();
     for e in entries {
         let Item::Verdict(v) = judge_entry(&mut session, e, &mut std::iter::empty()) else {
             continue;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::replay::{Item, group_entry, judge_entry_rows};
-use mcp_verdict::{Call, Calls, Limits, Session, Verdict};
+use mcp_verdict::{Call, Calls, Driver, Limits, Verdict};
 use serde_json::{Value, json};
 
 /// The generated corpus (`testdata/har`) and the captures recorded from real servers
@@ -51,7 +51,7 @@ fn limits_of(expect: &Value) -> Limits {
 
 /// Replays `entries` with body chunk sizes from `sizes`.
 fn replay(entries: &[Entry], limits: Limits, sizes: &mut dyn FnMut() -> usize) -> Vec<Item> {
-    let mut session = Session::new(limits);
+    let mut session = Driver::new(limits);
     let mut items = Vec::new();
     for e in entries {
         let chunks = &mut std::iter::from_fn(|| Some(sizes()));
@@ -62,7 +62,7 @@ fn replay(entries: &[Entry], limits: Limits, sizes: &mut dyn FnMut() -> usize) -
 
 /// Replays `entries` into logical calls, with body chunk sizes from `sizes`.
 fn replay_calls(entries: &[Entry], limits: Limits, sizes: &mut dyn FnMut() -> usize) -> Vec<Call> {
-    let mut session = Session::new(limits);
+    let mut session = Driver::new(limits);
     let mut calls = Calls::new();
     let mut out = Vec::new();
     for e in entries {

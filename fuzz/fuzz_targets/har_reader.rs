@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use mcp_verdict::replay::{self, Item};
-use mcp_verdict::{Limits, Session, har};
+use mcp_verdict::{Limits, Driver, har};
 
 fuzz_target!(|input: &[u8]| {
     let parsed = har::parse(input);
@@ -18,8 +18,8 @@ fuzz_target!(|input: &[u8]| {
         return;
     };
     assert!(replayed.is_ok());
-    let mut whole = Session::default();
-    let mut chunked = Session::default();
+    let mut whole = Driver::default();
+    let mut chunked = Driver::default();
     let mut judged: Vec<Item> = Vec::new();
     for entry in &entries {
         let a = replay::judge_entry(&mut whole, entry, &mut std::iter::empty());

@@ -1,5 +1,6 @@
-//! The async adapter: drives an [`Exchange`] from any body stream of `Result<Bytes, E>`, hands
-//! out each JSON-RPC message as soon as it is framed, and ends with the [`Verdict`].
+//! The async adapter: feeds a [`Flight`] of the one exchange path from any body stream of
+//! `Result<Bytes, E>`, hands out each JSON-RPC message as soon as it is framed, and ends it
+//! through its [`Driver`] with the [`Verdict`] (and, when the driver records, the entry).
 //!
 //! Deadlines are the adapter's job (the core keeps no clock): overall, idle (no bytes), and a
 //! progress deadline that `notifications/progress` resets, capped by a maximum. When one passes,
@@ -17,14 +18,19 @@ use bytes::Bytes;
 use futures_core::Stream;
 use tokio::time::{Instant, Sleep};
 
-use crate::exchange::{Exchange, Message, Observer};
+use crate::driver::{Driver, Finished, Flight, Times};
+use crate::entry::Entry;
+use crate::exchange::{Message, Observer};
 use crate::jsonrpc::Kind;
-use crate::session::Session;
 use crate::sse::SseEvent;
 use crate::verdict::{End, Verdict};
 
-/// A session shared by the exchanges of one client.
-pub type SharedSession = Arc<Mutex<Session>>;
+/// The one exchange path shared by the exchanges of one client (its session, recording and
+/// redaction policy).
+pub type SharedDriver = Arc<Mutex<Driver>>;
+
+/// Called with every recorded entry when its exchange ends.
+pub type EntrySink = Arc<dyn Fn(Entry) + Send + Sync>;
 
 /// Called with every verdict, including those of exchanges dropped before the end.
 pub type VerdictSink = Arc<dyn Fn(&Verdict) + Send + Sync>;
@@ -141,8 +147,6 @@ struct Collector {
     progress: bool,
     first_event: Option<Instant>,
     terminal: Option<Instant>,
-    /// Server requests framed since the last chunk (id, method), for the session to wait on.
-    server_requests: Vec<(serde_json::Value, String)>,
 }
 
 impl Observer for Collector {
@@ -155,9 +159,6 @@ impl Observer for Collector {
         }
         if m.terminal {
             self.terminal.get_or_insert_with(Instant::now);
-        }
-        if let Some(request) = crate::lifecycle::server_request_in(m) {
-            self.server_requests.push(request);
         }
         if self.discard {
             return;
@@ -187,9 +188,10 @@ pub type TapFn = Box<dyn FnMut(Tap<'_>) + Send>;
 /// An exchange being read from a live body.
 pub struct JudgedBody<S> {
     tap: Option<TapFn>,
-    exchange: Option<Exchange>,
-    session: Option<SharedSession>,
+    flight: Option<Flight>,
+    driver: Option<SharedDriver>,
     sink: Option<VerdictSink>,
+    entries: Option<EntrySink>,
     body: Option<S>,
     collector: Collector,
     verdict: Option<Verdict>,
@@ -208,7 +210,7 @@ pub struct JudgedBody<S> {
 impl<S> std::fmt::Debug for JudgedBody<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JudgedBody")
-            .field("finished", &self.exchange.is_none())
+            .field("finished", &self.flight.is_none())
             .field("queued", &self.collector.queue.len())
             .finish()
     }
@@ -218,15 +220,22 @@ impl<S, E> JudgedBody<S>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
 {
-    /// Reads `body` into `exchange`, whose head has been fed. `started` is when the request was
-    /// sent (deadlines count from it).
-    pub fn new(exchange: Exchange, body: S, deadlines: Deadlines, started: Instant) -> Self {
+    /// Reads `body` into `flight`, whose head has been fed, and ends it through `driver` (the
+    /// one that began it). `started` is when the request was sent (deadlines count from it).
+    pub fn new(
+        driver: SharedDriver,
+        flight: Flight,
+        body: S,
+        deadlines: Deadlines,
+        started: Instant,
+    ) -> Self {
         let now = Instant::now();
         JudgedBody {
             tap: None,
-            exchange: Some(exchange),
-            session: None,
+            flight: Some(flight),
+            driver: Some(driver),
             sink: None,
+            entries: None,
             body: Some(body),
             collector: Collector::default(),
             verdict: None,
@@ -247,9 +256,10 @@ where
         let now = Instant::now();
         JudgedBody {
             tap: None,
-            exchange: None,
-            session: None,
+            flight: None,
+            driver: None,
             sink: None,
+            entries: None,
             body: None,
             collector: Collector::default(),
             verdict: Some(verdict),
@@ -283,9 +293,9 @@ where
         self
     }
 
-    /// Finishes through `session`, so later exchanges learn from this one.
-    pub fn with_session(mut self, session: SharedSession) -> Self {
-        self.session = Some(session);
+    /// Hands the recorded entry (when the driver records) to `entries` at the end.
+    pub fn with_entries(mut self, entries: EntrySink) -> Self {
+        self.entries = Some(entries);
         self
     }
 
@@ -325,7 +335,7 @@ where
         self.delivered = true; // the verdict is taken below, not handed out as a frame
         let mut cancel = std::pin::pin!(cancel);
         while std::future::poll_fn(|cx| {
-            if self.exchange.is_some() && cancel.as_mut().poll(cx).is_ready() {
+            if self.flight.is_some() && cancel.as_mut().poll(cx).is_ready() {
                 self.end(End::Cancelled);
             }
             self.poll_frame(cx)
@@ -372,37 +382,28 @@ where
 
     fn end(&mut self, end: End) {
         self.body = None; // closes the connection
-        self.ended_at = Some(Instant::now());
-        let Some(mut exchange) = self.exchange.take() else {
+        let now = Instant::now();
+        self.ended_at = Some(now);
+        let Some(flight) = self.flight.take() else {
             return;
         };
-        let verdict = finish(
-            &mut exchange,
-            end,
-            self.session.as_ref(),
-            &mut self.collector,
-        );
+        let elapsed = now.saturating_duration_since(self.started);
         if let Some(tap) = self.tap.as_mut() {
             tap(Tap::End(end));
         }
-        if let Some(sink) = &self.sink {
-            sink(&verdict);
-        }
-        self.verdict = Some(verdict);
+        self.verdict = self.driver.as_ref().and_then(|driver| {
+            let finished = finish(driver, flight, end, elapsed, &mut self.collector);
+            deliver(finished, self.sink.as_ref(), self.entries.as_ref())
+        });
     }
 
     /// Tells the session about server requests as they are framed, so that the client's answer,
     /// sent while this stream is still open, finds them waiting (as a replay in start order does).
     fn note_server_requests(&mut self) {
-        if self.collector.server_requests.is_empty() {
-            return;
-        }
-        let seen = std::mem::take(&mut self.collector.server_requests);
-        if let Some(session) = &self.session {
-            let mut session = super::lock(session);
-            for (id, method) in seen {
-                session.server_request_seen(id, method);
-            }
+        if let (Some(flight), Some(driver)) = (self.flight.as_mut(), &self.driver)
+            && flight.has_news()
+        {
+            super::lock(driver).note(flight);
         }
     }
 
@@ -411,7 +412,7 @@ where
             if let Some(m) = self.collector.queue.pop_front() {
                 return Poll::Ready(Some(Frame::Message(m)));
             }
-            if self.exchange.is_none() {
+            if self.flight.is_none() {
                 if self.delivered {
                     return Poll::Ready(None);
                 }
@@ -428,12 +429,12 @@ where
                     if let Some(tap) = self.tap.as_mut() {
                         tap(Tap::Chunk(&chunk));
                     }
-                    let exchange = self.exchange.as_mut().expect("checked above");
-                    exchange.feed_with(&chunk, &mut self.collector);
+                    let flight = self.flight.as_mut().expect("checked above");
+                    flight.feed(&chunk, &mut self.collector);
                     if std::mem::take(&mut self.collector.progress) {
                         self.last_progress = self.last_byte;
                     }
-                    if self.settled_at.is_none() && exchange.is_settled() {
+                    if self.settled_at.is_none() && flight.is_settled() {
                         self.settled_at = Some(self.last_byte);
                     }
                     self.note_server_requests();
@@ -468,20 +469,37 @@ where
     }
 }
 
-/// Finishes an exchange, through the session when there is one.
+/// Ends `flight` through `driver`; `elapsed` is the time since the request was sent.
 pub(crate) fn finish(
-    exchange: &mut Exchange,
+    driver: &SharedDriver,
+    flight: Flight,
     end: End,
-    session: Option<&SharedSession>,
+    elapsed: Duration,
     observer: &mut dyn Observer,
-) -> Verdict {
-    match session {
-        Some(s) => {
-            let mut guard = s.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            guard.finish_with(exchange, end, observer)
-        }
-        None => exchange.finish_with(end, observer),
+) -> Finished {
+    let times = Times {
+        started: None,
+        elapsed_ms: Some(elapsed.as_secs_f64() * 1000.0),
+    };
+    super::lock(driver).finish(flight, end, times, observer)
+}
+
+/// Hands every row to `sink` and the recorded entry to `entries`; gives the first row (an
+/// adapter's own request is always judged, so there is one).
+pub(crate) fn deliver(
+    finished: Finished,
+    sink: Option<&VerdictSink>,
+    entries: Option<&EntrySink>,
+) -> Option<Verdict> {
+    if let (Some(entries), Some(entry)) = (entries, finished.entry) {
+        entries(entry);
     }
+    if let Some(sink) = sink {
+        for verdict in &finished.rows {
+            sink(verdict);
+        }
+    }
+    finished.rows.into_iter().next()
 }
 
 impl<S, E> Stream for JudgedBody<S>
@@ -499,19 +517,17 @@ impl<S> Drop for JudgedBody<S> {
     /// is known (settled), as a reader that stopped with the stream still open.
     fn drop(&mut self) {
         self.body = None;
-        if let Some(mut exchange) = self.exchange.take() {
-            let end = if exchange.is_settled() {
+        if let (Some(flight), Some(driver)) = (self.flight.take(), &self.driver) {
+            let end = if flight.is_settled() {
                 End::Open
             } else {
                 End::Cancelled
             };
-            let verdict = finish(&mut exchange, end, self.session.as_ref(), &mut ());
             if let Some(tap) = self.tap.as_mut() {
                 tap(Tap::End(end));
             }
-            if let Some(sink) = &self.sink {
-                sink(&verdict);
-            }
+            let finished = finish(driver, flight, end, self.started.elapsed(), &mut ());
+            deliver(finished, self.sink.as_ref(), self.entries.as_ref());
         }
     }
 }

@@ -17,14 +17,15 @@ use tokio::time::Instant;
 
 mod session;
 
-use super::body::{Deadlines, JudgedBody, SharedSession, VerdictSink};
+use super::body::{Deadlines, EntrySink, JudgedBody, SharedDriver, VerdictSink};
 use super::lock;
 use super::negotiate;
-use crate::exchange::{Exchange, ResponseHead};
+use crate::driver::{Driver, Flight, Sent};
+use crate::exchange::ResponseHead;
 use crate::har::Entry;
 use crate::limits::Limits;
-use crate::request::{Headers, Request};
-use crate::session::Session;
+use crate::redact::Redaction;
+use crate::request::Headers;
 use crate::verdict::{End, Outcome, Verdict};
 use crate::version::ProtocolVersion;
 use crate::wire;
@@ -52,7 +53,6 @@ pub struct Prepared {
     headers: Vec<(String, String)>,
     /// The body split where the id goes.
     parts: Vec<Vec<u8>>,
-    template: Request,
 }
 
 /// Records every exchange (for `probe --record`).
@@ -66,7 +66,7 @@ pub struct ClientBuilder {
     limits: Limits,
     sink: Option<VerdictSink>,
     recorder: Option<Recorder>,
-    redact: Vec<String>,
+    redaction: Redaction,
     http: Option<reqwest::Client>,
     follow_redirects: usize,
 }
@@ -78,11 +78,28 @@ impl ClientBuilder {
         self
     }
 
-    /// Adds a secret header: sent as given, shown as `<redacted>` in records.
+    /// Adds a secret header: sent as given, shown as `<redacted>` in records and cut out of
+    /// any text shown (the user's `-H` headers are all secret: see [`Redaction`]).
     pub fn secret_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        let name = name.into();
-        self.redact.push(name.to_ascii_lowercase());
-        self.headers.push((name, value.into()));
+        let (name, value) = (name.into(), value.into());
+        self.redaction.add_user_header(&name, &value);
+        self.headers.push((name, value));
+        self
+    }
+
+    /// What recordings hide (default: the one policy, on). Secret headers added before or
+    /// after stay hidden unless the policy is off.
+    pub fn redaction(mut self, redaction: Redaction) -> Self {
+        let enabled = redaction.enabled();
+        let mut policy = redaction;
+        if enabled {
+            for (name, value) in &self.headers {
+                if self.redaction.hides_header(name) {
+                    policy.add_user_header(name, value);
+                }
+            }
+        }
+        self.redaction = policy;
         self
     }
 
@@ -142,21 +159,36 @@ impl ClientBuilder {
                 .redirect(redirect_policy(
                     &url,
                     self.follow_redirects,
-                    !self.redact.is_empty(),
+                    self.headers.iter().any(|(n, _)| {
+                        Redaction::on().hides_header(n) || self.redaction.hides_header(n)
+                    }),
                 ))
                 .build()
                 .map_err(|e| BuildError::Http(e.to_string()))?,
         };
+        let mut driver = Driver::new(self.limits).redaction(self.redaction);
+        if self.recorder.is_some() {
+            // One byte past `max_body_bytes` still replays as LIMIT_EXCEEDED; an endless
+            // stream cannot grow the recording without bound.
+            driver = driver.recording(self.limits.max_body_bytes.saturating_add(1));
+        }
+        let entries: Option<EntrySink> = self.recorder.map(|rec| {
+            Arc::new(move |entry: Entry| {
+                // In the order the exchanges began (a HAR's order), whatever order they end in.
+                let mut list = lock(&rec);
+                let at = list.partition_point(|e| e.index <= entry.index);
+                list.insert(at, entry);
+            }) as EntrySink
+        });
         Ok(Client {
             inner: Arc::new(Inner {
                 http,
                 url,
                 headers: self.headers,
-                redact: self.redact,
                 deadlines: self.deadlines,
                 sink: self.sink,
-                recorder: self.recorder,
-                session: Arc::new(Mutex::new(Session::new(self.limits))),
+                entries,
+                driver: Arc::new(Mutex::new(driver)),
                 state: Mutex::new(State::default()),
                 next_id: AtomicI64::new(1),
             }),
@@ -200,11 +232,11 @@ struct Inner {
     http: reqwest::Client,
     url: reqwest::Url,
     headers: Vec<(String, String)>,
-    redact: Vec<String>,
     deadlines: Deadlines,
     sink: Option<VerdictSink>,
-    recorder: Option<Recorder>,
-    session: SharedSession,
+    /// Where recorded entries go (when recording).
+    entries: Option<EntrySink>,
+    driver: SharedDriver,
     state: Mutex<State>,
     next_id: AtomicI64,
 }
@@ -233,7 +265,7 @@ impl Client {
             limits: Limits::default(),
             sink: None,
             recorder: None,
-            redact: Vec::new(),
+            redaction: Redaction::on(),
             http: None,
             follow_redirects: 0,
         }
@@ -376,15 +408,8 @@ impl Client {
         let headers = self.headers_for(&mut message);
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
-        let request = Request::from_value("POST", Headers::from(headers), &message);
-        self.dispatch(
-            reqwest::Method::POST,
-            body,
-            request,
-            Some(&message),
-            is_init,
-        )
-        .await
+        self.dispatch(reqwest::Method::POST, body, Headers::from(headers), is_init)
+            .await
     }
 
     /// Prepares `method` with `params` once, for sending many times with fresh ids (soak).
@@ -406,46 +431,49 @@ impl Client {
             .split(quoted.as_str())
             .map(|p| p.as_bytes().to_vec())
             .collect();
-        let req_headers: Headers = headers.iter().cloned().collect();
-        let template = Request::new("POST", req_headers, text.as_bytes());
-        Prepared {
-            headers,
-            parts,
-            template,
-        }
+        Prepared { headers, parts }
     }
 
     /// Sends a prepared request with a fresh id.
     pub async fn send_prepared(&self, prepared: &Prepared) -> Call {
-        let (body, request) = self.instance(prepared);
-        self.dispatch(reqwest::Method::POST, body, request, None, false)
+        let body = self.instance(prepared);
+        let headers: Headers = prepared.headers.iter().cloned().collect();
+        self.dispatch(reqwest::Method::POST, body, headers, false)
             .await
     }
 
-    /// A prepared request with a fresh id: the body to send and the request facts.
-    fn instance(&self, prepared: &Prepared) -> (Vec<u8>, Request) {
+    /// A prepared request's body with a fresh id.
+    fn instance(&self, prepared: &Prepared) -> Vec<u8> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let id_text = id.to_string();
-        let body = prepared.parts.join(id_text.as_bytes());
-        let mut request = prepared.template.clone();
-        request.id = Some(json!(id));
-        if let Some(meta) = request.params.as_mut().and_then(|p| p.meta.as_mut()) {
-            meta.insert("progressToken".into(), json!(id));
-        }
-        (body, request)
+        prepared.parts.join(id.to_string().as_bytes())
+    }
+
+    /// Starts a flight for a request this client sends (the one exchange path).
+    fn begin(&self, method: &str, headers: Headers, body: &[u8]) -> Flight {
+        lock(&self.inner.driver).begin(Sent {
+            index: None,
+            method,
+            url: self.inner.url.as_str(),
+            headers,
+            body,
+            started: Some(rfc3339(SystemTime::now())),
+            from_client: true,
+        })
     }
 
     /// Starts judging a prepared request sent by another transport ([`super::h1`]): the body
-    /// to send and the exchange to feed.
-    pub(crate) fn begin_prepared(&self, prepared: &Prepared) -> (Vec<u8>, Exchange) {
-        let (body, request) = self.instance(prepared);
-        (body, lock(&self.inner.session).begin(request))
+    /// to send and the flight to feed.
+    pub(crate) fn begin_prepared(&self, prepared: &Prepared) -> (Vec<u8>, Flight) {
+        let body = self.instance(prepared);
+        let headers: Headers = prepared.headers.iter().cloned().collect();
+        let flight = self.begin("POST", headers, &body);
+        (body, flight)
     }
 
     /// Judges the rest of an exchange begun with [`Client::begin_prepared`] from its response.
     pub(crate) fn judge_body<S, E>(
         &self,
-        mut exchange: Exchange,
+        mut flight: Flight,
         head: ResponseHead,
         body: S,
         started: Instant,
@@ -453,37 +481,53 @@ impl Client {
     where
         S: Stream<Item = Result<Bytes, E>> + Unpin,
     {
-        exchange.on_head(head);
-        let mut call = JudgedBody::new(exchange, body, self.inner.deadlines, started)
-            .with_session(self.inner.session.clone());
+        flight.on_head(head);
+        let mut call = JudgedBody::new(
+            self.inner.driver.clone(),
+            flight,
+            body,
+            self.inner.deadlines,
+            started,
+        );
         if let Some(sink) = &self.inner.sink {
             call = call.with_sink(sink.clone());
+        }
+        if let Some(entries) = &self.inner.entries {
+            call = call.with_entries(entries.clone());
         }
         call
     }
 
     /// The verdict of a prepared call cancelled before it got an answer (soak's Ctrl-C).
     pub(crate) fn cancelled(&self, prepared: &Prepared) -> Verdict {
-        let (_, exchange) = self.begin_prepared(prepared);
-        self.judge_failure(exchange, End::Cancelled, None)
+        let (_, flight) = self.begin_prepared(prepared);
+        self.judge_failure(flight, End::Cancelled, None, Instant::now())
     }
 
     /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head;
     /// `cause` says why the connection failed.
     pub(crate) fn judge_failure(
         &self,
-        mut exchange: Exchange,
+        flight: Flight,
         end: End,
         cause: Option<&str>,
+        started: Instant,
     ) -> Verdict {
-        let mut verdict =
-            super::body::finish(&mut exchange, end, Some(&self.inner.session), &mut ());
+        let finished =
+            super::body::finish(&self.inner.driver, flight, end, started.elapsed(), &mut ());
+        let mut verdict = finished.rows.first().cloned().unwrap_or_else(|| {
+            unreachable!("a client's own request is always judged (Sent::from_client)")
+        });
         if let Some(cause) = cause.filter(|_| verdict.outcome == Outcome::ConnectionFailed) {
             super::cause::explain(&mut verdict, cause);
         }
-        if let Some(sink) = &self.inner.sink {
-            sink(&verdict);
-        }
+        let mut finished = finished;
+        finished.rows[0] = verdict.clone();
+        super::body::deliver(
+            finished,
+            self.inner.sink.as_ref(),
+            self.inner.entries.as_ref(),
+        );
         verdict
     }
 
@@ -550,43 +594,30 @@ impl Client {
             headers.push(("Mcp-Session-Id".into(), sid));
         }
         headers.extend(inner.headers.iter().cloned());
-        let req_headers = Headers::from(headers);
-        let request = lock(&inner.session)
-            .resumption(last_event_id, req_headers.clone())
-            .unwrap_or_else(|| Request::new("GET", req_headers, b""));
-        self.dispatch(reqwest::Method::GET, Vec::new(), request, None, false)
-            .await
+        self.dispatch(
+            reqwest::Method::GET,
+            Vec::new(),
+            Headers::from(headers),
+            false,
+        )
+        .await
     }
 
     async fn dispatch(
         &self,
         http_method: reqwest::Method,
         mut body: Vec<u8>,
-        request: Request,
-        message: Option<&Value>,
+        headers: Headers,
         is_init: bool,
     ) -> Call {
         let inner = &self.inner;
-        let mut exchange = lock(&inner.session).begin(request);
-        if let Some(m) = message {
-            exchange.check_request_shape(m);
-        }
-        let headers = &exchange.request().headers;
-        let started = Instant::now();
-        // The record keeps its own copy of the body; without one the body moves into reqwest.
-        let draft = inner.recorder.as_ref().map(|_| Draft {
-            method: http_method.to_string(),
-            headers: self.redacted(headers),
-            body: body.clone(),
-            wall: SystemTime::now(),
-        });
-        let mut rb = inner
-            .http
-            .request(http_method, inner.url.clone())
-            .body(std::mem::take(&mut body));
+        let mut rb = inner.http.request(http_method.clone(), inner.url.clone());
         for (n, v) in headers.iter() {
             rb = rb.header(n, v);
         }
+        let flight = self.begin(http_method.as_str(), headers, &body);
+        let started = Instant::now();
+        let rb = rb.body(std::mem::take(&mut body));
         let result = inner.deadlines.until_head(rb.send()).await;
         let response = match result {
             Ok(Ok(r)) => r,
@@ -595,82 +626,20 @@ impl Client {
                     Ok(Err(e)) => (End::Reset, Some(super::cause::of_error(e, &inner.url))),
                     _ => (End::Timeout, None),
                 };
-                if let (Some(rec), Some(draft)) = (&inner.recorder, &draft) {
-                    let mut r = draft.entry(None, &inner.url);
-                    r.end = end;
-                    r.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                    lock(rec).push(r);
-                }
-                return JudgedBody::finished(self.judge_failure(exchange, end, cause.as_deref()));
+                return JudgedBody::finished(self.judge_failure(
+                    flight,
+                    end,
+                    cause.as_deref(),
+                    started,
+                ));
             }
         };
         let head = head_of(&response);
         if is_init && let Some(sid) = head.headers.get("mcp-session-id") {
             lock(&inner.state).session_id = Some(sid.to_owned());
         }
-        let final_url = response.url().clone();
         let stream: BodyStream = Box::pin(response.bytes_stream());
-        // The entry takes its place now, so the recording keeps the order in which exchanges
-        // began (as a HAR does), not the order they ended: an answer POSTed while a stream is
-        // still open comes after that stream's request, and replays as it was judged live.
-        let recorded = inner.recorder.as_ref().zip(draft).map(|(rec, draft)| {
-            let entry = draft.entry(Some(&head), &final_url);
-            let mut list = lock(rec);
-            list.push(entry.clone());
-            (rec.clone(), entry, list.len() - 1)
-        });
-        // The recording keeps what the verdict needed, no more: one byte past `max_body_bytes`
-        // still replays as LIMIT_EXCEEDED, and an endless stream cannot grow it without bound.
-        let record_cap = lock(&inner.session)
-            .limits()
-            .max_body_bytes
-            .saturating_add(1);
-        let call = self.judge_body(exchange, head, stream, started);
-        match recorded {
-            Some((rec, entry, slot)) => {
-                call.with_tap(recording_tap(rec, entry, slot, record_cap, started))
-            }
-            None => call,
-        }
-    }
-
-    fn redacted(&self, headers: &Headers) -> Headers {
-        headers
-            .iter()
-            .map(|(n, v)| {
-                if self.inner.redact.contains(&n.to_ascii_lowercase()) {
-                    (n.to_owned(), "<redacted>".to_owned())
-                } else {
-                    (n.to_owned(), v.to_owned())
-                }
-            })
-            .collect()
-    }
-}
-
-/// What a recorded entry takes from the request, before the response is known.
-struct Draft {
-    method: String,
-    headers: Headers,
-    body: Vec<u8>,
-    wall: SystemTime,
-}
-
-impl Draft {
-    fn entry(&self, resp: Option<&ResponseHead>, url: &reqwest::Url) -> Entry {
-        Entry {
-            index: 0,
-            method: self.method.clone(),
-            url: url.to_string(),
-            request_headers: self.headers.clone(),
-            request_body: self.body.clone(),
-            response: resp.cloned(),
-            response_body: Vec::new(),
-            end: End::Eof,
-            started: Some(rfc3339(self.wall)),
-            time_ms: None,
-            timings: None,
-        }
+        self.judge_body(flight, head, stream, started)
     }
 }
 
@@ -689,36 +658,6 @@ fn head_of(response: &reqwest::Response) -> ResponseHead {
             })
             .collect(),
     }
-}
-
-/// Keeps up to `cap` body bytes in `entry` and pushes it to `rec` when the body ends.
-/// Fills the recorded entry at `slot` (taken when the head arrived) as the body comes.
-fn recording_tap(
-    rec: Recorder,
-    entry: Entry,
-    slot: usize,
-    cap: u64,
-    started: Instant,
-) -> super::body::TapFn {
-    let mut entry = Some(entry);
-    Box::new(move |tap| match tap {
-        super::body::Tap::Chunk(bytes) => {
-            if let Some(e) = entry.as_mut() {
-                let room = cap.saturating_sub(e.response_body.len() as u64);
-                let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
-                e.response_body.extend_from_slice(&bytes[..take]);
-            }
-        }
-        super::body::Tap::End(end) => {
-            if let Some(mut e) = entry.take() {
-                e.end = end;
-                e.time_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-                if let Some(place) = lock(&rec).get_mut(slot) {
-                    *place = e;
-                }
-            }
-        }
-    })
 }
 
 /// The redirect policy of the built-in client: none unless asked; then 307/308 only, at most

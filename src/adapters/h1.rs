@@ -122,7 +122,7 @@ impl Connection {
     /// Sends `prepared` (with `headers`, from [`Connection::headers_of`]) with a fresh id and
     /// returns the call in flight.
     pub async fn send(&mut self, prepared: &Prepared, headers: &HeaderMap) -> H1Call {
-        let (body, exchange) = self.client.begin_prepared(prepared);
+        let (body, flight) = self.client.begin_prepared(prepared);
         let started = Instant::now();
         let deadlines = self.client.deadlines();
         let response = deadlines
@@ -134,9 +134,10 @@ impl Connection {
             Err((end, cause)) => {
                 self.sender = None;
                 return JudgedBody::finished(self.client.judge_failure(
-                    exchange,
+                    flight,
                     end,
                     cause.as_deref(),
+                    started,
                 ));
             }
         };
@@ -150,7 +151,7 @@ impl Connection {
                 .collect::<Headers>(),
         };
         self.client
-            .judge_body(exchange, head, incoming.into_data_stream(), started)
+            .judge_body(flight, head, incoming.into_data_stream(), started)
     }
 
     /// Sends the request and waits for the response head.

@@ -10,7 +10,8 @@ mod negotiate;
 pub mod rmcp;
 
 pub use body::{
-    Deadlines, Frame, HeadTimeout, JudgedBody, ServerMessage, SharedSession, Timings, VerdictSink,
+    Deadlines, EntrySink, Frame, HeadTimeout, JudgedBody, ServerMessage, SharedDriver, Timings,
+    VerdictSink,
 };
 /// Locks `m`, taking the data even if another thread panicked while holding it: every value
 /// behind these mutexes stays consistent between statements, so a poisoned lock is still usable.

@@ -97,10 +97,9 @@ pub fn not_mcp(url: &str, req: &Request) -> Option<String> {
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         ("GET" | "DELETE", _) if has_mcp_header => None,
         ("GET", _) if req.headers.known(Known::LastEventId).is_some() || accepts_sse => None,
-        (m, _) if has_mcp_header => Some(format!(
-            "{m} {}: not an MCP entry",
-            crate::redact::url(url)
-        )),
+        (m, _) if has_mcp_header => {
+            Some(format!("{m} {}: not an MCP entry", crate::redact::url(url)))
+        }
         (m, _) => Some(format!("{m} {}: not MCP", crate::redact::url(url))),
     }
 }
@@ -153,6 +152,13 @@ impl Driver {
     /// The limits every exchange runs under.
     pub fn limits(&self) -> Limits {
         self.session.limits()
+    }
+
+    /// Takes the next live index without starting an exchange (a request whose analysis
+    /// failed before it began still has its place).
+    pub fn reserve_index(&mut self) -> u64 {
+        self.next_index += 1;
+        self.next_index - 1
     }
 
     /// Starts an exchange for a request as sent.

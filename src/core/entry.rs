@@ -57,4 +57,3 @@ fn phase<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     Ok(v.and_then(|v| v.as_f64())
         .filter(|t| t.is_finite() && *t >= 0.0))
 }
-

@@ -318,7 +318,8 @@ mod tests {
         ]);
         let shown = policy.headers(&h);
         for (name, value) in shown.iter() {
-            let public = ["accept", "mcp-protocol-version"].contains(&name.to_ascii_lowercase().as_str());
+            let public =
+                ["accept", "mcp-protocol-version"].contains(&name.to_ascii_lowercase().as_str());
             assert_eq!(value == REDACTED, !public, "{name}: {value}");
         }
         assert_eq!(

@@ -3,7 +3,7 @@
 //! and `terminate`), so a live run can show what a replay of its capture shows.
 
 use super::{Call, Client, lock};
-use crate::request::{Headers, Request};
+use crate::request::Headers;
 use crate::version::ProtocolVersion;
 
 impl Client {
@@ -11,17 +11,25 @@ impl Client {
     /// `Last-Event-ID`. The call's verdict comes when the server ends the stream (or a deadline).
     pub async fn listen(&self) -> Call {
         let headers = self.session_headers(Some("text/event-stream"));
-        let request = Request::new("GET", Headers::from(headers), b"");
-        self.dispatch(reqwest::Method::GET, Vec::new(), request, None, false)
-            .await
+        self.dispatch(
+            reqwest::Method::GET,
+            Vec::new(),
+            Headers::from(headers),
+            false,
+        )
+        .await
     }
 
     /// Ends the session: `DELETE` with its `Mcp-Session-Id`.
     pub async fn terminate(&self) -> Call {
         let headers = self.session_headers(None);
-        let request = Request::new("DELETE", Headers::from(headers), b"");
-        self.dispatch(reqwest::Method::DELETE, Vec::new(), request, None, false)
-            .await
+        self.dispatch(
+            reqwest::Method::DELETE,
+            Vec::new(),
+            Headers::from(headers),
+            false,
+        )
+        .await
     }
 
     /// The headers of a bodyless session request: `Accept` if given, the negotiated version and

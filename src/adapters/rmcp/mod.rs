@@ -1,4 +1,4 @@
-//! A transport for the official Rust SDK (`rmcp`) that reports a [`Verdict`] for every exchange.
+//! A transport for the official Rust SDK (`rmcp`) that reports a [`Verdict`] for every flight.
 //!
 //! [`VerdictHttpClient`] implements rmcp's [`StreamableHttpClient`] on top of reqwest, with the
 //! same semantics as rmcp's own reqwest client (session ids, `202` → `Accepted`, auth challenges,
@@ -33,7 +33,7 @@
 //! read (an auth challenge, `202`, a session-expired `404`, a rate limit) are read to their end in
 //! a background task, so the error reaches rmcp as soon as it would without this crate.
 //!
-//! A `GET` that resumes a POST stream (`Last-Event-ID` of an earlier resumable exchange) is
+//! A `GET` that resumes a POST stream (`Last-Event-ID` of an earlier resumable flight) is
 //! judged as the answer to that POST; any other `GET` (rmcp's standalone stream: kind `listen`)
 //! and the session `DELETE` (kind `terminate`) are judged as themselves, as replay judges them.
 //! A listen stream's verdict comes when it ends or rmcp drops it.
@@ -69,13 +69,15 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tokio::time::Instant;
 
-use super::body::{Deadlines, JudgedBody, SharedSession, Tap, TapFn, VerdictSink, finish};
+use super::body::{
+    Deadlines, EntrySink, JudgedBody, SharedDriver, Tap, TapFn, VerdictSink, deliver, finish,
+};
 use super::client::BodyStream;
 use super::lock;
-use crate::exchange::{Exchange, ResponseHead};
+use crate::driver::{Driver, Flight, Sent};
+use crate::exchange::ResponseHead;
 use crate::limits::Limits;
-use crate::request::{Headers, Request};
-use crate::session::Session;
+use crate::request::Headers;
 use crate::verdict::{End, Verdict};
 
 type Error = StreamableHttpError<reqwest::Error>;
@@ -127,9 +129,11 @@ fn rmcp_limits() -> Limits {
 #[derive(Clone)]
 pub struct VerdictHttpClient {
     http: reqwest::Client,
-    session: SharedSession,
+    driver: SharedDriver,
     sink: VerdictSink,
     deadlines: Deadlines,
+    /// Where recorded entries go (with [`with_recording`](Self::with_recording)).
+    entries: Option<EntrySink>,
     recording: Option<Recording>,
 }
 
@@ -159,7 +163,7 @@ impl VerdictHttpClient {
     pub fn new(http: reqwest::Client, sink: impl IntoVerdictSink) -> Self {
         VerdictHttpClient {
             http,
-            session: Arc::new(Mutex::new(Session::new(rmcp_limits()))),
+            driver: Arc::new(Mutex::new(Driver::new(rmcp_limits()))),
             sink: sink.into_verdict_sink(),
             deadlines: Deadlines {
                 overall: None,
@@ -168,6 +172,7 @@ impl VerdictHttpClient {
                 max_total: None,
                 grace: Duration::from_millis(100),
             },
+            entries: None,
             recording: None,
         }
     }
@@ -188,7 +193,7 @@ impl VerdictHttpClient {
     /// Limits for the verdicts, in a fresh session. Set rmcp's `max_sse_event_size` and
     /// `max_json_response_size` to the same values so both sides agree.
     pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.session = Arc::new(Mutex::new(Session::new(limits)));
+        self.driver = Arc::new(Mutex::new(Driver::new(limits)));
         self
     }
 
@@ -202,29 +207,42 @@ impl VerdictHttpClient {
             r.judged(v);
             sink(v);
         });
+        let r = recording.clone();
+        self.entries = Some(Arc::new(move |entry| r.entry(entry)));
+        let limits = lock(&self.driver).limits();
+        // One byte past `max_body_bytes` still replays as LIMIT_EXCEEDED.
+        let driver = Driver::new(limits).recording(limits.max_body_bytes.saturating_add(1));
+        self.driver = Arc::new(Mutex::new(driver));
         self.recording = Some(recording.clone());
         self
     }
 
-    /// The session shared by the exchanges of this client (negotiated version, tool annotations).
-    pub fn session(&self) -> SharedSession {
-        self.session.clone()
+    /// The one exchange path shared by the exchanges of this client (its session: negotiated
+    /// version, tool annotations).
+    pub fn driver(&self) -> SharedDriver {
+        self.driver.clone()
     }
 
-    /// Begins judging `sent` (its body is `body`) by the rules for `req`.
-    fn begin(&self, req: Request, sent: &reqwest::Request, body: &[u8]) -> Begun {
-        let (exchange, cap) = {
-            let mut session = lock(&self.session);
-            let cap = session.limits().max_body_bytes.saturating_add(1);
-            (session.begin(req), cap)
-        };
+    /// Begins judging `sent` (its body is `body`) on the one exchange path.
+    fn begin(&self, sent: &reqwest::Request, body: &[u8]) -> Begun {
+        let flight = lock(&self.driver).begin(Sent {
+            index: None,
+            method: sent.method().as_str(),
+            url: sent.url().as_str(),
+            headers: headers_of(sent.headers()),
+            body,
+            started: Some(super::client::rfc3339(std::time::SystemTime::now())),
+            from_client: true,
+        });
         if let Some(r) = &self.recording {
-            r.begin(exchange.index(), sent, body, cap);
+            r.began(flight.index());
         }
         Begun {
-            exchange: Some(exchange),
-            session: self.session.clone(),
+            flight: Some(flight),
+            driver: self.driver.clone(),
             sink: self.sink.clone(),
+            entries: self.entries.clone(),
+            started: Instant::now(),
         }
     }
 
@@ -254,24 +272,22 @@ impl VerdictHttpClient {
     /// Feeds the head and wraps the body.
     fn judged(
         &self,
-        mut exchange: Exchange,
+        mut flight: Flight,
         response: reqwest::Response,
         started: Instant,
         tap: Option<TapFn>,
     ) -> JudgedBody<BodyStream> {
-        let head = ResponseHead {
+        flight.on_head(ResponseHead {
             status: response.status().as_u16(),
             headers: headers_of(response.headers()),
-        };
-        let tap = match &self.recording {
-            Some(r) => Some(recording_tap(r.clone(), &exchange, &head, tap)),
-            None => tap,
-        };
-        exchange.on_head(head);
+        });
         let stream: BodyStream = Box::pin(response.bytes_stream());
-        let mut judged = JudgedBody::new(exchange, stream, self.deadlines, started)
-            .with_session(self.session.clone())
-            .with_sink(self.sink.clone());
+        let mut judged =
+            JudgedBody::new(self.driver.clone(), flight, stream, self.deadlines, started)
+                .with_sink(self.sink.clone());
+        if let Some(entries) = &self.entries {
+            judged = judged.with_entries(entries.clone());
+        }
         if let Some(tap) = tap {
             judged = judged.with_tap(tap);
         }
@@ -279,9 +295,9 @@ impl VerdictHttpClient {
     }
 
     /// Judges a body rmcp does not read, without holding rmcp up.
-    fn finish_later(&self, exchange: Exchange, response: reqwest::Response, started: Instant) {
+    fn finish_later(&self, flight: Flight, response: reqwest::Response, started: Instant) {
         let empty = response.content_length() == Some(0);
-        let judged = self.judged(exchange, response, started, None);
+        let judged = self.judged(flight, response, started, None);
         match tokio::runtime::Handle::try_current() {
             Ok(rt) if !empty => {
                 rt.spawn(judged.verdict());
@@ -294,7 +310,7 @@ impl VerdictHttpClient {
     /// Reads a whole body through the core, keeping its first `keep` bytes.
     async fn read_body(
         &self,
-        exchange: Exchange,
+        flight: Flight,
         response: reqwest::Response,
         started: Instant,
         keep: usize,
@@ -317,7 +333,7 @@ impl VerdictHttpClient {
         });
         // The verdict went to the sink; only the captured body is wanted here.
         let _ = self
-            .judged(exchange, response, started, Some(tap))
+            .judged(flight, response, started, Some(tap))
             .verdict()
             .await;
         std::mem::take(&mut *lock(&captured))
@@ -326,7 +342,7 @@ impl VerdictHttpClient {
     /// An SSE body for rmcp: events from this crate's framer, the verdict when it ends.
     fn sse(
         &self,
-        exchange: Exchange,
+        flight: Flight,
         response: reqwest::Response,
         started: Instant,
         max_event_bytes: usize,
@@ -337,7 +353,7 @@ impl VerdictHttpClient {
             Tap::Chunk(bytes) => tee.feed(bytes),
             Tap::End(end) => lock(&tee.queue).end = Some(end),
         });
-        let judged = self.judged(exchange, response, started, Some(tap));
+        let judged = self.judged(flight, response, started, Some(tap));
         Box::pin(JudgedSse {
             judged: Some(judged),
             queue,
@@ -356,17 +372,16 @@ impl VerdictHttpClient {
         let session_was_attached = session_id.is_some();
         let (request, body) =
             self.post_request(&uri, &message, session_id, auth_header, custom_headers)?;
-        let judged_as = Request::new("POST", headers_of(request.headers()), &body);
-        let mut begun = self.begin(judged_as, &request, &body);
+        let mut begun = self.begin(&request, &body);
         let (response, started) = self.send(&mut begun, request).await?;
-        let exchange = begun.take();
+        let flight = begun.take();
         let reply = PostReply::of(&response, &message, session_was_attached);
         if let Some(answer) = reply.answer_without_body() {
-            self.finish_later(exchange, response, started);
+            self.finish_later(flight, response, started);
             return answer;
         }
         let body = Body {
-            exchange,
+            flight,
             response,
             started,
         };
@@ -472,13 +487,13 @@ impl VerdictHttpClient {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, Error> {
         let Body {
-            exchange,
+            flight,
             response,
             started,
         } = body;
         match reply.content_type.as_deref() {
             Some(ct) if media_type_is(ct, EVENT_STREAM) => {
-                let events = self.sse(exchange, response, started, limits.max_sse_event_size);
+                let events = self.sse(flight, response, started, limits.max_sse_event_size);
                 Ok(StreamableHttpPostResponse::Sse(
                     events,
                     reply.session_header,
@@ -487,10 +502,10 @@ impl VerdictHttpClient {
             Some(ct) if media_type_is(ct, JSON) => {
                 let max = limits.max_json_response_size;
                 if reply.content_length.is_some_and(|n| n > max as u64) {
-                    self.finish_later(exchange, response, started);
+                    self.finish_later(flight, response, started);
                     return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
                 }
-                let read = self.read_body(exchange, response, started, max).await;
+                let read = self.read_body(flight, response, started, max).await;
                 if read.over {
                     return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: max });
                 }
@@ -513,11 +528,11 @@ impl VerdictHttpClient {
                 }
             }
             _ if reply.awaits_no_response => {
-                self.finish_later(exchange, response, started);
+                self.finish_later(flight, response, started);
                 Ok(StreamableHttpPostResponse::Accepted)
             }
             _ => {
-                self.finish_later(exchange, response, started);
+                self.finish_later(flight, response, started);
                 Err(StreamableHttpError::UnexpectedContentType(
                     reply.content_type,
                 ))
@@ -526,7 +541,7 @@ impl VerdictHttpClient {
     }
 
     async fn read_all(&self, body: Body, keep: usize) -> Captured {
-        self.read_body(body.exchange, body.response, body.started, keep)
+        self.read_body(body.flight, body.response, body.started, keep)
             .await
     }
 
@@ -556,49 +571,25 @@ impl VerdictHttpClient {
         let request = rb.build().map_err(StreamableHttpError::Client)?;
         // A GET that resumes an earlier POST stream is judged as that POST's answer; any other
         // GET (the standalone listen stream, or a Last-Event-ID that resumes no POST) is judged
-        // as itself, the way replay judges the same entry.
-        let resumed = last_event_id
-            .as_deref()
-            .and_then(|id| lock(&self.session).resumption(id, headers_of(request.headers())));
-        let resumed =
-            resumed.unwrap_or_else(|| Request::new("GET", headers_of(request.headers()), b""));
-        let mut begun = self.begin(resumed, &request, &[]);
+        // as itself: the driver decides, as it does for replay.
+        let mut begun = self.begin(&request, &[]);
         let (response, started) = self.send(&mut begun, request).await?;
-        let exchange = begun.take();
+        let flight = begun.take();
         if let Some(error) = get_error(&response) {
-            self.finish_later(exchange, response, started);
+            self.finish_later(flight, response, started);
             return Err(error);
         }
         if let Err(e) = response.error_for_status_ref() {
-            self.finish_later(exchange, response, started);
+            self.finish_later(flight, response, started);
             return Err(StreamableHttpError::Client(e));
         }
-        Ok(self.sse(exchange, response, started, max_event_bytes))
+        Ok(self.sse(flight, response, started, max_event_bytes))
     }
-}
-
-/// Records the head and body of exchange `exchange`, then hands the body on to `then`.
-fn recording_tap(
-    recording: Recording,
-    exchange: &Exchange,
-    head: &ResponseHead,
-    mut then: Option<TapFn>,
-) -> TapFn {
-    let index = exchange.index();
-    recording.head(index, head);
-    Box::new(move |tap| {
-        if let Tap::Chunk(bytes) = &tap {
-            recording.chunk(index, bytes);
-        }
-        if let Some(then) = then.as_mut() {
-            then(tap);
-        }
-    })
 }
 
 /// A POST's response whose body has not been read yet.
 struct Body {
-    exchange: Exchange,
+    flight: Flight,
     response: reqwest::Response,
     started: Instant,
 }
@@ -698,20 +689,22 @@ impl PostReply {
 /// An exchange that has begun: if dropped before its head (rmcp dropped the request), it is
 /// judged as cancelled.
 struct Begun {
-    exchange: Option<Exchange>,
-    session: SharedSession,
+    flight: Option<Flight>,
+    driver: SharedDriver,
     sink: VerdictSink,
+    entries: Option<EntrySink>,
+    started: Instant,
 }
 
 impl Begun {
-    fn take(&mut self) -> Exchange {
-        self.exchange.take().expect("an exchange is taken once")
+    fn take(&mut self) -> Flight {
+        self.flight.take().expect("a flight is taken once")
     }
 
     fn finish(&mut self, end: End) {
-        if let Some(mut exchange) = self.exchange.take() {
-            let verdict = finish(&mut exchange, end, Some(&self.session), &mut ());
-            (self.sink)(&verdict);
+        if let Some(flight) = self.flight.take() {
+            let finished = finish(&self.driver, flight, end, self.started.elapsed(), &mut ());
+            deliver(finished, Some(&self.sink), self.entries.as_ref());
         }
     }
 }
@@ -849,14 +842,13 @@ impl StreamableHttpClient for VerdictHttpClient {
         rb = rb.header(SESSION_ID, session_id.as_ref());
         rb = apply_custom_headers(rb, custom_headers)?;
         let request = rb.build().map_err(StreamableHttpError::Client)?;
-        let judged_as = Request::new("DELETE", headers_of(request.headers()), b"");
-        let mut begun = self.begin(judged_as, &request, &[]);
+        let mut begun = self.begin(&request, &[]);
         let (response, started) = self.send(&mut begun, request).await?;
-        let exchange = begun.take();
+        let flight = begun.take();
         // rmcp reads no DELETE body: it is judged in the background.
         let status = response.status();
         let failed = response.error_for_status_ref().err();
-        self.finish_later(exchange, response, started);
+        self.finish_later(flight, response, started);
         if status == StatusCode::METHOD_NOT_ALLOWED {
             return Ok(());
         }

@@ -1,23 +1,16 @@
 //! What [`VerdictHttpClient`](super::VerdictHttpClient) keeps of each exchange when asked to
-//! record: the entry a capture holds (the request as sent, the response head and body as
-//! received), paired with its verdict. The logical calls of the live traffic come from the same
+//! record: the entry the one exchange path recorded (the request as sent, the response head and
+//! body as received, redacted by the one policy), paired with its verdict. The logical calls of the live traffic come from the same
 //! grouping replay uses ([`calls_of`]), so that they equal the calls of the recording replayed.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime};
 
-use crate::adapters::client::rfc3339;
 use crate::adapters::lock;
 use crate::calls::Call;
-use crate::exchange::ResponseHead;
 use crate::har::Entry;
 use crate::replay::calls_of;
-use crate::request::Headers;
-use crate::verdict::{End, Verdict};
-
-/// Header values a recording never holds (shown as `<redacted>`).
-const SECRET_HEADERS: [&str; 2] = ["authorization", "cookie"];
+use crate::verdict::Verdict;
 
 /// The exchanges of a [`VerdictHttpClient`](super::VerdictHttpClient), recorded as a capture and
 /// grouped into logical calls. Cheap to clone; clones share one recording. Memory: each entry
@@ -40,16 +33,10 @@ impl std::fmt::Debug for Recording {
 
 #[derive(Default)]
 struct Recorded {
-    /// Exchanges begun and not judged yet, by index.
-    open: HashMap<u64, Open>,
+    /// Exchanges begun and not judged yet, by index, with the driver's entry once it ended.
+    open: HashMap<u64, Option<Entry>>,
     /// Judged exchanges, in the order their verdicts were handed out.
     judged: Vec<(Verdict, Entry)>,
-}
-
-struct Open {
-    entry: Entry,
-    started: Instant,
-    body_cap: u64,
 }
 
 impl Recording {
@@ -96,65 +83,22 @@ impl Recording {
         judged
     }
 
-    /// An exchange began: `request` as sent, with `body`.
-    pub(super) fn begin(&self, index: u64, request: &reqwest::Request, body: &[u8], cap: u64) {
-        let headers: Headers = request
-            .headers()
-            .iter()
-            .map(|(n, v)| {
-                let value = if SECRET_HEADERS.contains(&n.as_str()) {
-                    "<redacted>".to_owned()
-                } else {
-                    String::from_utf8_lossy(v.as_bytes()).into_owned()
-                };
-                (n.as_str().to_owned(), value)
-            })
-            .collect();
-        let entry = Entry {
-            index,
-            method: request.method().to_string(),
-            url: request.url().to_string(),
-            request_headers: headers,
-            request_body: body.to_vec(),
-            response: None,
-            response_body: Vec::new(),
-            end: End::Eof,
-            started: Some(rfc3339(SystemTime::now())),
-            time_ms: None,
-            timings: None,
-        };
-        let open = Open {
-            entry,
-            started: Instant::now(),
-            body_cap: cap,
-        };
-        lock(&self.inner).open.insert(index, open);
+    /// Exchange `index` began (the driver records it).
+    pub(super) fn began(&self, index: u64) {
+        lock(&self.inner).open.insert(index, None);
     }
 
-    /// The response head of exchange `index` arrived.
-    pub(super) fn head(&self, index: u64, head: &ResponseHead) {
-        if let Some(open) = lock(&self.inner).open.get_mut(&index) {
-            open.entry.response = Some(head.clone());
-        }
-    }
-
-    /// Body bytes of exchange `index`, kept up to its cap.
-    pub(super) fn chunk(&self, index: u64, bytes: &[u8]) {
-        if let Some(open) = lock(&self.inner).open.get_mut(&index) {
-            let body = &mut open.entry.response_body;
-            let room = open.body_cap.saturating_sub(body.len() as u64);
-            let take = usize::try_from(room).unwrap_or(usize::MAX).min(bytes.len());
-            body.extend_from_slice(&bytes[..take]);
+    /// The driver's entry of an exchange that ended (it comes just before its verdict).
+    pub(super) fn entry(&self, entry: Entry) {
+        if let Some(slot) = lock(&self.inner).open.get_mut(&entry.index) {
+            *slot = Some(entry);
         }
     }
 
     /// The verdict of an exchange: its entry is complete.
     pub(super) fn judged(&self, verdict: &Verdict) {
         let mut r = lock(&self.inner);
-        if let Some(open) = r.open.remove(&verdict.index) {
-            let mut entry = open.entry;
-            entry.end = verdict.end;
-            entry.time_ms = Some(open.started.elapsed().as_secs_f64() * 1000.0);
+        if let Some(Some(entry)) = r.open.remove(&verdict.index) {
             r.judged.push((verdict.clone(), entry));
         }
     }

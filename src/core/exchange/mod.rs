@@ -345,12 +345,6 @@ impl Exchange {
         self.req
     }
 
-    /// Its position in the session (the verdict's `index`).
-    #[cfg(feature = "rmcp")]
-    pub(crate) fn index(&self) -> u64 {
-        self.setup.index
-    }
-
     /// The request being judged.
     pub fn request(&self) -> &Request {
         &self.req

@@ -35,7 +35,9 @@ pub struct Config {
     pub client_timeout: Option<Duration>,
     /// Largest response body kept per exchange for `--record`. Default 16 MiB.
     pub record_max_body_bytes: usize,
-    /// Redact secrets (Authorization, Cookie, Set-Cookie, session ids) in every output.
+    /// Hide secrets in every output by the one policy ([`Redaction`](crate::Redaction):
+    /// secret headers by name, URL userinfo and secret query values, session ids as stand-ins).
+    /// `--no-redact` sets it false.
     pub redact: bool,
     /// Origins allowed besides loopback ones (exact `scheme://host[:port]`).
     pub allow_origins: Vec<String>,
@@ -93,6 +95,11 @@ impl Config {
 pub const LONGEST_WAIT: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 impl Config {
+    /// The redaction policy every output of this proxy applies.
+    pub fn redaction(&self) -> crate::Redaction {
+        crate::Redaction::new(self.redact)
+    }
+
     /// The settings with every duration held at [`LONGEST_WAIT`].
     pub(crate) fn bounded(mut self) -> Config {
         let cap = |d: Duration| d.min(LONGEST_WAIT);

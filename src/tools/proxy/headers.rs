@@ -1,4 +1,5 @@
-//! Which headers cross the proxy, and which are hidden in its outputs.
+//! Which headers cross the proxy (what its outputs hide is the one [`Redaction`](crate::Redaction)
+//! policy).
 //!
 //! Hop-by-hop headers (RFC 9110 §7.6.1) belong to one connection and are dropped both ways, with
 //! any header a `Connection` header names. Everything else passes unchanged, `Mcp-Session-Id`
@@ -21,19 +22,6 @@ const HOP_BY_HOP: [&str; 9] = [
     "transfer-encoding",
     "upgrade",
 ];
-
-/// Headers whose values are secrets or identify a session: redacted in logs, metrics and
-/// recordings unless `--no-redact`.
-pub const SECRET: [&str; 5] = [
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "mcp-session-id",
-];
-
-/// What redacted values read as.
-pub const REDACTED: &str = "<redacted>";
 
 fn connection_tokens(map: &HeaderMap) -> Vec<String> {
     map.get_all("connection")
@@ -78,42 +66,15 @@ pub fn for_analysis(map: &HeaderMap) -> Headers {
     out
 }
 
-/// A session id's stand-in in recordings: `<redacted-XXXXXXXX>`, from a hash of the id, so
-/// that two sessions stay two sessions when the recording is replayed (a single `<redacted>`
-/// would make a new session look like the one the client deleted) while the id itself is not
-/// written.
-fn session_token(id: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::hash::DefaultHasher::new();
-    id.hash(&mut h);
-    format!("<redacted-{:08x}>", h.finish() as u32)
-}
-
-/// `headers` with secret values replaced, when `redact` is on.
+/// `headers` as the outputs show them: the one redaction policy when `redact` is on.
 pub fn redacted(headers: &Headers, redact: bool) -> Headers {
-    if !redact {
-        return headers.clone();
-    }
-    let mut out = Headers::new();
-    for (name, value) in headers.iter() {
-        if name.eq_ignore_ascii_case("mcp-session-id") {
-            out.push(name, session_token(value));
-        } else if is_secret(name) {
-            out.push(name, REDACTED);
-        } else {
-            out.push(name, value);
-        }
-    }
-    out
-}
-
-fn is_secret(name: &str) -> bool {
-    SECRET.iter().any(|s| s.eq_ignore_ascii_case(name))
+    crate::Redaction::new(redact).headers(headers)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::redact::REDACTED;
     use reqwest::header::HeaderValue;
 
     #[test]

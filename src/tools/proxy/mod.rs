@@ -30,12 +30,13 @@ mod upstream;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub use crate::redact::REDACTED;
 pub use arrivals::Arrival;
 pub use calls::{CallGrouper, CallLog, CallSink, HumanCallLines};
 #[doc(hidden)]
 pub use config::AnalysisStep;
 pub use config::{Config, ProxyError, display_url};
-pub use headers::{REDACTED, SECRET, redacted};
+pub use headers::redacted;
 pub use metrics::Metrics;
 pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
 

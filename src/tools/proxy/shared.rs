@@ -1,14 +1,13 @@
 //! What every connection of one proxy shares: the settings, the upstream client, the one
-//! [`Session`] (as `replay` uses one per capture, so a recording replays to the same verdicts),
-//! the exchange counter and the sinks.
+//! [`Driver`] (as `replay` uses one per capture, so a recording replays to the same verdicts; it
+//! also numbers the exchanges and records them) and the sinks.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::config::Config;
 use super::sinks::{ExchangeRecord, Recorder, Sink};
 use super::upstream::Upstream;
-use crate::session::Session;
+use crate::driver::Driver;
 
 /// State shared by the proxy's connections.
 pub struct Shared {
@@ -20,8 +19,7 @@ pub struct Shared {
     pub http: Upstream,
     /// The recording, when `--record` is on.
     pub recorder: Option<Arc<Recorder>>,
-    session: Mutex<Session>,
-    next: AtomicU64,
+    driver: Mutex<Driver>,
     sinks: Vec<Arc<dyn Sink>>,
 }
 
@@ -34,13 +32,16 @@ impl Shared {
         sinks: Vec<Arc<dyn Sink>>,
         recorder: Option<Arc<Recorder>>,
     ) -> Shared {
+        let mut driver = Driver::new(config.limits).redaction(config.redaction());
+        if recorder.is_some() {
+            driver = driver.recording(config.record_max_body_bytes as u64);
+        }
         Shared {
-            session: Mutex::new(Session::new(config.limits)),
+            driver: Mutex::new(driver),
             config,
             upstream,
             http,
             recorder,
-            next: AtomicU64::new(0),
             sinks,
         }
     }
@@ -58,14 +59,9 @@ impl Shared {
         }
     }
 
-    /// The next exchange number.
-    pub fn next_index(&self) -> u64 {
-        self.next.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// The session, locked (held only to begin or finish an exchange).
-    pub fn session(&self) -> MutexGuard<'_, Session> {
-        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    /// The driver, locked (held only to begin, note or finish an exchange).
+    pub fn driver(&self) -> MutexGuard<'_, Driver> {
+        self.driver.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Hands a finished exchange to every sink.
