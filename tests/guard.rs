@@ -717,16 +717,16 @@ async fn through_client(corpus: &[Row]) -> Run {
             }
             Via::Send(version, message) => {
                 client.set_protocol(*version);
-                vec![client.send(message.clone()).await.verdict().await]
+                client.send(message.clone()).await.verdicts().await
             }
             Via::Handshake(version) => client.handshake(Handshake::Initialize(*version)).await,
             Via::Resume(version, last) => {
                 client.set_protocol(*version);
-                vec![client.resume(last).await.verdict().await]
+                client.resume(last).await.verdicts().await
             }
             Via::Terminate(version) => {
                 client.set_protocol(*version);
-                vec![client.terminate().await.verdict().await]
+                client.terminate().await.verdicts().await
             }
         };
         rows.push(Ok(verdicts.iter().map(|v| v.index).collect()));

@@ -195,6 +195,8 @@ pub struct JudgedBody<S> {
     body: Option<S>,
     collector: Collector,
     verdict: Option<Verdict>,
+    /// The rows after the first of a batch (one verdict per request id).
+    more: Vec<Verdict>,
     delivered: bool,
     deadlines: Deadlines,
     started: Instant,
@@ -239,6 +241,7 @@ where
             body: Some(body),
             collector: Collector::default(),
             verdict: None,
+            more: Vec::new(),
             delivered: false,
             deadlines,
             started,
@@ -263,6 +266,7 @@ where
             body: None,
             collector: Collector::default(),
             verdict: Some(verdict),
+            more: Vec::new(),
             delivered: false,
             deadlines: Deadlines::default(),
             started: now,
@@ -273,6 +277,18 @@ where
             ended_at: Some(now),
             sleep: None,
         }
+    }
+
+    /// [`finished`](Self::finished) with every row of an exchange (a batch has one per
+    /// request id).
+    pub(crate) fn finished_rows(rows: Vec<Verdict>) -> Self {
+        let mut rows = rows.into_iter();
+        let first = rows
+            .next()
+            .expect("a client's own request is always judged");
+        let mut body = JudgedBody::finished(first);
+        body.more = rows.collect();
+        body
     }
 
     /// Shows the raw body to `tap` (for recording captures).
@@ -318,6 +334,13 @@ where
     }
 
     /// Reads to the end (or a deadline) and returns the verdict.
+    /// Reads to the end and returns every row: one verdict, or one per request id when the
+    /// body was a batch (the order of the batch).
+    pub async fn verdicts(self) -> Vec<Verdict> {
+        self.finish_all(std::future::pending()).await.0
+    }
+
+    /// Reads to the end (or a deadline) and returns the verdict (the first row of a batch).
     pub async fn verdict(self) -> Verdict {
         self.finish().await.0
     }
@@ -329,7 +352,17 @@ where
 
     /// Like [`finish`](Self::finish), but when `cancel` resolves first the stream is closed at
     /// once and the verdict is `CANCELLED` (a user's Ctrl-C), with the head and events seen.
-    pub async fn finish_unless(mut self, cancel: impl Future<Output = ()>) -> (Verdict, Timings) {
+    pub async fn finish_unless(self, cancel: impl Future<Output = ()>) -> (Verdict, Timings) {
+        let (rows, timings) = self.finish_all(cancel).await;
+        let verdict = rows
+            .into_iter()
+            .next()
+            .expect("a finished exchange has a verdict");
+        (verdict, timings)
+    }
+
+    /// Reads to the end (or `cancel`) and returns every row with the timings.
+    async fn finish_all(mut self, cancel: impl Future<Output = ()>) -> (Vec<Verdict>, Timings) {
         self.collector.discard = true;
         self.collector.queue.clear();
         self.delivered = true; // the verdict is taken below, not handed out as a frame
@@ -351,11 +384,12 @@ where
             terminal: since(self.collector.terminal),
             end: since(self.ended_at),
         };
-        let verdict = self
+        let rows = self
             .verdict
             .take()
-            .expect("a finished exchange has a verdict");
-        (verdict, timings)
+            .into_iter()
+            .chain(std::mem::take(&mut self.more));
+        (rows.collect(), timings)
     }
 
     fn deadline(&self) -> Option<Instant> {
@@ -391,10 +425,12 @@ where
         if let Some(tap) = self.tap.as_mut() {
             tap(Tap::End(end));
         }
-        self.verdict = self.driver.as_ref().and_then(|driver| {
+        if let Some(driver) = self.driver.as_ref() {
             let finished = finish(driver, flight, end, elapsed, &mut self.collector);
-            deliver(finished, self.sink.as_ref(), self.entries.as_ref())
-        });
+            let mut rows = deliver(finished, self.sink.as_ref(), self.entries.as_ref()).into_iter();
+            self.verdict = rows.next();
+            self.more = rows.collect();
+        }
     }
 
     /// Tells the session about server requests as they are framed, so that the client's answer,
@@ -484,13 +520,13 @@ pub(crate) fn finish(
     super::lock(driver).finish(flight, end, times, observer)
 }
 
-/// Hands every row to `sink` and the recorded entry to `entries`; gives the first row (an
-/// adapter's own request is always judged, so there is one).
+/// Hands every row to `sink` and the recorded entry to `entries`; gives the rows (an
+/// adapter's own request is always judged, so there is at least one).
 pub(crate) fn deliver(
     finished: Finished,
     sink: Option<&VerdictSink>,
     entries: Option<&EntrySink>,
-) -> Option<Verdict> {
+) -> Vec<Verdict> {
     if let (Some(entries), Some(entry)) = (entries, finished.entry) {
         entries(entry);
     }
@@ -499,7 +535,7 @@ pub(crate) fn deliver(
             sink(verdict);
         }
     }
-    finished.rows.into_iter().next()
+    finished.rows
 }
 
 impl<S, E> Stream for JudgedBody<S>

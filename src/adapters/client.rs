@@ -501,34 +501,34 @@ impl Client {
     /// The verdict of a prepared call cancelled before it got an answer (soak's Ctrl-C).
     pub(crate) fn cancelled(&self, prepared: &Prepared) -> Verdict {
         let (_, flight) = self.begin_prepared(prepared);
-        self.judge_failure(flight, End::Cancelled, None, Instant::now())
+        let rows = self.judge_failure(flight, End::Cancelled, None, Instant::now());
+        rows.into_iter()
+            .next()
+            .expect("a client's own request is always judged (Sent::from_client)")
     }
 
     /// Ends an exchange begun with [`Client::begin_prepared`] that got no response head;
-    /// `cause` says why the connection failed.
+    /// `cause` says why the connection failed. Gives its rows (one, or one per request id of
+    /// a batch).
     pub(crate) fn judge_failure(
         &self,
         flight: Flight,
         end: End,
         cause: Option<&str>,
         started: Instant,
-    ) -> Verdict {
-        let finished =
+    ) -> Vec<Verdict> {
+        let mut finished =
             super::body::finish(&self.inner.driver, flight, end, started.elapsed(), &mut ());
-        let mut verdict = finished.rows.first().cloned().unwrap_or_else(|| {
-            unreachable!("a client's own request is always judged (Sent::from_client)")
-        });
-        if let Some(cause) = cause.filter(|_| verdict.outcome == Outcome::ConnectionFailed) {
-            super::cause::explain(&mut verdict, cause);
+        for verdict in &mut finished.rows {
+            if let Some(cause) = cause.filter(|_| verdict.outcome == Outcome::ConnectionFailed) {
+                super::cause::explain(verdict, cause);
+            }
         }
-        let mut finished = finished;
-        finished.rows[0] = verdict.clone();
         super::body::deliver(
             finished,
             self.inner.sink.as_ref(),
             self.inner.entries.as_ref(),
-        );
-        verdict
+        )
     }
 
     /// The deadlines every call runs under.
@@ -626,7 +626,7 @@ impl Client {
                     Ok(Err(e)) => (End::Reset, Some(super::cause::of_error(e, &inner.url))),
                     _ => (End::Timeout, None),
                 };
-                return JudgedBody::finished(self.judge_failure(
+                return JudgedBody::finished_rows(self.judge_failure(
                     flight,
                     end,
                     cause.as_deref(),

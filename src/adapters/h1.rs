@@ -133,7 +133,7 @@ impl Connection {
             Ok(r) => r,
             Err((end, cause)) => {
                 self.sender = None;
-                return JudgedBody::finished(self.client.judge_failure(
+                return JudgedBody::finished_rows(self.client.judge_failure(
                     flight,
                     end,
                     cause.as_deref(),
