@@ -10,7 +10,7 @@
 //! ([`Finished::facts`]). It is sans-IO: no clock (times are passed in), no sockets.
 //!
 //! ```text
-//!   Driver::begin(Sent) ──▶ Flight ──on_head──▶ feed* ──▶ Driver::finish(end, times) ──▶ Finished
+//!   Driver::begin(Sent) ─▶ Flight ─on_head─▶ feed* ─▶ Driver::finish(end, times) ─▶ Finished
 //! ```
 //!
 //! A live adapter shares one driver between connections (behind a lock) and feeds each flight
@@ -19,7 +19,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::calls::{ExchangeFacts, rfc3339_ms};
 use crate::entry::Entry;
 use crate::exchange::{Exchange, Message, Observer, ResponseHead};
 use crate::headers::Known;
@@ -274,8 +273,6 @@ impl Driver {
             requests: Vec::new(),
             skipped: None,
             entry,
-            started_ms: started.as_deref().and_then(rfc3339_ms),
-            duration_ms: times.elapsed_ms.filter(|t| *t >= 0.0).map(|t| t as u64),
         };
         match judging {
             Judging::One(mut exchange) => {
@@ -491,22 +488,147 @@ pub struct Finished {
     pub skipped: Option<Skipped>,
     /// The recorded HAR entry, when the driver records.
     pub entry: Option<Entry>,
-    started_ms: Option<u64>,
-    duration_ms: Option<u64>,
 }
 
-impl Finished {
-    /// What the call grouping reads of each row, with the request `body` as sent.
-    pub fn facts<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = ExchangeFacts<'a>> + 'a {
-        self.rows
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Headers;
+    use crate::redact::REDACTED;
+
+    fn sent<'a>(method: &'a str, headers: Headers, body: &'a [u8]) -> Sent<'a> {
+        Sent {
+            index: None,
+            method,
+            url: "http://user:pw@127.0.0.1:9/mcp?token=t",
+            headers,
+            body,
+            started: Some("2026-12-06T10:00:00.000Z".into()),
+            from_client: false,
+        }
+    }
+
+    fn sse_head() -> ResponseHead {
+        ResponseHead {
+            status: 200,
+            headers: Headers::from_iter([("Content-Type", "text/event-stream")]),
+        }
+    }
+
+    const CALL: &[u8] =
+        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+
+    #[test]
+    fn a_recording_is_capped_and_redacted() {
+        let mut driver = Driver::new(Limits::default()).recording(10);
+        let headers = Headers::from_iter([("Authorization", "Bearer s3cret"), ("Accept", "*/*")]);
+        let mut flight = driver.begin(sent("POST", headers, CALL));
+        flight.on_head(sse_head());
+        flight.feed(b"data: {\"jsonrpc\":\"2.0\"", &mut ());
+        let finished = driver.finish(flight, End::Eof, Times::default(), &mut ());
+        let entry = finished.entry.expect("recording");
+        assert_eq!(entry.response_body, b"data: {\"js");
+        assert_eq!(entry.request_headers.get("authorization"), Some(REDACTED));
+        assert_eq!(entry.request_headers.get("accept"), Some("*/*"));
+        assert_eq!(
+            entry.url,
+            "http://<redacted>@127.0.0.1:9/mcp?token=<redacted>"
+        );
+        assert_eq!(finished.rows.len(), 1);
+        let off = Driver::new(Limits::default())
+            .recording(10)
+            .redaction(Redaction::off());
+        let mut off = off;
+        let headers = Headers::from_iter([("Authorization", "Bearer s3cret")]);
+        let flight = off.begin(sent("POST", headers, CALL));
+        let entry = off
+            .finish(flight, End::Eof, Times::default(), &mut ())
+            .entry;
+        assert_eq!(
+            entry.unwrap().request_headers.get("authorization"),
+            Some("Bearer s3cret")
+        );
+    }
+
+    #[test]
+    fn a_get_that_resumes_a_stream_is_judged_as_its_request() {
+        let mut driver = Driver::new(Limits::default());
+        let headers = Headers::from_iter([("MCP-Protocol-Version", "2025-11-25")]);
+        let mut flight = driver.begin(sent("POST", headers.clone(), CALL));
+        flight.on_head(sse_head());
+        flight.feed(b"id: e-1\ndata: \n\n", &mut ());
+        let first = driver.finish(flight, End::Reset, Times::default(), &mut ());
+        assert!(first.rows[0].resumable, "{:?}", first.rows[0]);
+        let mut get = headers;
+        get.push("Last-Event-ID", "e-1");
+        let mut flight = driver.begin(sent("GET", get, b""));
+        flight.on_head(sse_head());
+        flight.feed(
+            br#"data: {"jsonrpc":"2.0","id":7,"result":{"content":[]}}
+
+"#,
+            &mut (),
+        );
+        let resumed = driver.finish(flight, End::Eof, Times::default(), &mut ());
+        let v = &resumed.rows[0];
+        assert_eq!((v.method.as_deref(), v.index), (Some("tools/call"), 1));
+        assert_eq!(v.outcome, crate::Outcome::ToolSuccess);
+    }
+
+    #[test]
+    fn traffic_that_is_not_mcp_is_recorded_not_judged() {
+        let mut driver = Driver::new(Limits::default()).recording(100);
+        let flight = driver.begin(sent("POST", Headers::new(), b"{\"q\":1}"));
+        assert!(flight.skipped().is_some() && flight.request().is_none());
+        let finished = driver.finish(flight, End::Eof, Times::default(), &mut ());
+        assert!(finished.rows.is_empty() && finished.entry.is_some());
+        let skipped = finished.skipped.expect("skipped");
+        assert!(
+            skipped.reason.contains("without a JSON-RPC body"),
+            "{skipped:?}"
+        );
+        assert!(!skipped.reason.contains("pw@"), "{skipped:?}");
+        // What a Streamable-HTTP client must send makes it MCP, whatever the body.
+        let accept = Headers::from_iter([("Accept", "application/json, text/event-stream")]);
+        let flight = driver.begin(sent("POST", accept, b"{\"q\":1}"));
+        assert!(flight.skipped().is_none());
+        // A client adapter's own request is always judged.
+        let mut own = sent("DELETE", Headers::new(), b"");
+        own.from_client = true;
+        assert!(driver.begin(own).skipped().is_none());
+    }
+
+    #[test]
+    fn a_batch_gives_a_row_per_request_id_over_a_capped_body() {
+        let limits = Limits {
+            max_body_bytes: 64,
+            ..Limits::default()
+        };
+        let mut driver = Driver::new(limits);
+        let batch = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+        let mut flight = driver.begin(sent("POST", Headers::new(), batch));
+        flight.on_head(ResponseHead {
+            status: 200,
+            headers: Headers::from_iter([("Content-Type", "application/json")]),
+        });
+        let reply =
+            br#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]"#;
+        for chunk in reply.chunks(5) {
+            flight.feed(chunk, &mut ());
+        }
+        flight.feed(&[b' '; 4096], &mut ());
+        let finished = driver.finish(flight, End::Eof, Times::default(), &mut ());
+        let rows: Vec<_> = finished
+            .rows
             .iter()
-            .zip(&self.requests)
-            .map(move |(verdict, request)| ExchangeFacts {
-                verdict,
-                headers: &request.headers,
-                body,
-                started_ms: self.started_ms,
-                duration_ms: self.duration_ms,
-            })
+            .map(|v| (v.batch_position, v.id.clone(), v.outcome))
+            .collect();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].0, Some(1));
+        // Past the body limit every row says so.
+        assert!(
+            rows.iter().all(|r| r.2 == crate::Outcome::LimitExceeded),
+            "{rows:?}"
+        );
     }
 }

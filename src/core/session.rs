@@ -91,8 +91,9 @@ impl Session {
         self.begin_at(index, req)
     }
 
-    /// Starts an exchange for `req` at capture position `index`.
-    pub fn begin_at(&mut self, index: u64, req: Request) -> Exchange {
+    /// Starts an exchange for `req` at capture position `index` (the driver's: it decides
+    /// first whether the entry is MCP and what it resumes).
+    pub(crate) fn begin_at(&mut self, index: u64, req: Request) -> Exchange {
         self.next_index = index + 1;
         // Read once: the version decision and both sets of request rules use it.
         let header = req.headers.known(Known::McpProtocolVersion);
@@ -142,7 +143,11 @@ impl Session {
     /// The request a `GET` with `Last-Event-ID: last_event_id` resumes, if an earlier exchange
     /// ended resumable with that id. The returned request keeps the original's JSON-RPC facts
     /// with the GET's method and headers, so the resumed stream is judged as its answer.
-    pub fn resumption(&self, last_event_id: &str, get_headers: crate::Headers) -> Option<Request> {
+    pub(crate) fn resumption(
+        &self,
+        last_event_id: &str,
+        get_headers: crate::Headers,
+    ) -> Option<Request> {
         let (_, original) = self
             .resumable
             .iter()
