@@ -396,10 +396,11 @@ impl Graph {
             let mut commands = BTreeSet::new();
             let uses = main.bindings.iter().map(|(_, p, _)| p);
             for path in uses.chain(main.named.iter().map(|(p, _)| p)) {
-                if let Some(t) = self.resolve(root, path, 0) {
-                    if t.len() > 1 && t[1] != "args" {
-                        commands.insert(t[1].clone());
-                    }
+                if let Some(t) = self.resolve(root, path, 0)
+                    && t.len() > 1
+                    && t[1] != "args"
+                {
+                    commands.insert(t[1].clone());
                 }
             }
             let top = |file: &str| -> Option<String> {
