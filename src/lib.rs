@@ -137,9 +137,10 @@ mod tools;
 
 // The core's modules keep their short crate paths (`crate::sse`, `crate::exchange`, ...) inside
 // the crate; only the re-exports below are public.
+use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, limits,
-    request, retry, rules, session, tool_result, verdict, version, wire,
+    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
+    retry, session, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -150,15 +151,11 @@ pub use crate::tools::proxy;
 pub use crate::tools::{faults, soak};
 pub use redact::Redaction;
 
-pub use calls::{
-    AUTOMATIC_RETRY_MS, Call, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS, RetryOrigin,
-};
+pub use calls::{AUTOMATIC_RETRY_MS, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS};
 pub use driver::{Driver, Finished, Flight, Sent, Skipped, Times, not_mcp};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
-pub use jsonrpc::Kind as MessageKind;
-pub use lifecycle::{ExchangeKind, ServerRequest};
 pub use limits::{LimitKind, Limits};
-pub use request::{BodyKind, Headers, Request};
+pub use request::{Headers, Request};
 pub use rules::Rule;
 pub use session::Session;
 /// A tool's name as [`Verdict::tool`], [`Call::tool`] and a [`Request`]'s `params.name` hold it:
@@ -166,9 +163,12 @@ pub use session::Session;
 /// read as a `&str`.
 pub use smol_str::SmolStr;
 pub use verdict::{
-    Advice, End, Layer, Level, Location, Outcome, RetryAdvice, Unterminated, Verdict, Violation,
+    Advice, End, Layer, Level, Location, Outcome, RetryAdvice, ServerRequest, Unterminated,
+    Verdict, Violation,
 };
 pub use version::{ProtocolVersion, VersionSource};
+pub use vocab::call::{Call, RetryOrigin};
+pub use vocab::kinds::{BodyKind, ExchangeKind, MessageKind};
 
 /// The README's library example, compiled and run as a doctest.
 #[cfg(doctest)]

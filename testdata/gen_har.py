@@ -2,7 +2,7 @@
 """Generates the mcp-verdict HAR corpus.
 
 For every case below this writes testdata/har/<case>.har (HAR 1.2) and
-testdata/har/<case>.expect.json (the verdicts the contract, the rustdoc of Verdict in src/core/verdict.rs, demands).
+testdata/har/<case>.expect.json (the verdicts the contract, the rustdoc of Verdict in src/core/vocab/verdict.rs, demands).
 Python 3.11, stdlib only, deterministic: running it twice gives the same bytes.
 
     python3 testdata/gen_har.py
@@ -1556,7 +1556,7 @@ def resume_on_2026(c):
 
 def rule_ids():
     """The rule ids, read from the binary's catalogue (`mcp-verdict rules --format json`) so that
-    they are written once, in src/core/rules.rs. Set MCP_VERDICT to a built binary to skip cargo."""
+    they are written once, in src/core/vocab/rules.rs. Set MCP_VERDICT to a built binary to skip cargo."""
     binary = os.environ.get("MCP_VERDICT")
     cmd = [binary] if binary else ["cargo", "run", "--quiet", "--locked", "--bin", "mcp-verdict", "--"]
     out = subprocess.run(cmd + ["rules", "--format", "json"], cwd=HERE.parent, check=True,

@@ -19,9 +19,11 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 mod base64_stream;
+mod error;
 mod scan;
 mod stream;
 
+pub use error::{Base64Error, StreamError};
 pub use stream::{EntryHead, EntrySink, EntryTail};
 
 /// The entry and its timings are the core's: the one exchange path records them.
@@ -45,9 +47,10 @@ pub enum HarError {
     NoEntries,
     /// The first bytes (where a byte-order mark may stand) could not be read.
     Read(std::io::Error),
-    /// The streaming reader's refusal, worded by it (the same cases as above, found while
-    /// decoding `content.text` piece by piece, where no serde_json error exists).
-    Streamed(String),
+    /// The streaming reader's refusal (the same cases as above, found while decoding
+    /// `content.text` piece by piece, where no serde_json error exists). A document without
+    /// `log.entries` is [`HarError::NoEntries`] from either reader.
+    Streamed(StreamError),
 }
 
 impl fmt::Display for HarError {
@@ -57,7 +60,9 @@ impl fmt::Display for HarError {
             HarError::TrailingData(e) => write!(f, "trailing data after the HAR document: {e}"),
             HarError::NoEntries => f.write_str("no log.entries array: not a HAR file"),
             HarError::Read(e) => write!(f, "cannot read: {e}"),
-            HarError::Streamed(reason) => f.write_str(reason),
+            // Worded as its serde counterpart: trailing data on its own, the rest unusable.
+            HarError::Streamed(e @ StreamError::TrailingData { .. }) => e.fmt(f),
+            HarError::Streamed(e) => write!(f, "not a usable HAR file: {e}"),
         }
     }
 }
@@ -66,8 +71,9 @@ impl std::error::Error for HarError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             HarError::Unusable(e) | HarError::TrailingData(e) => Some(e),
-            HarError::NoEntries | HarError::Streamed(_) => None,
+            HarError::NoEntries => None,
             HarError::Read(e) => Some(e),
+            HarError::Streamed(e) => Some(e),
         }
     }
 }
@@ -133,12 +139,12 @@ struct RawEntry {
     timings: Option<Timings>,
 }
 
-fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, String> {
+fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, StreamError> {
     let text = text.unwrap_or_default();
     match encoding {
         Some(e) if e.eq_ignore_ascii_case("base64") => base64::engine::general_purpose::STANDARD
             .decode(text.trim())
-            .map_err(|err| format!("base64 body: {err}")),
+            .map_err(StreamError::from),
         _ => Ok(text.into_bytes()),
     }
 }
@@ -150,7 +156,7 @@ fn headers(raw: Vec<RawHeader>) -> Headers {
 /// How the body ended: `_mcp_end`, else a reset when the transfer `failed` (`_error`), else
 /// NOT_CAPTURED when a response's `content.text` is absent (a body the capture did not keep,
 /// not an empty one).
-fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, String> {
+fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, StreamError> {
     Ok(match mcp_end {
         Some("open") => End::Open,
         Some("reset") => End::Reset,
@@ -158,11 +164,7 @@ fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, St
         Some("cancelled") => End::Cancelled,
         Some("not_captured") => End::NotCaptured,
         Some("eof") => End::Eof,
-        Some(other) => {
-            return Err(format!(
-                "_mcp_end {other:?} is not eof, reset, open, timeout, cancelled or not_captured"
-            ));
-        }
+        Some(other) => return Err(StreamError::UnknownEnd(other.to_owned())),
         None if failed => End::Reset,
         None if !captured => End::NotCaptured,
         None => End::Eof,
@@ -170,7 +172,9 @@ fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, St
 }
 
 impl RawEntry {
-    fn decode(self, index: u64) -> Result<Entry, String> {
+    /// The entry, or what is wrong with its content (the same for both readers: the serde
+    /// reader words it through serde's error, the streaming one returns it).
+    fn decode(self, index: u64) -> Result<Entry, StreamError> {
         let request_body = match self.request.post_data {
             Some(p) => decode_text(p.text, p.encoding.as_deref())?,
             None => Vec::new(),
@@ -182,7 +186,7 @@ impl RawEntry {
                 let status = u16::try_from(r.status)
                     .ok()
                     .filter(|s| *s <= 999)
-                    .ok_or_else(|| format!("response status {} is not an HTTP status", r.status))?;
+                    .ok_or(StreamError::BadStatus(r.status))?;
                 // An absent `content.text` is a body the capture did not keep (devtools often
                 // drop streamed bodies), not an empty one: the verdict is NOT_CAPTURED.
                 let body = match r.content {
@@ -282,11 +286,10 @@ pub fn stream_entries_seekable<R: Read + std::io::Seek>(
     stream::read(input, hold_cap, sink).map_err(usable)
 }
 
-fn usable(reason: String) -> HarError {
-    if reason.starts_with("no log.entries") || reason.starts_with("trailing data") {
-        HarError::Streamed(reason)
-    } else {
-        HarError::Streamed(format!("not a usable HAR file: {reason}"))
+fn usable(e: StreamError) -> HarError {
+    match e {
+        StreamError::NoEntries => HarError::NoEntries,
+        e => HarError::Streamed(e),
     }
 }
 
@@ -496,6 +499,46 @@ mod tests {
             trailing
                 .to_string()
                 .starts_with("trailing data after the HAR document")
+        );
+    }
+
+    /// The streaming reader's refusals are variants to match (never text to search), and read
+    /// as the CLI has always printed them.
+    #[test]
+    fn streamed_errors_say_which_kind() {
+        struct Nothing;
+        impl EntrySink for Nothing {
+            fn begin(&mut self, _: EntryHead) {}
+            fn body(&mut self, _: &[u8]) {}
+            fn finish(&mut self, _: EntryTail) {}
+        }
+        let read = |doc: &str| stream_entries(doc.as_bytes(), 1 << 20, &mut Nothing).unwrap_err();
+        assert!(matches!(read("{}"), HarError::NoEntries));
+        let trailing = read(r#"{"log":{"entries":[]}} x"#);
+        assert!(matches!(
+            trailing,
+            HarError::Streamed(StreamError::TrailingData { at: 23 })
+        ));
+        assert_eq!(
+            trailing.to_string(),
+            "trailing data after the HAR document at byte 23"
+        );
+        let status = read(
+            r#"{"log":{"entries":[{"request":{"method":"GET","url":"u","headers":[]},
+                "response":{"status":1000,"headers":[],"content":{"text":""}}}]}}"#,
+        );
+        let HarError::Streamed(StreamError::Entry { index: 0, error }) = &status else {
+            panic!("{status:?}")
+        };
+        assert!(matches!(**error, StreamError::BadStatus(1000)));
+        assert_eq!(
+            status.to_string(),
+            "not a usable HAR file: entry 0: response status 1000 is not an HTTP status"
+        );
+        let cut = read(r#"{"log":{"entries":["#);
+        assert_eq!(
+            cut.to_string(),
+            "not a usable HAR file: entry 0: EOF while parsing a value at byte 19"
         );
     }
 

@@ -10,6 +10,9 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::rules::Rule;
+// Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
+pub(crate) use crate::vocab::kinds::MessageKind as Kind;
+use crate::vocab::members::ScannedMembers;
 
 pub(crate) mod scan;
 #[cfg(test)]
@@ -249,17 +252,6 @@ pub struct Envelope<'a> {
     pub raw: &'a str,
 }
 
-/// What a message is, by the JSON-RPC rules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `method` and `id`.
-    Request,
-    /// `method`, no `id`.
-    Notification,
-    /// No `method`: a result or error response (valid or not).
-    Response,
-}
-
 impl<'a> Envelope<'a> {
     /// An envelope of `raw` with no members, which the fast scan fills.
     #[inline(always)]
@@ -394,7 +386,7 @@ pub fn parse_payload(text: &str) -> Result<Payload<'_>, Malformed> {
 pub(crate) fn scan_single_reading_result<'a>(
     text: &'a str,
     env: &mut Envelope<'a>,
-    result: &mut crate::tool_result::ScannedMembers<'a>,
+    result: &mut ScannedMembers<'a>,
 ) -> bool {
     scan::object_reading_result(text, env, Some(result))
 }

@@ -1,83 +1,24 @@
-//! Session-level facts: what kind of entry an exchange is (request, notification, response,
-//! listen, resume, terminate), the requests a server sent on its streams, and the lifecycle rules
+//! Session-level facts: the requests a server sent on its streams, and the lifecycle rules
 //! that need more than one exchange (a request after the client's own `DELETE`, a session id that
 //! changes, a request before `notifications/initialized`, a version header that disagrees with
 //! the negotiated version, an answer to a server request that was never sent).
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::findings::Findings;
-use crate::headers::Known;
-use crate::request::{BodyKind, Request};
+use crate::request::Request;
 use crate::rules::Rule;
 use crate::verdict::Verdict;
 use crate::version::ProtocolVersion;
-
-wire_names! {
-    /// What one entry is, from the client's side. One table, so that verdicts, calls, the README
-    /// and `mcp-verdict rules` use the same words.
-    pub enum ExchangeKind {
-        /// A POSTed JSON-RPC request (or a batch holding one).
-        Request => ("request", "a POSTed JSON-RPC request (or one row of a batch)"),
-        /// A POSTed notification.
-        Notification => ("notification", "a POSTed notification"),
-        /// A POSTed response: the client's answer to a server request.
-        Response => (
-            "response",
-            "a POSTed response: the client's answer to a server request"
-        ),
-        /// A standalone `GET` stream for server messages.
-        Listen => (
-            "listen",
-            "a GET without Last-Event-ID: the standalone server stream"
-        ),
-        /// A `GET` with `Last-Event-ID`: resumes an earlier stream.
-        Resume => ("resume", "a GET with Last-Event-ID: resumes an earlier stream"),
-        /// A `DELETE` ending the session.
-        Terminate => ("terminate", "a DELETE of the session"),
-    }
-}
-
-impl ExchangeKind {
-    /// The kind of `req`, from its HTTP method, headers and body.
-    pub fn of(req: &Request) -> ExchangeKind {
-        match req.http_method.as_ref() {
-            "GET" if req.headers.known(Known::LastEventId).is_some() => ExchangeKind::Resume,
-            "GET" => ExchangeKind::Listen,
-            "DELETE" => ExchangeKind::Terminate,
-            _ => match req.kind {
-                BodyKind::Notification => ExchangeKind::Notification,
-                BodyKind::Response => ExchangeKind::Response,
-                BodyKind::Batch if req.ids().is_empty() => ExchangeKind::Notification,
-                _ => ExchangeKind::Request,
-            },
-        }
-    }
-
-    /// A `GET` or `DELETE`: no JSON-RPC body of its own.
-    pub fn is_session_entry(self) -> bool {
-        matches!(
-            self,
-            ExchangeKind::Listen | ExchangeKind::Resume | ExchangeKind::Terminate
-        )
-    }
-}
-
-/// A JSON-RPC request the server sent on a stream (elicitation, sampling, roots, ping).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ServerRequest {
-    /// Its method.
-    pub method: String,
-    /// Its id: the client's response POST must carry the same.
-    pub id: Value,
-}
+// Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
+pub(crate) use crate::vocab::kinds::ExchangeKind;
+pub(crate) use crate::vocab::verdict::ServerRequest;
 
 /// The server request a framed message is (id and method), for a live adapter to tell the
 /// session while the stream is still open ([`crate::session::Session::server_request_seen`]).
 #[cfg(feature = "client")]
 pub(crate) fn server_request_in(m: &crate::exchange::Message<'_>) -> Option<(Value, String)> {
-    if m.kind != crate::jsonrpc::Kind::Request {
+    if m.kind != crate::vocab::kinds::MessageKind::Request {
         return None;
     }
     let method = m.method?;

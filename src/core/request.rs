@@ -10,26 +10,13 @@ use serde_json::{Map, Value};
 use smol_str::SmolStr;
 
 pub use crate::headers::Headers;
+use crate::headers::Known;
 use crate::jsonrpc::scan;
 use crate::shapes::flat::{self, Tree};
 use crate::shapes::node::Json;
-
-/// What the POST body is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BodyKind {
-    /// A request: it expects a response with its id.
-    Request,
-    /// A notification: expects 202.
-    Notification,
-    /// A response or error the client sends to a server request: expects 202.
-    Response,
-    /// A JSON array (2025-03-26 batch). Expects responses if it holds any request.
-    Batch,
-    /// No body (GET, DELETE).
-    None,
-    /// A body that is not a JSON-RPC message.
-    Unreadable,
-}
+/// The vocabulary is a leaf; the request's own words are reachable here too.
+pub use crate::vocab::kinds::BodyKind;
+use crate::vocab::kinds::ExchangeKind;
 
 /// The members of a request's `params` that the checks read. Everything else (a tool call's
 /// `arguments`, often the bulk of the body) is skipped while parsing, never built as a tree.
@@ -629,6 +616,25 @@ impl Request {
     /// The session id header, if sent.
     pub fn session_id(&self) -> Option<&str> {
         self.headers.session_id()
+    }
+}
+
+/// Told from the request alone, so it is here with [`Request`] (the kind itself is vocabulary,
+/// in a leaf module that reads nothing).
+impl ExchangeKind {
+    /// The kind of `req`, from its HTTP method, headers and body.
+    pub fn of(req: &Request) -> ExchangeKind {
+        match req.http_method.as_ref() {
+            "GET" if req.headers.known(Known::LastEventId).is_some() => ExchangeKind::Resume,
+            "GET" => ExchangeKind::Listen,
+            "DELETE" => ExchangeKind::Terminate,
+            _ => match req.kind {
+                BodyKind::Notification => ExchangeKind::Notification,
+                BodyKind::Response => ExchangeKind::Response,
+                BodyKind::Batch if req.ids().is_empty() => ExchangeKind::Notification,
+                _ => ExchangeKind::Request,
+            },
+        }
     }
 }
 

@@ -29,7 +29,7 @@ mod fast;
 pub(crate) mod flat;
 pub(crate) mod node;
 
-pub(crate) use fast::{text_blocks, tool_result_conforms};
+pub(crate) use fast::tool_result_conforms;
 
 use node::Json;
 pub(crate) use node::Node;

@@ -11,6 +11,8 @@ use crate::jsonrpc::{present, to_string};
 use crate::rules::Rule;
 use crate::verdict::Outcome;
 use crate::version::ProtocolVersion;
+// Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
+pub(crate) use crate::vocab::members::{ResultMembers, ScannedMembers};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,30 +31,6 @@ struct RawResult<'a> {
     request_state: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     task: Option<&'a RawValue>,
-}
-
-/// A result's members as the envelope scan read them, in passing: `None` when it did not (then
-/// [`ResultMembers::read`] reads them), else what `read` gives.
-pub(crate) type ScannedMembers<'a> = Option<Option<ResultMembers<'a>>>;
-
-/// The members of a result object that decide the verdict, as JSON text.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ResultMembers<'a> {
-    pub(crate) result_type: Option<&'a str>,
-    pub(crate) content: Option<&'a str>,
-    pub(crate) is_error: Option<&'a str>,
-    pub(crate) structured_content: Option<&'a str>,
-    pub(crate) input_requests: Option<&'a str>,
-    pub(crate) request_state: Option<&'a str>,
-    pub(crate) task: Option<&'a str>,
-    /// Read by the one-pass scan, which also tells [`meta`](Self::meta); serde_json's reading
-    /// does not.
-    pub(crate) scanned: bool,
-    /// The object has a `_meta` member (known only when `scanned`).
-    pub(crate) meta: bool,
-    /// `content` holds plain text blocks only (known only when `scanned`; see
-    /// [`crate::shapes::tool_result_conforms`]).
-    pub(crate) plain_content: bool,
 }
 
 impl<'a> ResultMembers<'a> {
@@ -88,54 +66,8 @@ impl<'a> ResultMembers<'a> {
     /// member), `None` to leave the text to serde_json (an escaped key, anything unusual).
     fn scan(text: &'a str) -> Option<Option<Self>> {
         let b = text.as_bytes();
-        let (read, end) = Self::scan_at(text, scan::ws(b, 0), 1)?;
+        let (read, end) = scan::result_members_at(text, scan::ws(b, 0), 1)?;
         (scan::ws(b, end) == b.len()).then_some(read)
-    }
-
-    /// [`scan`](Self::scan) of the result object at `open` in `text`, its member values nested
-    /// from `depth` on (as the envelope scan counts: 1 alone, 2 as a message's `result`), with
-    /// the index after it. It validates exactly what [`scan::any`] would there, so the
-    /// envelope scan reads a `result` by it (`jsonrpc::scan_reading_result`), not twice.
-    pub(crate) fn scan_at(text: &'a str, open: usize, depth: u32) -> Option<(Option<Self>, usize)> {
-        let b = text.as_bytes();
-        if b.get(open) != Some(&b'{') {
-            return None;
-        }
-        let mut m = ResultMembers {
-            scanned: true,
-            ..ResultMembers::default()
-        };
-        let mut repeated = false;
-        let end = scan::members(b, open, |key, at| {
-            // Text blocks are told plain while they are read (the fast shape check's).
-            let plain = if key == b"content" {
-                crate::shapes::text_blocks(text, at, depth)
-            } else {
-                None
-            };
-            m.plain_content |= plain.is_some();
-            let end = match plain {
-                Some(end) => end,
-                None => scan::any(b, at, depth)?,
-            };
-            let slot = match key {
-                b"resultType" => &mut m.result_type,
-                b"content" => &mut m.content,
-                b"isError" => &mut m.is_error,
-                b"structuredContent" => &mut m.structured_content,
-                b"inputRequests" => &mut m.input_requests,
-                b"requestState" => &mut m.request_state,
-                b"task" => &mut m.task,
-                b"_meta" => {
-                    m.meta = true;
-                    return Some(end);
-                }
-                _ => return Some(end),
-            };
-            repeated |= slot.replace(&text[at..end]).is_some();
-            Some(end)
-        })?;
-        Some(((!repeated).then_some(m), end))
     }
 }
 

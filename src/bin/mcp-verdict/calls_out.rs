@@ -9,7 +9,7 @@ use mcp_verdict::replay::{self, Tally};
 use mcp_verdict::{Call, ExchangeKind, Level, Limits, Outcome, RetryOrigin};
 use serde_json::Value;
 
-use crate::{FormatArg, OutputArgs, OutputFormatArg};
+use crate::args::{FormatArg, OutputArgs, OutputFormatArg};
 
 use crate::output::{BOLD, Format, GREEN, Printer, RED, YELLOW};
 
@@ -249,7 +249,7 @@ pub fn run(files: &[PathBuf], out: &OutputArgs, limits: Limits) -> ExitCode {
     for path in files {
         tally.next_capture();
         let name = path.display().to_string();
-        let Some(reader) = crate::open_capture(path, &name) else {
+        let Some(reader) = crate::replay_files::open_capture(path, &name) else {
             unusable = true;
             continue;
         };

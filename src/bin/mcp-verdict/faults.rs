@@ -7,18 +7,8 @@ use mcp_verdict::faults::demo;
 use mcp_verdict::faults::scenarios::{self, Scenario};
 use mcp_verdict::faults::{FaultServer, ServeLimits};
 
-use crate::{DemoArgs, FormatArg, ServeArgs};
-
-/// A current-thread runtime, or exit 2 when it cannot start.
-pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            eprintln!("mcp-verdict: cannot start the async runtime: {e}");
-            ExitCode::from(2)
-        })
-}
+use crate::args::{DemoArgs, FormatArg, ServeArgs};
+use crate::cli::{fail, runtime};
 
 /// The `serve-faults` limits from the flags.
 fn serve_limits(args: &ServeArgs) -> Result<ServeLimits, String> {
@@ -103,7 +93,7 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     }
     let limits = match serve_limits(&args) {
         Ok(l) => l,
-        Err(e) => return crate::probe::fail(e),
+        Err(e) => return fail(e),
     };
     let rt = match runtime() {
         Ok(rt) => rt,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use mcp_verdict::adapters::{Client, ClientBuilder, Deadlines, Handshake, Timings};
+use mcp_verdict::adapters::{Client, Deadlines, Handshake, Timings};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::redact;
 use mcp_verdict::replay::{self, Item};
@@ -13,79 +13,11 @@ use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
+use crate::args::{OutputFormatArg, ProbeArgs};
+use crate::cli::{endpoint, exit_code, fail, handshake_of, runtime, tool_args, with_headers};
 use crate::output::Printer;
 use crate::report::{Run, Trace, TraceObserver};
-use crate::{OutputFormatArg, ProbeArgs, exit, exit_code, tool_args};
-
-pub(crate) use exit::unusable as fail;
-
-/// Parses `--protocol`.
-pub(crate) fn handshake_of(protocol: &str) -> Result<Handshake, String> {
-    match protocol {
-        "auto" => Ok(Handshake::Auto),
-        "2026-07-28" => Ok(Handshake::Stateless),
-        other => match ProtocolVersion::parse(other) {
-            Some(v) if !v.is_stateless() && v.as_str() == other => Ok(Handshake::Initialize(v)),
-            _ => Err(format!(
-                "--protocol {other}: use auto, 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26"
-            )),
-        },
-    }
-}
-
-/// Adds `--header 'Name: value'` arguments as secret headers.
-pub(crate) fn with_headers(
-    mut builder: ClientBuilder,
-    headers: &[String],
-) -> Result<ClientBuilder, String> {
-    for h in headers {
-        let Some((name, value)) = h.split_once(':') else {
-            return Err(format!("--header {:?}: expected 'Name: value'", redact(h)));
-        };
-        let (name, value) = (name.trim(), value.trim());
-        // Checked here, before anything is sent: an unusable header is unusable input (exit
-        // 2), not a connection failure to retry. The value is a secret: never echoed.
-        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-            return Err(format!("--header {name:?}: not a valid header name"));
-        }
-        if reqwest::header::HeaderValue::from_str(value).is_err() {
-            return Err(format!(
-                "--header {name:?}: the value is not a valid header value (control characters or non-visible bytes)"
-            ));
-        }
-        builder = builder.secret_header(name, value);
-    }
-    Ok(builder)
-}
-
-/// Checks an endpoint URL before any work: a scheme is needed (and suggested when missing).
-pub(crate) fn endpoint(url: &str) -> Result<(), String> {
-    match reqwest::Url::parse(url) {
-        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
-        Ok(u) if matches!(u.scheme(), "http" | "https") => Err(format!("{url}: no host")),
-        Ok(u) if u.cannot_be_a_base() || u.host_str().is_none() => {
-            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
-        }
-        Ok(u) => Err(format!(
-            "{url}: scheme {}:// is not an MCP transport; use http:// or https://",
-            u.scheme()
-        )),
-        Err(e) if e.to_string().contains("relative URL without a base") => {
-            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
-        }
-        Err(e) => Err(format!("{url}: {e}")),
-    }
-}
-
-/// `--args` as a JSON object (`{}` when absent).
-pub(crate) fn tool_args(args: Option<&str>) -> Result<Value, String> {
-    match args.map(serde_json::from_str::<Value>) {
-        None => Ok(json!({})),
-        Some(Ok(v @ Value::Object(_))) => Ok(v),
-        Some(Ok(_)) => Err("--args must be a JSON object".into()),
-        Some(Err(e)) => Err(format!("--args is not JSON: {e}")),
-    }
-}
+use crate::tool_args;
 
 pub fn run(args: ProbeArgs) -> ExitCode {
     let (handshake, tool_args, record) = match setup(&args) {
@@ -97,7 +29,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         Ok(c) => c,
         Err(e) => return fail(e),
     };
-    let runtime = match crate::faults::runtime() {
+    let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -419,13 +351,6 @@ fn traces(
             trace
         })
         .collect()
-}
-
-fn redact(header: &str) -> String {
-    match header.split_once(':') {
-        Some((name, _)) => format!("{name}: <redacted>"),
-        None => "<redacted>".into(),
-    }
 }
 
 fn root_path(url: &str) -> bool {

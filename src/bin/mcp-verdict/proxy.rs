@@ -2,7 +2,6 @@
 
 use std::fs::File;
 use std::io::{self, IsTerminal};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -10,10 +9,9 @@ use mcp_verdict::proxy::{
     CallLog, Config, HumanCallLines, HumanLines, JsonLog, Metrics, Proxy, display_url,
 };
 
-use crate::ProxyArgs;
-use crate::probe::fail;
+use crate::args::ProxyArgs;
+use crate::cli::{fail, metrics_addr, open_out, serve_metrics};
 use crate::report::proxy::ProxyReports;
-use crate::soak::{metrics_addr, serve_metrics};
 
 fn config(args: &ProxyArgs) -> Result<Config, String> {
     let listen: std::net::SocketAddr = args.listen.parse().map_err(|_| {
@@ -36,21 +34,6 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.redact = !args.no_redact;
     c.allow_origins = args.allow_origins.clone();
     Ok(c)
-}
-
-/// Opens an output named on the command line: `-` is stdout, anything else a new file.
-pub(crate) fn open_out(
-    flag: &str,
-    path: Option<&Path>,
-) -> Result<Option<Box<dyn io::Write + Send>>, String> {
-    match path {
-        None => Ok(None),
-        Some(p) if p.as_os_str() == "-" => Ok(Some(Box::new(io::stdout()))),
-        Some(p) => match File::create(p) {
-            Ok(f) => Ok(Some(Box::new(io::BufWriter::new(f)))),
-            Err(e) => Err(format!("{flag} {}: {e}", p.display())),
-        },
-    }
 }
 
 /// Everything checked and opened before serving, so that a mistake fails at once, not at Ctrl-C.

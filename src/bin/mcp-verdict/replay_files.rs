@@ -4,6 +4,7 @@
 //! A directory stands for the `.har` files directly in it, sorted by name. Each file is read
 //! streaming (a file seekably, `-` as a pipe). The file being printed is printed as it is
 //! judged; results of files further on wait in memory (verdicts, not bodies) until their turn.
+//! Opening a capture (stdin, progress on a terminal) is here too: `replay --calls` shares it.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -14,8 +15,6 @@ use std::sync::mpsc;
 
 use mcp_verdict::Limits;
 use mcp_verdict::replay::{self, Item};
-
-use crate::{PROGRESS_MIN_BYTES, Progress};
 
 /// What happened to one input, in order: its items, then how it ended.
 pub enum Event {
@@ -191,4 +190,83 @@ pub fn judge_files(
             }
         }
     });
+}
+
+/// Files at least this large get a progress line on a terminal.
+const PROGRESS_MIN_BYTES: u64 = 16 << 20;
+
+/// A reader that draws "name: 42% (420 MiB of 1000 MiB)" on stderr as it goes.
+struct Progress<R> {
+    inner: R,
+    name: String,
+    total: u64,
+    done: u64,
+    last: std::time::Instant,
+}
+
+impl<R> Progress<R> {
+    fn new(inner: R, total: u64, name: &str) -> Self {
+        Progress {
+            inner,
+            name: name.to_owned(),
+            total,
+            done: 0,
+            last: std::time::Instant::now(),
+        }
+    }
+}
+
+/// Seeking (the HAR reader reads a body again when it came before the response head) moves
+/// the progress with it.
+impl<R: io::Seek> io::Seek for Progress<R> {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        let at = self.inner.seek(pos)?;
+        self.done = at;
+        Ok(at)
+    }
+}
+
+impl<R: io::Read> io::Read for Progress<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.done += n as u64;
+        if n == 0 {
+            eprint!("\r\x1b[2K");
+        } else if self.last.elapsed() >= std::time::Duration::from_millis(200) {
+            self.last = std::time::Instant::now();
+            let mib = |b: u64| b >> 20;
+            eprint!(
+                "\r\x1b[2K{}: {}% ({} MiB of {} MiB)",
+                self.name,
+                self.done * 100 / self.total.max(1),
+                mib(self.done),
+                mib(self.total)
+            );
+        }
+        Ok(n)
+    }
+}
+
+/// Opens a capture (`-` is standard input), with a progress line for large files on a terminal;
+/// `None` after saying why on stderr.
+pub(crate) fn open_capture(path: &Path, name: &str) -> Option<Box<dyn io::Read>> {
+    if name == "-" {
+        return Some(Box::new(io::stdin().lock()));
+    }
+    match File::open(path) {
+        Ok(f) => match f.metadata() {
+            Ok(m) if m.is_dir() => {
+                eprintln!("mcp-verdict: {name}: is a directory");
+                None
+            }
+            Ok(m) if m.len() >= PROGRESS_MIN_BYTES && io::stderr().is_terminal() => {
+                Some(Box::new(Progress::new(f, m.len(), name)))
+            }
+            _ => Some(Box::new(f)),
+        },
+        Err(e) => {
+            eprintln!("mcp-verdict: {name}: {e}");
+            None
+        }
+    }
 }

@@ -10,12 +10,15 @@ use std::time::Duration;
 use mcp_verdict::Call;
 use mcp_verdict::adapters::{Client, Deadlines};
 use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig, SoakError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::probe::{endpoint, fail, handshake_of, tool_args, with_headers};
+use crate::args::{FormatArg, SoakArgs};
+use crate::cli::{
+    endpoint, fail, handshake_of, metrics_addr, open_out, runtime, serve_metrics, tool_args,
+    with_headers,
+};
+use crate::exit;
 use crate::report::html::Sample;
 use crate::report::{self, Decision};
-use crate::{FormatArg, SoakArgs, exit};
 
 fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
     if let Some(path) = &args.mix {
@@ -136,7 +139,7 @@ pub fn run(args: SoakArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let rt = match crate::faults::runtime() {
+    let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
@@ -156,7 +159,7 @@ pub fn run(args: SoakArgs) -> ExitCode {
         hooks.push(otel_hook(o.clone(), &args.url));
     }
     let mut prelude = None;
-    match crate::proxy::open_out("--calls", args.calls.as_deref()) {
+    match open_out("--calls", args.calls.as_deref()) {
         Ok(Some(out)) => {
             let (call, before) = calls_hooks(out);
             hooks.push(call);
@@ -409,41 +412,6 @@ async fn progress_bar(live: Arc<Live>) {
             r.answered as f64 / secs.max(0.001),
             counts.join("  ")
         );
-    }
-}
-
-/// The `--metrics-listen` address: IP:PORT on loopback only.
-pub(crate) fn metrics_addr(a: &str) -> Result<std::net::SocketAddr, String> {
-    let addr: std::net::SocketAddr = a
-        .parse()
-        .map_err(|_| format!("--metrics-listen {a:?}: expected IP:PORT"))?;
-    if !addr.ip().is_loopback() {
-        return Err(format!(
-            "--metrics-listen {a}: only loopback addresses are served"
-        ));
-    }
-    Ok(addr)
-}
-
-/// Answers every connection with the current Prometheus text from `render`.
-pub(crate) async fn serve_metrics(
-    listener: tokio::net::TcpListener,
-    render: impl Fn() -> String + Send + Sync + 'static,
-) {
-    let render = Arc::new(render);
-    while let Ok((mut stream, _)) = listener.accept().await {
-        let render = render.clone();
-        tokio::spawn(async move {
-            let mut buf = [0u8; 2048];
-            let _ = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await;
-            let body = render();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(head.as_bytes()).await;
-            let _ = stream.write_all(body.as_bytes()).await;
-        });
     }
 }
 

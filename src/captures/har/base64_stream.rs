@@ -5,7 +5,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use super::scan::Fail;
+use super::error::StreamError;
 
 /// Whole quartets decoded per call, in symbols.
 const BATCH: usize = 1 << 16;
@@ -25,8 +25,8 @@ pub(crate) struct Base64Stream {
     decoded: Vec<u8>,
 }
 
-fn bad() -> Fail {
-    "base64 body: invalid symbol".into()
+fn bad() -> StreamError {
+    StreamError::Base64Symbol
 }
 
 impl Base64Stream {
@@ -34,8 +34,8 @@ impl Base64Stream {
     pub(crate) fn push(
         &mut self,
         text: &[u8],
-        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
+        out: &mut dyn FnMut(&[u8]) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         let mut i = 0;
         while i < text.len() {
             let b = text[i];
@@ -88,7 +88,10 @@ impl Base64Stream {
     }
 
     /// Decodes the whole quartets held, keeping the last 4..8 symbols for the end.
-    fn flush(&mut self, out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>) -> Result<(), Fail> {
+    fn flush(
+        &mut self,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         let keep = 4 + self.held.len() % 4;
         let cut = self.held.len() - keep;
         // Padding may only end the text: one inside what is decoded now is an error.
@@ -98,7 +101,7 @@ impl Base64Stream {
         self.decoded.clear();
         STANDARD
             .decode_vec(&self.held[..cut], &mut self.decoded)
-            .map_err(|e| format!("base64 body: {e}"))?;
+            .map_err(StreamError::from)?;
         out(&self.decoded)?;
         self.held.drain(..cut);
         Ok(())
@@ -107,15 +110,15 @@ impl Base64Stream {
     /// The end of the text: decodes what is held with the final-quartet rules.
     pub(crate) fn finish(
         &mut self,
-        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
+        out: &mut dyn FnMut(&[u8]) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         if self.wide_n > 0 {
             return Err(bad());
         }
         self.decoded.clear();
         STANDARD
             .decode_vec(&self.held, &mut self.decoded)
-            .map_err(|e| format!("base64 body: {e}"))?;
+            .map_err(StreamError::from)?;
         if !self.decoded.is_empty() {
             out(&self.decoded)?;
         }

@@ -7,8 +7,7 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-/// Why the input cannot be used: a one-line reason.
-pub(crate) type Fail = String;
+use super::error::StreamError;
 
 /// Block size of the reader.
 const BLOCK: usize = 1 << 17;
@@ -261,12 +260,15 @@ impl<I: Input> Src<I> {
         matches!(self.input.seek_to(here), Some(Ok(())))
     }
 
-    pub(crate) fn fail<T>(&self, what: &str) -> Result<T, Fail> {
-        Err(format!("{what} at byte {}", self.offset()))
+    pub(crate) fn fail<T>(&self, what: &'static str) -> Result<T, StreamError> {
+        Err(StreamError::Syntax {
+            what,
+            at: self.offset(),
+        })
     }
 
     /// Reads the next block when the window is used up. `false` at the end of the input.
-    fn fill(&mut self) -> Result<bool, Fail> {
+    fn fill(&mut self) -> Result<bool, StreamError> {
         if self.pos < self.end {
             return Ok(true);
         }
@@ -274,11 +276,10 @@ impl<I: Input> Src<I> {
             vec.extend_from_slice(&self.buf[*start..self.end]);
             *start = 0;
             if vec.len() > self.capture_cap {
-                return Err(format!(
-                    "a value over {} bytes where the reader must hold it whole, at byte {}",
-                    self.capture_cap,
-                    self.offset()
-                ));
+                return Err(StreamError::TooLarge {
+                    cap: self.capture_cap,
+                    at: self.offset(),
+                });
             }
         }
         self.base += self.end as u64;
@@ -291,13 +292,13 @@ impl<I: Input> Src<I> {
                     return Ok(n > 0);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("read error: {e}")),
+                Err(e) => return Err(StreamError::Read(e)),
             }
         }
     }
 
     /// Moves to input offset `to`, within the window when it is there.
-    pub(crate) fn seek(&mut self, to: u64) -> Result<(), Fail> {
+    pub(crate) fn seek(&mut self, to: u64) -> Result<(), StreamError> {
         if to >= self.base && to <= self.base + self.end as u64 {
             self.pos = (to - self.base) as usize;
             return Ok(());
@@ -309,13 +310,13 @@ impl<I: Input> Src<I> {
                 self.end = 0;
                 Ok(())
             }
-            Some(Err(e)) => Err(format!("seek error: {e}")),
-            None => Err("the input cannot seek".into()),
+            Some(Err(e)) => Err(StreamError::Seek(e)),
+            None => Err(StreamError::CannotSeek),
         }
     }
 
     /// Skips a leading UTF-8 byte order mark, as the serde reader does.
-    pub(crate) fn skip_bom(&mut self) -> Result<(), Fail> {
+    pub(crate) fn skip_bom(&mut self) -> Result<(), StreamError> {
         for (i, &b) in b"\xEF\xBB\xBF".iter().enumerate() {
             if self.peek()? != Some(b) {
                 // Not a BOM: nothing consumed yet unless the first bytes matched, which a JSON
@@ -331,7 +332,7 @@ impl<I: Input> Src<I> {
     }
 
     /// The next byte, without consuming it. `None` at the end of the input.
-    pub(crate) fn peek(&mut self) -> Result<Option<u8>, Fail> {
+    pub(crate) fn peek(&mut self) -> Result<Option<u8>, StreamError> {
         if self.pos == self.end && !self.fill()? {
             return Ok(None);
         }
@@ -342,7 +343,7 @@ impl<I: Input> Src<I> {
         self.pos += 1;
     }
 
-    fn next_or_eof(&mut self, what: &str) -> Result<u8, Fail> {
+    fn next_or_eof(&mut self, what: &'static str) -> Result<u8, StreamError> {
         match self.peek()? {
             Some(b) => {
                 self.pos += 1;
@@ -353,7 +354,7 @@ impl<I: Input> Src<I> {
     }
 
     /// The next byte after whitespace, not consumed.
-    pub(crate) fn peek_ws(&mut self) -> Result<Option<u8>, Fail> {
+    pub(crate) fn peek_ws(&mut self) -> Result<Option<u8>, StreamError> {
         loop {
             match self.peek()? {
                 Some(b) if is_ws(b) => self.pos += 1,
@@ -363,7 +364,7 @@ impl<I: Input> Src<I> {
     }
 
     /// Consumes `b` after whitespace, or fails with `what`.
-    pub(crate) fn expect(&mut self, b: u8, what: &str) -> Result<(), Fail> {
+    pub(crate) fn expect(&mut self, b: u8, what: &'static str) -> Result<(), StreamError> {
         if self.peek_ws()? == Some(b) {
             self.pos += 1;
             Ok(())
@@ -378,21 +379,21 @@ impl<I: Input> Src<I> {
     }
 
     /// Ends the capture: the bytes since [`start_capture`](Self::start_capture).
-    pub(crate) fn end_capture(&mut self) -> Result<Vec<u8>, Fail> {
+    pub(crate) fn end_capture(&mut self) -> Result<Vec<u8>, StreamError> {
         let (mut vec, start) = self.capture.take().unwrap_or_default();
         vec.extend_from_slice(&self.buf[start..self.pos]);
         if vec.len() > self.capture_cap {
-            return self.fail(&format!(
-                "a value over {} bytes where the reader must hold it whole",
-                self.capture_cap
-            ));
+            return Err(StreamError::TooLarge {
+                cap: self.capture_cap,
+                at: self.offset(),
+            });
         }
         Ok(vec)
     }
 
     /// Captures the next value whole (after whitespace), checked by the skip rules. Also gives
     /// its nesting depth.
-    pub(crate) fn capture_value(&mut self) -> Result<(Vec<u8>, usize), Fail> {
+    pub(crate) fn capture_value(&mut self) -> Result<(Vec<u8>, usize), StreamError> {
         self.peek_ws()?;
         self.start_capture();
         let depth = self.skip_value();
@@ -403,7 +404,7 @@ impl<I: Input> Src<I> {
 
     /// Reads an object key (the opening quote is next, after whitespace) as serde_json's
     /// `String` would, and the colon after it.
-    pub(crate) fn key(&mut self) -> Result<String, Fail> {
+    pub(crate) fn key(&mut self) -> Result<String, StreamError> {
         if self.peek_ws()? != Some(b'"') {
             return self.fail("expected a key");
         }
@@ -414,17 +415,17 @@ impl<I: Input> Src<I> {
         skipped?;
         let inner = &raw[1..raw.len() - 1];
         let key = if inner.contains(&b'\\') {
-            serde_json::from_slice::<String>(&raw).map_err(|e| format!("key: {e}"))?
+            serde_json::from_slice::<String>(&raw).map_err(StreamError::Key)?
         } else {
             String::from_utf8(inner.to_vec())
-                .map_err(|_| format!("invalid UTF-8 in a key at byte {}", self.offset()))?
+                .map_err(|_| StreamError::KeyUtf8 { at: self.offset() })?
         };
         self.expect(b':', "expected `:`")?;
         Ok(key)
     }
 
     /// After a member or element: `true` for a comma (more follow), `false` for `close`.
-    pub(crate) fn comma_or(&mut self, close: u8) -> Result<bool, Fail> {
+    pub(crate) fn comma_or(&mut self, close: u8) -> Result<bool, StreamError> {
         match self.peek_ws()? {
             Some(b',') => {
                 self.pos += 1;
@@ -443,7 +444,7 @@ impl<I: Input> Src<I> {
     }
 
     /// After an opening bracket: `true` when the container is empty (and consumes the close).
-    pub(crate) fn empty(&mut self, close: u8) -> Result<bool, Fail> {
+    pub(crate) fn empty(&mut self, close: u8) -> Result<bool, StreamError> {
         if self.peek_ws()? == Some(close) {
             self.pos += 1;
             return Ok(true);
@@ -453,7 +454,7 @@ impl<I: Input> Src<I> {
 
     /// Skips a string whose opening quote is consumed: escapes checked, control characters
     /// refused, UTF-8 not checked (serde_json's `ignore_str`).
-    pub(crate) fn skip_str(&mut self) -> Result<(), Fail> {
+    pub(crate) fn skip_str(&mut self) -> Result<(), StreamError> {
         loop {
             if self.pos == self.end && !self.fill()? {
                 return self.fail("EOF while parsing a string");
@@ -477,7 +478,7 @@ impl<I: Input> Src<I> {
         }
     }
 
-    fn hex4(&mut self) -> Result<u16, Fail> {
+    fn hex4(&mut self) -> Result<u16, StreamError> {
         let mut n = 0u16;
         for _ in 0..4 {
             let b = self.next_or_eof("EOF while parsing a string")?;
@@ -486,7 +487,7 @@ impl<I: Input> Src<I> {
         Ok(n)
     }
 
-    fn skip_escape(&mut self) -> Result<(), Fail> {
+    fn skip_escape(&mut self) -> Result<(), StreamError> {
         match self.next_or_eof("EOF while parsing a string")? {
             e if simple_escape(e).is_some() => Ok(()),
             b'u' => self.hex4().map(|_| ()),
@@ -494,7 +495,7 @@ impl<I: Input> Src<I> {
         }
     }
 
-    fn skip_ident(&mut self, rest: &[u8]) -> Result<(), Fail> {
+    fn skip_ident(&mut self, rest: &[u8]) -> Result<(), StreamError> {
         for &want in rest {
             match self.peek()? {
                 Some(b) if b == want => self.pos += 1,
@@ -505,7 +506,7 @@ impl<I: Input> Src<I> {
         Ok(())
     }
 
-    fn digits(&mut self) -> Result<usize, Fail> {
+    fn digits(&mut self) -> Result<usize, StreamError> {
         let mut n = 0;
         while let Some(b'0'..=b'9') = self.peek()? {
             self.pos += 1;
@@ -515,7 +516,7 @@ impl<I: Input> Src<I> {
     }
 
     /// serde_json's `ignore_integer`, `ignore_decimal`, `ignore_exponent`.
-    fn skip_number(&mut self) -> Result<(), Fail> {
+    fn skip_number(&mut self) -> Result<(), StreamError> {
         if self.peek()? == Some(b'-') {
             self.pos += 1;
         }
@@ -551,7 +552,7 @@ impl<I: Input> Src<I> {
 
     /// Skips one value after whitespace, with serde_json's `ignore_value` rules (no depth
     /// limit: it is iterative). Gives the value's nesting depth.
-    pub(crate) fn skip_value(&mut self) -> Result<usize, Fail> {
+    pub(crate) fn skip_value(&mut self) -> Result<usize, StreamError> {
         let mut stack: Vec<u8> = Vec::new();
         let mut deepest = 0;
         loop {
@@ -607,7 +608,7 @@ impl<I: Input> Src<I> {
     }
 
     /// A key inside a skipped object: not decoded, not checked for UTF-8.
-    fn object_key(&mut self) -> Result<(), Fail> {
+    fn object_key(&mut self) -> Result<(), StreamError> {
         match self.peek_ws()? {
             Some(b'"') => {
                 self.pos += 1;
@@ -624,8 +625,8 @@ impl<I: Input> Src<I> {
     /// runs where they lie, the rest gathered in blocks.
     pub(crate) fn decode_str(
         &mut self,
-        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
+        out: &mut dyn FnMut(&[u8]) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         if self.peek_ws()? != Some(b'"') {
             return self.fail("expected a string");
         }
@@ -647,8 +648,8 @@ impl<I: Input> Src<I> {
     fn decode_rest(
         &mut self,
         block: &mut Block,
-        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
+        out: &mut dyn FnMut(&[u8]) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         let mut utf8 = Utf8::default();
         loop {
             if self.pos == self.end && !self.fill()? {
@@ -708,7 +709,7 @@ impl<I: Input> Src<I> {
     }
 
     /// serde_json's `parse_escape` with validation (lone surrogates refused).
-    fn escape(&mut self, block: &mut Block) -> Result<(), Fail> {
+    fn escape(&mut self, block: &mut Block) -> Result<(), StreamError> {
         let e = self.next_or_eof("EOF while parsing a string")?;
         if let Some(c) = simple_escape(e) {
             block.push(c);
@@ -754,9 +755,9 @@ impl Utf8 {
     fn push(
         &mut self,
         mut bytes: &[u8],
-        out: &mut dyn FnMut(&[u8]) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
-        let invalid = || Err::<(), Fail>("invalid unicode code point in a string".into());
+        out: &mut dyn FnMut(&[u8]) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
+        let invalid = || Err::<(), StreamError>(StreamError::InvalidCodePoint);
         while self.n > 0 && !bytes.is_empty() {
             self.carry[self.n] = bytes[0];
             self.n += 1;
@@ -863,7 +864,7 @@ mod tests {
             .map(|()| (got, src.offset()))
         };
         let want: String = serde_json::from_str(&doc).unwrap();
-        assert_eq!(decode(&doc), Ok((want.into_bytes(), doc.len() as u64)));
+        assert_eq!(decode(&doc).unwrap(), (want.into_bytes(), doc.len() as u64));
         for bad in ["\u{1}", "\\x", "\\u12", "\\ude00"] {
             for _ in 0..40 {
                 let mut at = 1 + (next() % (doc.len() as u64 - 2)) as usize;

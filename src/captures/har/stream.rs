@@ -21,7 +21,8 @@
 use serde_json::Value;
 
 use super::base64_stream::Base64Stream;
-use super::scan::{Fail, Input, Src};
+use super::error::StreamError;
+use super::scan::{Input, Src};
 use super::{
     RawContent, RawEntry, RawHeader, RawRequest, RawResponse, Timings, decode_text, end_of, headers,
 };
@@ -85,7 +86,7 @@ pub(crate) fn read<I: Input>(
     input: I,
     hold_cap: usize,
     sink: &mut dyn EntrySink,
-) -> Result<(), Fail> {
+) -> Result<(), StreamError> {
     let mut src = Src::new(input, hold_cap);
     let seekable = src.can_seek();
     src.skip_bom()?;
@@ -97,13 +98,12 @@ pub(crate) fn read<I: Input>(
     };
     let found = reader.document(sink)?;
     if reader.src.peek_ws()?.is_some() {
-        return Err(format!(
-            "trailing data after the HAR document at byte {}",
-            reader.src.offset()
-        ));
+        return Err(StreamError::TrailingData {
+            at: reader.src.offset(),
+        });
     }
     if !found {
-        return Err("no log.entries array: not a HAR file".into());
+        return Err(StreamError::NoEntries);
     }
     Ok(())
 }
@@ -152,12 +152,15 @@ struct Entry {
     begun: bool,
 }
 
-fn dup(name: &str) -> Fail {
-    format!("duplicate field `{name}`")
+fn dup(name: &'static str) -> StreamError {
+    StreamError::DuplicateField(name)
 }
 
-fn serde<'a, T: serde::Deserialize<'a>>(bytes: &'a [u8], what: &str) -> Result<T, Fail> {
-    serde_json::from_slice(bytes).map_err(|e| format!("{what}: {e}"))
+fn serde<'a, T: serde::Deserialize<'a>>(
+    bytes: &'a [u8],
+    name: &'static str,
+) -> Result<T, StreamError> {
+    serde_json::from_slice(bytes).map_err(|source| StreamError::Member { name, source })
 }
 
 fn is_base64(encoding: Option<&str>) -> bool {
@@ -182,7 +185,7 @@ impl Entry {
     }
 
     /// The response head, once the entry is complete.
-    fn response_head(&self) -> Result<Option<ResponseHead>, Fail> {
+    fn response_head(&self) -> Result<Option<ResponseHead>, StreamError> {
         match &self.response {
             Some(Some(r)) => head_of(r.status.unwrap_or(0), r.headers.as_deref()),
             _ => Ok(None),
@@ -197,14 +200,17 @@ impl Entry {
     }
 }
 
-fn head_of(status: i64, headers: Option<&[RawHeader]>) -> Result<Option<ResponseHead>, Fail> {
+fn head_of(
+    status: i64,
+    headers: Option<&[RawHeader]>,
+) -> Result<Option<ResponseHead>, StreamError> {
     if status <= 0 {
         return Ok(None);
     }
     let status = u16::try_from(status)
         .ok()
         .filter(|s| *s <= 999)
-        .ok_or_else(|| format!("response status {status} is not an HTTP status"))?;
+        .ok_or(StreamError::BadStatus(status))?;
     let headers = headers
         .unwrap_or_default()
         .iter()
@@ -218,7 +224,7 @@ fn begin(
     request: &RawRequest,
     response: Option<ResponseHead>,
     sink: &mut dyn EntrySink,
-) -> Result<(), Fail> {
+) -> Result<(), StreamError> {
     let request_body = match &request.post_data {
         Some(p) => decode_text(p.text.clone(), p.encoding.as_deref())?,
         None => Vec::new(),
@@ -236,12 +242,12 @@ fn begin(
 
 impl<I: Input> Reader<I> {
     /// The top-level object; `true` when `log.entries` was found.
-    fn document(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
+    fn document(&mut self, sink: &mut dyn EntrySink) -> Result<bool, StreamError> {
         Ok(self.only("log", |r| r.log(sink))? == Some(true))
     }
 
     /// `log`: `true` when it has `entries`.
-    fn log(&mut self, sink: &mut dyn EntrySink) -> Result<bool, Fail> {
+    fn log(&mut self, sink: &mut dyn EntrySink) -> Result<bool, StreamError> {
         Ok(self.only("entries", |r| r.entries(sink))?.is_some())
     }
 
@@ -250,16 +256,16 @@ impl<I: Input> Reader<I> {
     /// (which of the two would count is undefined).
     fn only<T>(
         &mut self,
-        name: &str,
-        mut read: impl FnMut(&mut Self) -> Result<T, Fail>,
-    ) -> Result<Option<T>, Fail> {
+        name: &'static str,
+        mut read: impl FnMut(&mut Self) -> Result<T, StreamError>,
+    ) -> Result<Option<T>, StreamError> {
         let mut found = None;
         self.object(|r, key| {
             if key != name {
                 return r.src.skip_value().map(|_| ());
             }
             if found.is_some() {
-                return Err(format!("duplicate `{name}` member"));
+                return Err(StreamError::DuplicateMember(name));
             }
             found = Some(read(r)?);
             Ok(())
@@ -270,20 +276,22 @@ impl<I: Input> Reader<I> {
     /// Walks an object whose `{` is next, calling `member` with each key (the value is next).
     fn object(
         &mut self,
-        mut member: impl FnMut(&mut Self, String) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
+        mut member: impl FnMut(&mut Self, String) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         self.items(b'{', "expected an object", |r| {
             let key = r.src.key()?;
             member(r, key)
         })
     }
 
-    fn entries(&mut self, sink: &mut dyn EntrySink) -> Result<(), Fail> {
+    fn entries(&mut self, sink: &mut dyn EntrySink) -> Result<(), StreamError> {
         self.items(b'[', "expected an array of HAR entries", |r| {
             let index = r.index;
             r.index += 1;
-            r.entry(index, sink)
-                .map_err(|e| format!("entry {index}: {e}"))
+            r.entry(index, sink).map_err(|e| StreamError::Entry {
+                index,
+                error: Box::new(e),
+            })
         })
     }
 
@@ -292,9 +300,9 @@ impl<I: Input> Reader<I> {
     fn items(
         &mut self,
         open: u8,
-        what: &str,
-        mut item: impl FnMut(&mut Self) -> Result<(), Fail>,
-    ) -> Result<(), Fail> {
+        what: &'static str,
+        mut item: impl FnMut(&mut Self) -> Result<(), StreamError>,
+    ) -> Result<(), StreamError> {
         let close = if open == b'{' { b'}' } else { b']' };
         if self.src.peek_ws()? != Some(open) {
             return self.src.fail(what);
@@ -311,7 +319,7 @@ impl<I: Input> Reader<I> {
         }
     }
 
-    fn entry(&mut self, index: u64, sink: &mut dyn EntrySink) -> Result<(), Fail> {
+    fn entry(&mut self, index: u64, sink: &mut dyn EntrySink) -> Result<(), StreamError> {
         if self.src.peek_ws()? != Some(b'{') {
             // Any other form (serde also reads a struct from an array): held and read by serde.
             let (bytes, _) = self.src.capture_value()?;
@@ -331,7 +339,7 @@ impl<I: Input> Reader<I> {
         };
         self.object(|r, key| r.entry_member(index, &key, &mut e, sink))?;
         let Some(request) = &e.request else {
-            return Err("missing field `request`".into());
+            return Err(StreamError::MissingField("request"));
         };
         let response = e.response_head()?;
         let failed = e
@@ -353,7 +361,7 @@ impl<I: Input> Reader<I> {
             Text::Streamed { plain } => {
                 if has_response && base64 && plain {
                     // It was read as plain text because it held a character base64 cannot.
-                    return Err("base64 body: invalid symbol".into());
+                    return Err(StreamError::Base64Symbol);
                 }
             }
             Text::Held(text) => {
@@ -395,8 +403,8 @@ impl<I: Input> Reader<I> {
     fn once<T: serde::de::DeserializeOwned>(
         &mut self,
         slot: &mut Option<T>,
-        name: &str,
-    ) -> Result<(), Fail> {
+        name: &'static str,
+    ) -> Result<(), StreamError> {
         if slot.is_some() {
             return Err(dup(name));
         }
@@ -411,7 +419,7 @@ impl<I: Input> Reader<I> {
         key: &str,
         e: &mut Entry,
         sink: &mut dyn EntrySink,
-    ) -> Result<(), Fail> {
+    ) -> Result<(), StreamError> {
         match key {
             "request" => self.once(&mut e.request, "request")?,
             "response" => {
@@ -448,7 +456,7 @@ impl<I: Input> Reader<I> {
                 }
                 let (bytes, depth) = self.src.capture_value()?;
                 if depth + ENTRY_DEPTH >= 128 {
-                    return Err("_error: recursion limit exceeded".into());
+                    return Err(StreamError::ErrorTooDeep);
                 }
                 e.error = Some(serde(&bytes, "_error")?);
             }
@@ -469,7 +477,7 @@ impl<I: Input> Reader<I> {
         key: &str,
         e: &mut Entry,
         sink: &mut dyn EntrySink,
-    ) -> Result<(), Fail> {
+    ) -> Result<(), StreamError> {
         let r = match &mut e.response {
             Some(Some(r)) => r,
             _ => unreachable!("walking a response object"),
@@ -519,7 +527,7 @@ impl<I: Input> Reader<I> {
         key: &str,
         e: &mut Entry,
         sink: &mut dyn EntrySink,
-    ) -> Result<(), Fail> {
+    ) -> Result<(), StreamError> {
         match key {
             "encoding" => {
                 let Some(Some(r)) = &mut e.response else {
@@ -547,7 +555,12 @@ impl<I: Input> Reader<I> {
     }
 
     /// `content.text` is next: streams it when the entry can begin, else holds or defers it.
-    fn text(&mut self, index: u64, e: &mut Entry, sink: &mut dyn EntrySink) -> Result<Text, Fail> {
+    fn text(
+        &mut self,
+        index: u64,
+        e: &mut Entry,
+        sink: &mut dyn EntrySink,
+    ) -> Result<Text, StreamError> {
         let status = e.status();
         let headers_known = matches!(&e.response, Some(Some(r)) if r.headers.is_some());
         let ready = e.request.is_some() && status.is_some_and(|s| s <= 0 || headers_known);
@@ -628,7 +641,7 @@ impl<I: Input> Reader<I> {
 
     /// The text cannot be judged yet: skip it and read it again later (seekable input), or
     /// hold it.
-    fn defer_or_hold(&mut self) -> Result<Text, Fail> {
+    fn defer_or_hold(&mut self) -> Result<Text, StreamError> {
         let mut held = Vec::new();
         if self.seekable {
             let at = self.src.offset();
@@ -654,11 +667,8 @@ enum Speculate {
     Deferred,
 }
 
-fn too_big(cap: usize) -> Fail {
-    format!(
-        "response.content.text comes before what is needed to judge it and is over {cap} bytes: \
-         pass the HAR as a file (not a pipe), or raise --max-body-bytes"
-    )
+fn too_big(cap: usize) -> StreamError {
+    StreamError::BodyBeforeHead { cap }
 }
 
 /// Plain text or base64, into the sink.
@@ -676,7 +686,7 @@ impl Decoder {
         }
     }
 
-    fn push(&mut self, piece: &[u8], sink: &mut dyn EntrySink) -> Result<(), Fail> {
+    fn push(&mut self, piece: &[u8], sink: &mut dyn EntrySink) -> Result<(), StreamError> {
         match self {
             Decoder::Plain => {
                 sink.body(piece);
@@ -689,7 +699,7 @@ impl Decoder {
         }
     }
 
-    fn finish(&mut self, sink: &mut dyn EntrySink) -> Result<(), Fail> {
+    fn finish(&mut self, sink: &mut dyn EntrySink) -> Result<(), StreamError> {
         match self {
             Decoder::Plain => Ok(()),
             Decoder::Base64(b) => b.finish(&mut |bytes| {
@@ -701,7 +711,7 @@ impl Decoder {
 }
 
 /// An entry read whole by serde (any form but an object), given to the sink.
-fn whole(index: u64, raw: RawEntry, sink: &mut dyn EntrySink) -> Result<(), Fail> {
+fn whole(index: u64, raw: RawEntry, sink: &mut dyn EntrySink) -> Result<(), StreamError> {
     let body_captured = raw
         .response
         .as_ref()

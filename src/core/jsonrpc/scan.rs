@@ -9,7 +9,7 @@
 //! which also words the error.
 
 use super::{Envelope, Key, ParamsReader, Raw};
-use crate::tool_result::{ResultMembers, ScannedMembers};
+use crate::vocab::members::{ResultMembers, ScannedMembers};
 
 /// serde_json's recursion limit; deeper input goes to serde_json, which decides.
 const MAX_DEPTH: u32 = 128;
@@ -31,7 +31,7 @@ pub(super) fn object_into<'a>(text: &'a str, env: &mut Envelope<'a>) -> bool {
 }
 
 /// [`object_into`], and where `result` is given, the result object's members read by the same
-/// pass into it ([`ResultMembers::scan_at`]: `Some(read)` as [`ResultMembers::read`] of the
+/// pass into it ([`result_members_at`]: `Some(read)` as [`ResultMembers::read`] of the
 /// `result` text gives it; left `None` where that scan defers, and then the value is scanned as
 /// any other). Nothing in `result` is to be read when this returns `false`.
 #[inline(always)]
@@ -79,7 +79,7 @@ pub(super) fn object_reading_result<'a>(
         }
         if key == b"result"
             && let Some(members) = result.as_deref_mut()
-            && let Some((read, end)) = ResultMembers::scan_at(text, start, 2)
+            && let Some((read, end)) = result_members_at(text, start, 2)
         {
             // serde's derive rejects a repeated member.
             env.result
@@ -112,6 +112,118 @@ pub(super) fn object_reading_result<'a>(
         members(b, open, &mut member)
     };
     matches!(end, Some(end) if ws(b, end) == b.len())
+}
+
+/// The members of the result object at `open` in `text` as [`ResultMembers::read`] gives
+/// them (`Some(None)` for a repeated member), its member values nested from `depth` on (as
+/// the envelope scan counts: 1 alone, 2 as a message's `result`), with the index after it;
+/// `None` to leave the text to serde_json. It validates exactly what [`any`] would there, so
+/// the envelope scan reads a `result` by it ([`object_reading_result`]), not twice. Here, not
+/// in the result layer, because the envelope scan calls it: the result layer reads through
+/// this module, never the other way.
+pub(crate) fn result_members_at<'a>(
+    text: &'a str,
+    open: usize,
+    depth: u32,
+) -> Option<(Option<ResultMembers<'a>>, usize)> {
+    let b = text.as_bytes();
+    if b.get(open) != Some(&b'{') {
+        return None;
+    }
+    let mut m = ResultMembers {
+        scanned: true,
+        ..ResultMembers::default()
+    };
+    let mut repeated = false;
+    let end = members(b, open, |key, at| {
+        // Text blocks are told plain while they are read (the fast shape check's).
+        let plain = if key == b"content" {
+            text_blocks(text, at, depth)
+        } else {
+            None
+        };
+        m.plain_content |= plain.is_some();
+        let end = match plain {
+            Some(end) => end,
+            None => any(b, at, depth)?,
+        };
+        let slot = match key {
+            b"resultType" => &mut m.result_type,
+            b"content" => &mut m.content,
+            b"isError" => &mut m.is_error,
+            b"structuredContent" => &mut m.structured_content,
+            b"inputRequests" => &mut m.input_requests,
+            b"requestState" => &mut m.request_state,
+            b"task" => &mut m.task,
+            b"_meta" => {
+                m.meta = true;
+                return Some(end);
+            }
+            _ => return Some(end),
+        };
+        repeated |= slot.replace(&text[at..end]).is_some();
+        Some(end)
+    })?;
+    Some(((!repeated).then_some(m), end))
+}
+
+/// The array at `at` in `text` holds plain text blocks only (maybe none): the index after it.
+/// `None` for anything else (the caller reads the value some other way). The array is nested
+/// at `depth` as [`any`] counts. (The fast shape check's question, asked while the result
+/// scan reads `content`, so it is answered here.)
+pub(super) fn text_blocks(text: &str, at: usize, depth: u32) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(at) != Some(&b'[') {
+        return None;
+    }
+    let mut i = ws(b, at + 1);
+    if b.get(i) != Some(&b']') {
+        loop {
+            i = ws(b, text_block(text, i, depth + 2)?);
+            match b.get(i)? {
+                b',' => i = ws(b, i + 1),
+                b']' => break,
+                _ => return None,
+            }
+        }
+    }
+    Some(i + 1)
+}
+
+/// A plain text block at `at`, its member values nested at `depth`; the index after it.
+fn text_block(content: &str, at: usize, depth: u32) -> Option<usize> {
+    // The block as the SDKs serialize it (`type` first, then `text`, nothing else): told by
+    // one compare and the string's scan. Anything else takes the member loop.
+    const PLAIN: &[u8] = br#"{"type":"text","text":""#;
+    let b = content.as_bytes();
+    if b.get(at..at + PLAIN.len()) == Some(PLAIN)
+        && let Some(end) = any(b, at + PLAIN.len() - 1, depth)
+        && b.get(end) == Some(&b'}')
+    {
+        return Some(end + 1);
+    }
+    if b.get(at) != Some(&b'{') {
+        return None;
+    }
+    let (mut kind, mut text, mut other) = (0, 0, false);
+    let end = members(b, at, |key, value| {
+        let end = any(b, value, depth)?;
+        let raw = &content[value..end];
+        match key {
+            b"type" => {
+                kind += 1;
+                other |= raw != "\"text\"";
+            }
+            b"text" => {
+                text += 1;
+                other |= !raw.starts_with('"');
+            }
+            b"_meta" | b"annotations" => other = true,
+            _ => {}
+        }
+        Some(end)
+    })?;
+    (kind == 1 && text == 1 && !other).then_some(end)
 }
 
 /// How a message begins as the SDKs write it: `jsonrpc` first, compact. Read by one compare,

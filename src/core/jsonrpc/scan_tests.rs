@@ -4,7 +4,7 @@
 
 use super::scan::{object_into, object_reading_result};
 use super::{Envelope, parse_object_serde, scan_object};
-use crate::tool_result::ResultMembers;
+use crate::vocab::members::ResultMembers;
 use proptest::prelude::*;
 
 /// Whitespace as JSON allows it, sometimes none.
@@ -308,4 +308,48 @@ fn scan_defers_where_serde_decides() {
         parse_object_serde(&deep).is_ok(),
         "serde_json reads deep RawValues"
     );
+}
+
+/// `text_blocks` says "plain" only of an array serde_json reads as text blocks (other
+/// members allowed, but not `_meta` or `annotations`), and reads it to its end: whether
+/// the block is in the SDKs' order (the one-compare path) or not.
+#[test]
+fn text_blocks_are_told_as_serde_json_reads_them() {
+    use super::scan::text_blocks;
+    use serde_json::{Map, Value};
+    let plain = [
+        r#"[{"type":"text","text":"hi"}]"#,
+        r#"[{"type":"text","text":"a\"}b"}]"#,
+        r#"[{"type":"text","text":"hi" }]"#,
+        r#"[ {"text":"x","type":"text"} , {"type":"text","text":""} ]"#,
+        r#"[{"type":"text","text":"hi","x":1}]"#,
+        r#"[]"#,
+    ];
+    let not_plain = [
+        r#"[{"type":"text","text":"hi","type":"image"}]"#,
+        r#"[{"type":"text","text":"hi","_meta":{}}]"#,
+        r#"[{"type":"text","text":"hi",]"#,
+        r#"[{"type":"text","text":"hi"}"#,
+        r#"[{"type":"text","text":"hi"]"#,
+        "[{\"type\":\"text\",\"text\":\"h\u{1}i\"}]",
+        r#"[{"type":"text","text":1}]"#,
+    ];
+    let serde_plain = |text: &str| {
+        serde_json::from_str::<Vec<Map<String, Value>>>(text).is_ok_and(|blocks| {
+            blocks.iter().all(|b| {
+                !b.contains_key("_meta")
+                    && !b.contains_key("annotations")
+                    && b.get("type").and_then(Value::as_str) == Some("text")
+                    && b.get("text").is_some_and(Value::is_string)
+            })
+        })
+    };
+    for text in plain {
+        assert!(serde_plain(text), "{text}");
+        assert_eq!(text_blocks(text, 0, 1), Some(text.len()), "{text}");
+    }
+    for text in not_plain {
+        assert!(!serde_plain(text), "{text}");
+        assert_eq!(text_blocks(text, 0, 1), None, "{text}");
+    }
 }

@@ -3,9 +3,11 @@
 
 use serde_json::json;
 
-use super::replies::{Ctx, body, busy, empty, ev, event, progress_stream, sse, text_result};
-use super::scenarios::{Action, ClientStep, Ending, Scenario, Step, expect, json, normal};
-use crate::verdict::{Advice as A, Outcome as O};
+use super::replies::{
+    body, busy, empty, ev, event, json, normal, progress_stream, sse, text_result,
+};
+use super::vocab::{Action, ClientStep, Ctx, Ending, Scenario, Step, expect};
+use crate::vocab::verdict::{Advice as A, Outcome as O};
 
 /// Every call-level scenario, in a stable order.
 pub fn all() -> Vec<Scenario> {

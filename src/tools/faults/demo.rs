@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::scenarios::{CallExpect, ClientStep, Expect, Scenario};
+use super::vocab::{CallExpect, ClientStep, Expect, Scenario};
 use crate::adapters::lock;
 use crate::adapters::{Client, Deadlines, Handshake};
 use crate::calls::Call;

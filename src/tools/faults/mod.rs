@@ -8,6 +8,7 @@ pub mod replies;
 pub mod scenarios;
 pub mod server;
 mod session_faults;
+mod vocab;
 
-pub use scenarios::{Expect, Reply, Scenario};
 pub use server::{FaultServer, ServeLimits};
+pub use vocab::{Expect, Reply, Scenario};

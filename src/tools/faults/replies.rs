@@ -3,39 +3,9 @@
 
 use serde_json::{Value, json};
 
-use super::scenarios::{Ending, Reply, Step};
-
-/// What a handler is given about the `tools/call` it answers.
-#[derive(Debug, Clone, Copy)]
-pub struct Ctx<'a> {
-    /// The request id.
-    pub id: &'a Value,
-    /// The tool's ordinary result (what a correct server would answer).
-    pub normal: &'a Value,
-    /// The request's progress token (or a stand-in).
-    pub token: &'a Value,
-    /// The request's params.
-    pub params: &'a Value,
-}
-
-impl Ctx<'_> {
-    /// The correct response to the request.
-    pub fn ok(&self) -> Value {
-        json!({"jsonrpc": "2.0", "id": self.id, "result": self.normal})
-    }
-
-    /// A JSON-RPC error response to the request.
-    pub fn error(&self, code: i64, message: &str) -> Value {
-        json!({"jsonrpc": "2.0", "id": self.id, "error": {"code": code, "message": message}})
-    }
-
-    /// Progress notification number `n` (of 3) for the request's token.
-    pub fn progress(&self, n: u64) -> Value {
-        json!({"jsonrpc": "2.0", "method": "notifications/progress",
-               "params": {"progressToken": self.token, "progress": n, "total": 3,
-                          "message": format!("step {n}")}})
-    }
-}
+/// What a handler is given; vocabulary, reachable here with the builders as before.
+pub use super::vocab::Ctx;
+use super::vocab::{Action, Ending, Reply, Step};
 
 /// One SSE event carrying `message`.
 pub fn event(message: &Value) -> Vec<u8> {
@@ -99,4 +69,14 @@ pub fn progress_stream(c: &Ctx<'_>) -> Reply {
         vec![ev(&c.progress(1)), ev(&c.progress(2)), ev(&c.ok())],
         Ending::Clean,
     )
+}
+
+/// The ordinary answer: [`Action::Normal`] (for scenarios whose fault is elsewhere).
+pub fn normal(_: &Ctx<'_>) -> Action {
+    Action::Normal
+}
+
+/// An `Action` that replies with `value` as a JSON body with `status`.
+pub fn json(status: u16, value: Value) -> Action {
+    Action::Reply(json_body(status, &value))
 }

@@ -20,8 +20,9 @@ use tokio::time::Instant;
 
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
-use super::replies::{self, Ctx};
-use super::scenarios::{self, Action, Ending, Era, Reply, Scenario, Step};
+use super::replies;
+use super::scenarios;
+use super::vocab::{Action, Ctx, Ending, Era, Reply, Scenario, Step};
 use crate::adapters::lock;
 
 /// A "never ending" stream still ends after this long, so nothing runs unbounded.

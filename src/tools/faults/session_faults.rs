@@ -6,10 +6,10 @@
 use serde_json::{Value, json};
 
 use super::call_faults::ask_confirmation;
-use super::replies::{Ctx, empty, ev, sse, text_result};
-use super::scenarios::{Action, CallExpect, ClientStep as Do, Ending, Scenario, Step, expect};
-use crate::calls::RetryOrigin;
-use crate::verdict::{Advice as A, Outcome as O};
+use super::replies::{empty, ev, normal, sse, text_result};
+use super::vocab::{Action, CallExpect, ClientStep as Do, Ctx, Ending, Scenario, Step, expect};
+use crate::vocab::call::RetryOrigin;
+use crate::vocab::verdict::{Advice as A, Outcome as O};
 
 /// Every session-level scenario, in a stable order.
 pub fn all() -> Vec<Scenario> {
@@ -107,7 +107,7 @@ fn session_ends() -> Vec<Scenario> {
     vec![
         then_lookup(
             Scenario::new("delete-405", "2025-11-25: DELETE is answered 405 (allowed): the session stays", "echo",
-                          expect(O::ToolSuccess, A::None, 200, None), super::scenarios::normal)
+                          expect(O::ToolSuccess, A::None, 200, None), normal)
             .legacy()
             .then(Do::Delete, expect(O::MethodNotAllowed, A::None, 405, None)),
         )
@@ -125,7 +125,7 @@ fn session_ends() -> Vec<Scenario> {
         }),
         then_lookup(
             Scenario::new("delete-500", "2025-11-25: DELETE fails with 500: the session may or may not be gone", "echo",
-                          expect(O::ToolSuccess, A::None, 200, None), super::scenarios::normal)
+                          expect(O::ToolSuccess, A::None, 200, None), normal)
             .legacy()
             .then(Do::Delete, expect(O::HttpError, A::Retry, 500, None)),
         )
@@ -156,7 +156,7 @@ fn streams() -> Vec<Scenario> {
             "2025-11-25: the standalone GET stream carries a JSON-RPC response",
             "echo",
             expect(O::ToolSuccess, A::None, 200, None),
-            super::scenarios::normal,
+            normal,
         )
         .legacy()
         .then(Do::Listen, expect(O::Listening, A::None, 200, Some(1)).rules(&["listen.response"]))
@@ -225,7 +225,7 @@ fn repeats() -> Vec<Scenario> {
             "MRTR: every round answers input_required again; the client gives up after three rounds",
             "pay",
             asked(),
-            |c| super::scenarios::json(200, ask_confirmation(c, "state-1")),
+            |c| super::replies::json(200, ask_confirmation(c, "state-1")),
         )
         .then(Do::Input, asked())
         .then(Do::Input, asked())

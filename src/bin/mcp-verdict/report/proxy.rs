@@ -77,7 +77,7 @@ impl ProxyReports {
 
     /// The outputs `proxy --html` / `--otlp` ask for; turns on the message times they draw.
     pub fn for_args(
-        args: &crate::ProxyArgs,
+        args: &crate::args::ProxyArgs,
         config: &mut Config,
     ) -> Result<Option<Arc<ProxyReports>>, String> {
         #[cfg(feature = "otel")]

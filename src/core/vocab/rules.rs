@@ -2,7 +2,15 @@
 //!
 //! One table, so that the README, the CLI's rule listing and the checks cannot drift apart.
 
-use crate::verdict::Level;
+wire_names! {
+    /// Requirement level of a broken rule.
+    pub enum Level {
+        /// MUST / MUST NOT.
+        Must => "must",
+        /// SHOULD / SHOULD NOT (or a portability hazard with real clients).
+        Should => "should",
+    }
+}
 
 macro_rules! rules {
     ($($variant:ident => $id:literal, $level:ident, $summary:literal;)*) => {

@@ -9,10 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use crate::lifecycle::{ExchangeKind, ServerRequest};
-use crate::limits::LimitKind;
-use crate::rules::Rule;
-use crate::version::{ProtocolVersion, VersionSource};
+use super::kinds::ExchangeKind;
+use super::limits::LimitKind;
+/// A violation's level, reachable with the verdict's other words (it is the rule catalogue's).
+pub use super::rules::Level;
+use super::rules::Rule;
+use super::version::{ProtocolVersion, VersionSource};
 
 /// The outcome table: each outcome once, with its wire name, its layer, whether it is a complete
 /// answer, its one-line summary (for `mcp-verdict rules`), and its description. Order is judging
@@ -195,16 +197,6 @@ pub struct RetryAdvice {
     pub reason: Cow<'static, str>,
 }
 
-wire_names! {
-    /// Requirement level of a broken rule.
-    pub enum Level {
-        /// MUST / MUST NOT.
-        Must => "must",
-        /// SHOULD / SHOULD NOT (or a portability hazard with real clients).
-        Should => "should",
-    }
-}
-
 /// Where in the response a violation was seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
@@ -240,6 +232,15 @@ impl Violation {
             at,
         }
     }
+}
+
+/// A JSON-RPC request the server sent on a stream (elicitation, sampling, roots, ping).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerRequest {
+    /// Its method.
+    pub method: String,
+    /// Its id: the client's response POST must carry the same.
+    pub id: Value,
 }
 
 /// An SSE event left without its closing blank line when the body ended.

@@ -1,0 +1,218 @@
+//! What the commands share: reading an endpoint, `--protocol`, `-H` headers and `--args`,
+//! opening output files, the metrics address and its server, the async runtime, and the
+//! verdict printer with its reports and exit code. Here, not in any command, so that the
+//! commands stay siblings: none imports another (`tests/layout.rs` checks).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcp_verdict::ProtocolVersion;
+use mcp_verdict::adapters::{ClientBuilder, Handshake};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::args::{OutputArgs, OutputFormatArg};
+use crate::exit;
+/// Unusable input: the message on stderr, exit 2 (the rule in [`exit`]).
+pub(crate) use crate::exit::unusable as fail;
+use crate::output::{Format, Printer};
+use crate::report::{self, Decision, Run};
+
+/// A current-thread runtime, or exit 2 when it cannot start.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            eprintln!("mcp-verdict: cannot start the async runtime: {e}");
+            ExitCode::from(2)
+        })
+}
+
+/// Parses `--protocol`.
+pub(crate) fn handshake_of(protocol: &str) -> Result<Handshake, String> {
+    match protocol {
+        "auto" => Ok(Handshake::Auto),
+        "2026-07-28" => Ok(Handshake::Stateless),
+        other => match ProtocolVersion::parse(other) {
+            Some(v) if !v.is_stateless() && v.as_str() == other => Ok(Handshake::Initialize(v)),
+            _ => Err(format!(
+                "--protocol {other}: use auto, 2026-07-28, 2025-11-25, 2025-06-18 or 2025-03-26"
+            )),
+        },
+    }
+}
+
+/// Adds `--header 'Name: value'` arguments as secret headers.
+pub(crate) fn with_headers(
+    mut builder: ClientBuilder,
+    headers: &[String],
+) -> Result<ClientBuilder, String> {
+    for h in headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(format!(
+                "--header {:?}: expected 'Name: value'",
+                redacted(h)
+            ));
+        };
+        let (name, value) = (name.trim(), value.trim());
+        // Checked here, before anything is sent: an unusable header is unusable input (exit
+        // 2), not a connection failure to retry. The value is a secret: never echoed.
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(format!("--header {name:?}: not a valid header name"));
+        }
+        if reqwest::header::HeaderValue::from_str(value).is_err() {
+            return Err(format!(
+                "--header {name:?}: the value is not a valid header value (control characters or non-visible bytes)"
+            ));
+        }
+        builder = builder.secret_header(name, value);
+    }
+    Ok(builder)
+}
+
+/// Checks an endpoint URL before any work: a scheme is needed (and suggested when missing).
+pub(crate) fn endpoint(url: &str) -> Result<(), String> {
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
+        Ok(u) if matches!(u.scheme(), "http" | "https") => Err(format!("{url}: no host")),
+        Ok(u) if u.cannot_be_a_base() || u.host_str().is_none() => {
+            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
+        }
+        Ok(u) => Err(format!(
+            "{url}: scheme {}:// is not an MCP transport; use http:// or https://",
+            u.scheme()
+        )),
+        Err(e) if e.to_string().contains("relative URL without a base") => {
+            Err(format!("{url}: no scheme; did you mean http://{url} ?"))
+        }
+        Err(e) => Err(format!("{url}: {e}")),
+    }
+}
+
+/// `--args` as a JSON object (`{}` when absent).
+pub(crate) fn tool_args(args: Option<&str>) -> Result<Value, String> {
+    match args.map(serde_json::from_str::<Value>) {
+        None => Ok(json!({})),
+        Some(Ok(v @ Value::Object(_))) => Ok(v),
+        Some(Ok(_)) => Err("--args must be a JSON object".into()),
+        Some(Err(e)) => Err(format!("--args is not JSON: {e}")),
+    }
+}
+
+/// A `-H` argument for an error message: the name, never the value.
+fn redacted(header: &str) -> String {
+    match header.split_once(':') {
+        Some((name, _)) => format!("{name}: <redacted>"),
+        None => "<redacted>".into(),
+    }
+}
+
+/// Opens an output named on the command line: `-` is stdout, anything else a new file.
+pub(crate) fn open_out(
+    flag: &str,
+    path: Option<&Path>,
+) -> Result<Option<Box<dyn io::Write + Send>>, String> {
+    match path {
+        None => Ok(None),
+        Some(p) if p.as_os_str() == "-" => Ok(Some(Box::new(io::stdout()))),
+        Some(p) => match File::create(p) {
+            Ok(f) => Ok(Some(Box::new(io::BufWriter::new(f)))),
+            Err(e) => Err(format!("{flag} {}: {e}", p.display())),
+        },
+    }
+}
+
+/// The `--metrics-listen` address: IP:PORT on loopback only.
+pub(crate) fn metrics_addr(a: &str) -> Result<std::net::SocketAddr, String> {
+    let addr: std::net::SocketAddr = a
+        .parse()
+        .map_err(|_| format!("--metrics-listen {a:?}: expected IP:PORT"))?;
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "--metrics-listen {a}: only loopback addresses are served"
+        ));
+    }
+    Ok(addr)
+}
+
+/// Answers every connection with the current Prometheus text from `render`.
+pub(crate) async fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    render: impl Fn() -> String + Send + Sync + 'static,
+) {
+    let render = Arc::new(render);
+    while let Ok((mut stream, _)) = listener.accept().await {
+        let render = render.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 2048];
+            let _ = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buf)).await;
+            let body = render();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes()).await;
+            let _ = stream.write_all(body.as_bytes()).await;
+        });
+    }
+}
+
+impl OutputArgs {
+    /// The printer for `--format` and `--color` on standard output.
+    pub(crate) fn printer(&self) -> Printer<io::StdoutLock<'static>> {
+        let stdout = io::stdout();
+        let color = self.color.enabled();
+        let format = match self.format {
+            OutputFormatArg::Human => Format::Human,
+            OutputFormatArg::Json => Format::Json,
+            OutputFormatArg::Jsonl => Format::Jsonl,
+            OutputFormatArg::Junit => Format::Silent,
+        };
+        Printer::new(stdout.lock(), format, color)
+    }
+
+    /// Whether a report needs the whole run (traces) kept.
+    pub(crate) fn wants_run(&self) -> bool {
+        self.html.is_some() || self.format == OutputFormatArg::Junit
+    }
+
+    /// Writes `--html` and, for `--format junit`, the JUnit document to the output. Returns
+    /// whether a file could not be written.
+    pub(crate) fn write_reports<W: Write>(
+        &self,
+        printer: &mut Printer<W>,
+        run: &Run,
+        unusable: bool,
+    ) -> bool {
+        let all_complete = printer.all_complete();
+        let incomplete = run.traces.iter().filter(|t| !t.verdict.complete).count();
+        let mut decision = Decision::of(unusable, all_complete, incomplete);
+        let mut failed = false;
+        if let Some(path) = &self.html {
+            failed = report::write_file(path, &report::html::exchanges_page(run, &decision));
+            if failed {
+                decision = Decision::of(true, all_complete, incomplete);
+            }
+        }
+        if self.format == OutputFormatArg::Junit {
+            printer.document(&report::junit::exchanges(run, &decision));
+        }
+        failed
+    }
+}
+
+/// The exit code for a run of verdicts, by the one rule in [`exit`].
+pub(crate) fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitCode {
+    exit::Run {
+        unusable,
+        incomplete: !printer.all_complete(),
+        broken_pipe: printer.broken_pipe(),
+        ..exit::Run::default()
+    }
+    .code()
+}

@@ -1,0 +1,176 @@
+//! One logical call's record ([`Call`]) and how its latest exchange came about
+//! ([`RetryOrigin`]): the output contract of the call grouping, which lives in `calls.rs` and
+//! builds it.
+
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use smol_str::SmolStr;
+
+use super::verdict::{Outcome, Verdict, Violation};
+use super::version::ProtocolVersion;
+
+wire_names! {
+    /// How a call's latest exchange came about. A guess from traffic.
+    pub enum RetryOrigin {
+        /// One exchange, or only answers and streams joined it.
+        None => ("none", "one exchange, or only answers and streams joined it"),
+        /// Re-sent with the same arguments within [`AUTOMATIC_RETRY_MS`](crate::AUTOMATIC_RETRY_MS).
+        Automatic => (
+            "automatic",
+            "re-sent with the same arguments within 10 s (a client's retry loop)"
+        ),
+        /// Re-sent with the same arguments later than that.
+        Manual => (
+            "manual",
+            "re-sent with the same arguments later than 10 s (a person or an agent decided again)"
+        ),
+        /// A `GET` with `Last-Event-ID` resumed its stream.
+        Resume => ("resume", "a GET with Last-Event-ID resumed its stream"),
+        /// An MRTR round (new id, `inputResponses`/`requestState`).
+        Input => (
+            "input",
+            "an MRTR round: a new id with inputResponses and requestState"
+        ),
+        /// Task polling (`tasks/get`, `tasks/result`).
+        Poll => ("poll", "task polling (tasks/get, tasks/result)"),
+    }
+}
+
+/// One logical call: the output contract of `replay --calls`, `probe --calls` (`--format json`
+/// / `jsonl`) and of the library's grouping ([`Calls`](crate::Calls), `replay::replay_calls`,
+/// `replay::calls_of`, the rmcp transport's `Recording::calls`).
+///
+/// Serialized with serde as one JSON object with exactly these members, in this order, under
+/// these names; a member that does not apply is `null`, never absent. Lists are `[]` when empty.
+/// Enumerated values are the wire names of [`Outcome`], [`ProtocolVersion`], [`RetryOrigin`],
+/// and, in `violations`, [`Rule`](crate::Rule) and [`Level`](crate::Level) (each violation is
+/// `{"rule", "level", "detail", "at"}` as in [`Verdict`], with `at` always `null`: call-level
+/// rules are about the traffic, not a byte of one body).
+///
+/// "Final exchange" below is the latest exchange that decides the call: the client's answer to
+/// a server request joins the call but does not decide it.
+///
+/// Grouping is a guess from traffic (see [`Calls`](crate::Calls) for when an exchange joins a call); so are
+/// `retry_origin` and `double_execution_risk`.
+///
+/// ```json
+/// {
+///   "call": 3, "entries": [4, 5], "client": "my-agent@1.2.0",
+///   "protocol_version": "2025-11-25", "method": "tools/call", "tool": "get_weather",
+///   "post_count": 2, "http_statuses": [200, 200], "ids": [4, 5],
+///   "error_code": null, "result_type": null, "outcome": "TOOL_SUCCESS", "complete": true,
+///   "retry_origin": "automatic", "double_execution_risk": true,
+///   "violations": [{"rule": "call.double_execution_risk", "level": "should",
+///                   "detail": "entry 5 re-sends tools/call get_weather after STREAM_ABORTED, which may have run it",
+///                   "at": null}]
+/// }
+/// ```
+///
+/// Every member, always present (this example runs as a test):
+///
+/// ```
+/// # use mcp_verdict::{Calls, End, ExchangeFacts, Headers, Request, ResponseHead, Session};
+/// let mut session = Session::default();
+/// let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
+/// let headers = Headers::new();
+/// let mut exchange = session.begin(Request::new("POST", headers.clone(), body));
+/// let json_reply = Headers::from_iter([("Content-Type", "application/json")]);
+/// exchange.on_head(ResponseHead { status: 200, headers: json_reply });
+/// exchange.feed(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#);
+/// let verdict = session.finish(&mut exchange, End::Eof);
+///
+/// let (mut calls, mut out) = (Calls::new(), Vec::new());
+/// let facts = ExchangeFacts { verdict: &verdict, headers: &headers, body, started_ms: None, duration_ms: None };
+/// calls.add(facts, &mut |c| out.push(c));
+/// calls.finish(&mut |c| out.push(c));
+/// let json = serde_json::to_value(&out[0]).unwrap();
+/// let names: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+/// let mut sorted = names.clone();
+/// sorted.sort();
+/// let mut members = [
+///     "call", "entries", "client", "protocol_version", "method", "tool", "post_count",
+///     "http_statuses", "ids", "error_code", "result_type", "outcome", "complete",
+///     "retry_origin", "double_execution_risk", "violations",
+/// ];
+/// members.sort();
+/// assert_eq!(sorted, members);
+/// assert_eq!(json["tool"], serde_json::Value::Null); // not a tools/call: null, never absent
+/// assert_eq!(json["retry_origin"], "none");
+/// assert_eq!(json["post_count"], 1);
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    /// 0-based number of the call within the capture (or the live run), in the order calls
+    /// began.
+    pub call: u64,
+    /// The verdict `index` of each of its exchanges, in order (in a capture: entry positions).
+    /// Never empty; at most [`MAX_CALL_EXCHANGES`](crate::MAX_CALL_EXCHANGES).
+    pub entries: Vec<u64>,
+    /// `name@version` of the client, from the latest `initialize` `clientInfo` or 2026-07-28
+    /// `_meta` client info seen before the call began; `null` when none was seen.
+    pub client: Option<String>,
+    /// The revision whose rules judged its final exchange. Set for every call this crate
+    /// groups; `null` is kept for records from elsewhere.
+    pub protocol_version: Option<ProtocolVersion>,
+    /// JSON-RPC method of its first exchange that has one; `null` for a call of `GET`/`DELETE`
+    /// entries only (or a response POST whose server request was not seen).
+    pub method: Option<Cow<'static, str>>,
+    /// `params.name` of a `tools/call`; `null` for any other method.
+    pub tool: Option<SmolStr>,
+    /// How many of its exchanges were POSTs (`GET` and `DELETE` entries do not count).
+    pub post_count: u32,
+    /// HTTP status of each exchange, in the order of `entries`; an element is `null` when that
+    /// exchange got no response head (connection failed, timed out or cancelled before it).
+    pub http_statuses: Vec<Option<u16>>,
+    /// JSON-RPC ids of its requests, in order (a re-send or an MRTR round adds one; responses,
+    /// notifications and `GET`/`DELETE` entries add none). `[]` when it has no request.
+    pub ids: Vec<Value>,
+    /// JSON-RPC error code of the final exchange; `null` when it carried none.
+    pub error_code: Option<i64>,
+    /// `result.resultType` of the final exchange as sent; `null` when absent.
+    pub result_type: Option<String>,
+    /// The final exchange's outcome.
+    pub outcome: Outcome,
+    /// The final exchange gave a complete answer (the outcome's completeness; see
+    /// [`Outcome::is_complete`]).
+    pub complete: bool,
+    /// How its latest joining exchange came about: `none` for a call of one exchange (or one
+    /// that only answers and streams joined). `null` for a re-send whose delay is unknown (the
+    /// capture has no timestamps), so automatic and manual cannot be told apart.
+    pub retry_origin: Option<RetryOrigin>,
+    /// A `tools/call` not known to be safe to repeat was re-sent after a failure that may have
+    /// run it (the `call.double_execution_risk` violation says which entry).
+    pub double_execution_risk: bool,
+    /// Call-level violations (the retry audit and unanswered server requests), in the order
+    /// seen; each rule at most once per call.
+    pub violations: Vec<Violation>,
+}
+
+impl Call {
+    /// A call known to be one exchange by construction (a soak `tools/call`: one POST, a new
+    /// id, never re-sent), built from its verdict without the traffic grouping, so identical
+    /// calls in a load test are never read as re-sends. `call` numbers it; `client` is
+    /// `name@version` when known. `retry_origin` is `none`; there are no call-level violations.
+    pub fn single(call: u64, v: &Verdict, client: Option<String>) -> Call {
+        Call {
+            call,
+            entries: vec![v.index],
+            client,
+            protocol_version: Some(v.protocol_version),
+            method: v.method.clone(),
+            tool: v.tool.clone(),
+            post_count: u32::from(v.http_method.as_deref().is_none_or(|m| m == "POST")),
+            http_statuses: vec![v.status],
+            ids: v.id.iter().cloned().collect(),
+            error_code: v.error_code,
+            result_type: v.result_type.clone(),
+            outcome: v.outcome,
+            complete: v.complete,
+            retry_origin: Some(RetryOrigin::None),
+            double_execution_risk: false,
+            violations: Vec::new(),
+        }
+    }
+}
