@@ -21,9 +21,9 @@ use tokio::time::{Instant, Sleep};
 use crate::driver::{Driver, Finished, Flight, Times};
 use crate::entry::Entry;
 use crate::exchange::{Message, Observer};
-use crate::jsonrpc::Kind;
 use crate::sse::SseEvent;
 use crate::verdict::{End, Verdict};
+use crate::vocab::kinds::MessageKind as Kind;
 
 /// The one exchange path shared by the exchanges of one client (its session, recording and
 /// redaction policy).

@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 
 use crate::rules::Rule;
 // Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
-pub(crate) use crate::vocab::kinds::MessageKind as Kind;
+use crate::vocab::kinds::MessageKind as Kind;
 use crate::vocab::members::ScannedMembers;
 
 pub(crate) mod scan;

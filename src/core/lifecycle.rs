@@ -10,15 +10,14 @@ use crate::request::Request;
 use crate::rules::Rule;
 use crate::verdict::Verdict;
 use crate::version::ProtocolVersion;
+use crate::vocab::kinds::{ExchangeKind, MessageKind};
 // Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
-pub(crate) use crate::vocab::kinds::ExchangeKind;
-pub(crate) use crate::vocab::verdict::ServerRequest;
 
 /// The server request a framed message is (id and method), for a live adapter to tell the
 /// session while the stream is still open ([`crate::session::Session::server_request_seen`]).
 #[cfg(feature = "client")]
 pub(crate) fn server_request_in(m: &crate::exchange::Message<'_>) -> Option<(Value, String)> {
-    if m.kind != crate::vocab::kinds::MessageKind::Request {
+    if m.kind != MessageKind::Request {
         return None;
     }
     let method = m.method?;

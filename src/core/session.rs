@@ -9,12 +9,13 @@ use crate::client_checks::check_request;
 use crate::exchange::{Exchange, Learned, Observer, Setup, Spare};
 use crate::findings::Findings;
 use crate::headers::Known;
-use crate::lifecycle::{ExchangeKind, Lifecycle};
+use crate::lifecycle::Lifecycle;
 use crate::limits::Limits;
 use crate::request::Request;
 use crate::rules::Rule;
 use crate::verdict::{Advice, End, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
+use crate::vocab::kinds::ExchangeKind;
 
 /// How many entries each bounded memory keeps: `input_required` ids (MRTR id-reuse check) and
 /// resumable streams (Last-Event-ID linking).

@@ -987,7 +987,7 @@ mod tests {
     #[test]
     fn the_tool_result_fast_path_never_hides_a_shape_finding() {
         use crate::jsonrpc::{Payload, parse_payload};
-        use crate::tool_result::ResultMembers;
+        use crate::vocab::members::ResultMembers;
         let jsonrpc = [
             r#""jsonrpc":"2.0","#,
             r#""jsonrpc":"1.0","#,

@@ -11,8 +11,8 @@ use crate::jsonrpc::{present, to_string};
 use crate::rules::Rule;
 use crate::verdict::Outcome;
 use crate::version::ProtocolVersion;
+use crate::vocab::members::ResultMembers;
 // Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
-pub(crate) use crate::vocab::members::{ResultMembers, ScannedMembers};
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -22,16 +22,18 @@ use serde_json::Value;
 
 use crate::findings::Findings;
 use crate::headers::Known;
-use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Kind, Payload};
-use crate::lifecycle::{ExchangeKind, ServerRequest};
+use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Payload};
 use crate::limits::{LimitKind, Limits};
 use crate::request::{Headers, Request};
 use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
-use crate::tool_result::{self, ResultMembers, ScannedMembers};
+use crate::tool_result;
 use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
+use crate::vocab::kinds::{ExchangeKind, MessageKind as Kind};
+use crate::vocab::members::{ResultMembers, ScannedMembers};
+use crate::vocab::verdict::ServerRequest;
 use crate::wire;
 
 /// The response status line and headers.

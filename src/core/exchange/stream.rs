@@ -6,14 +6,15 @@ use serde_json::Value;
 
 use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
 use crate::findings::Findings;
-use crate::jsonrpc::{self, Envelope, Kind, Payload};
-use crate::lifecycle::{ExchangeKind, ServerRequest};
+use crate::jsonrpc::{self, Envelope, Payload};
 use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseSink};
-use crate::tool_result::ScannedMembers;
 use crate::verdict::{End, Level, Location, Outcome, Unterminated, Verdict};
 use crate::version::ProtocolVersion;
+use crate::vocab::kinds::{ExchangeKind, MessageKind as Kind};
+use crate::vocab::members::ScannedMembers;
+use crate::vocab::verdict::ServerRequest;
 
 impl Exchange {
     /// The stream's outcome at its end; its facts go into `v` (and its `retry` field into

@@ -212,7 +212,7 @@ async fn first_call(
     };
     let mut answered = None;
     while let Some(m) = call.next_message().await {
-        if answered.is_none() && m.kind == crate::jsonrpc::Kind::Request {
+        if answered.is_none() && m.kind == crate::vocab::kinds::MessageKind::Request {
             answered = Some(answer(client, id).await);
         }
     }

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::exchange::Message;
-use crate::jsonrpc::Kind;
+use crate::vocab::kinds::MessageKind as Kind;
 
 /// A message from the server, when the proxy framed it.
 #[derive(Debug, Clone)]
