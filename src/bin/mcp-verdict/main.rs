@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand, ValueEnum};
 use mcp_verdict::Rule;
 use mcp_verdict::replay::{self, Item};
-use mcp_verdict::{Driver, Limits, har};
+use mcp_verdict::{Driver, Limits, Redaction, har};
 
 use output::{Format, Printer};
 use report::{Decision, Run, Trace, TraceObserver};
@@ -209,6 +209,8 @@ struct SoakArgs {
     #[command(flatten)]
     out: StyleArgs,
     #[command(flatten)]
+    redact: RedactArgs,
+    #[command(flatten)]
     limits: LimitArgs,
 }
 
@@ -233,9 +235,8 @@ struct ProxyArgs {
     /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
-    /// Show Authorization, Cookie, Set-Cookie and Mcp-Session-Id values in recordings.
-    #[arg(long)]
-    no_redact: bool,
+    #[command(flatten)]
+    redact: RedactArgs,
     /// No human line per exchange and per call on stderr.
     #[arg(long)]
     quiet: bool,
@@ -364,6 +365,8 @@ struct ProbeArgs {
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
+    redact: RedactArgs,
+    #[command(flatten)]
     limits: LimitArgs,
 }
 
@@ -381,6 +384,8 @@ struct ReplayArgs {
     calls: bool,
     #[command(flatten)]
     out: OutputArgs,
+    #[command(flatten)]
+    redact: RedactArgs,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -408,6 +413,25 @@ struct OutputArgs {
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
+}
+
+/// `--no-redact`: the one switch of the one redaction policy (README "Redaction"), on every
+/// command that shows what was sent or received.
+#[derive(clap::Args)]
+struct RedactArgs {
+    /// Show secrets in every output: the values of Authorization, Proxy-Authorization, Cookie,
+    /// Set-Cookie, Mcp-Session-Id, of headers named like token/key/secret/password/auth/
+    /// session/signature and of every -H; URL userinfo and secret query values (hidden by
+    /// default; verdicts never carry them).
+    #[arg(long)]
+    no_redact: bool,
+}
+
+impl RedactArgs {
+    /// The policy (on unless `--no-redact`).
+    fn policy(&self) -> Redaction {
+        Redaction::new(!self.no_redact)
+    }
 }
 
 #[derive(clap::Args)]
@@ -692,6 +716,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
         return exit_code(&printer, unusable);
     }
     // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let shown = args.redact.policy();
     let mut run = Run {
         command: "replay",
         ..Run::default()
@@ -703,7 +728,7 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             continue;
         };
         printer.begin_file(&name);
-        let error = replay_one(reader, limits, &name, &mut printer, &mut run);
+        let error = replay_one(reader, limits, &name, &mut printer, &mut run, &shown);
         if let Some(e) = &error {
             eprintln!("mcp-verdict: {name}: {e}");
             unusable = true;
@@ -802,6 +827,7 @@ fn replay_one(
     name: &str,
     printer: &mut Printer<io::StdoutLock<'static>>,
     run: &mut Run,
+    shown: &Redaction,
 ) -> Option<String> {
     let mut reader = io::BufReader::with_capacity(1 << 16, reader);
     if let Some(reason) = replay_files::empty(&mut reader) {
@@ -815,7 +841,7 @@ fn replay_one(
         }
         printer.item(name, &item);
     };
-    let result = replay_into_run(reader, limits, name, run, &mut each);
+    let result = replay_into_run(reader, limits, name, run, shown, &mut each);
     match result {
         Err(e) => Some(e.to_string()),
         Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
@@ -836,6 +862,7 @@ fn replay_into_run(
     limits: Limits,
     name: &str,
     run: &mut Run,
+    shown: &Redaction,
     each: &mut dyn FnMut(Item),
 ) -> Result<replay::ReplayStats, har::HarError> {
     run.sources.push(name.to_owned());
@@ -863,7 +890,7 @@ fn replay_into_run(
                         TraceObserver::default()
                     };
                     run.traces
-                        .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                        .push(Trace::from_entry(name, &entry, (**v).clone(), seen, shown));
                 }
                 Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
             }
