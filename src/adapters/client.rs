@@ -271,6 +271,12 @@ impl Client {
         }
     }
 
+    /// What this client's recordings hide (its secret headers included): the policy for
+    /// anything else shown of its traffic (messages, report pages).
+    pub fn redaction(&self) -> Redaction {
+        lock(&self.inner.driver).redaction_policy().clone()
+    }
+
     /// The negotiated protocol version, once a handshake succeeded (or one was set).
     pub fn protocol(&self) -> Option<ProtocolVersion> {
         lock(&self.inner.state).version

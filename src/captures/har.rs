@@ -386,7 +386,8 @@ impl<'de> Visitor<'de> for Entries<'_> {
 
 /// Writes HAR 1.2 that [`read_entries`] (and other tools) read back: bodies as UTF-8 text when
 /// they are, base64 otherwise; `_mcp_end` for how the body ended, `_error` when the transfer
-/// failed.
+/// failed. Entries are written as they are: a recording hides what the
+/// [`Redaction`](crate::Redaction) policy it was recorded under hides (the driver applies it).
 pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result<()> {
     use serde_json::{Value, json};
     let hdrs = |h: &Headers| -> Value {
@@ -413,7 +414,7 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
                 .get("content-type")
                 .unwrap_or("application/json");
             let mut request = json!({
-                "method": e.method, "url": crate::redact::url(&e.url), "httpVersion": "HTTP/1.1",
+                "method": e.method, "url": e.url, "httpVersion": "HTTP/1.1",
                 "cookies": [], "queryString": [], "headers": hdrs(&e.request_headers),
                 "headersSize": -1, "bodySize": e.request_body.len(),
             });

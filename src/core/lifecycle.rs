@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use crate::findings::Findings;
+use crate::redact::session_stand_in;
 use crate::request::Request;
 use crate::rules::Rule;
 use crate::verdict::Verdict;
@@ -67,7 +68,10 @@ impl Lifecycle {
         {
             findings.add(
                 Rule::SessionRequestAfterDelete,
-                format!("session {sid} was ended by the client's own DELETE (entry {at})"),
+                format!(
+                    "session {} was ended by the client's own DELETE (entry {at})",
+                    session_stand_in(sid)
+                ),
                 None,
             );
         }
@@ -77,7 +81,11 @@ impl Lifecycle {
         {
             findings.add(
                 Rule::SessionIdChanged,
-                format!("Mcp-Session-Id {sid} after {current}, with no initialize between"),
+                format!(
+                    "Mcp-Session-Id {} after {}, with no initialize between",
+                    session_stand_in(sid),
+                    session_stand_in(current)
+                ),
                 None,
             );
         }

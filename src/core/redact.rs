@@ -10,6 +10,12 @@
 //!
 //! A session id becomes a stand-in (`<redacted-XXXXXXXX>`, from a hash of the id) rather than
 //! plain [`REDACTED`]: two sessions stay two sessions when a recording is replayed.
+//!
+//! A verdict itself never carries a secret, whatever the policy: a session id in a violation's
+//! detail is always its stand-in, and a URL in a reason is always shown by [`url`]. So a
+//! verdict is the same live and replayed, from a redacted recording or a raw capture; the
+//! policy decides what recordings and the other outputs (report pages, telemetry, messages)
+//! show around the verdicts.
 
 use std::borrow::Cow;
 

@@ -77,6 +77,7 @@ use super::lock;
 use crate::driver::{Driver, Flight, Sent};
 use crate::exchange::ResponseHead;
 use crate::limits::Limits;
+use crate::redact::Redaction;
 use crate::request::Headers;
 use crate::verdict::{End, Verdict};
 
@@ -193,7 +194,19 @@ impl VerdictHttpClient {
     /// Limits for the verdicts, in a fresh session. Set rmcp's `max_sse_event_size` and
     /// `max_json_response_size` to the same values so both sides agree.
     pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.driver = Arc::new(Mutex::new(Driver::new(limits)));
+        let redaction = lock(&self.driver).redaction_policy().clone();
+        self.driver = Arc::new(Mutex::new(Driver::new(limits).redaction(redaction)));
+        self
+    }
+
+    /// What the recording hides (default: the one policy, on): e.g. a policy that also hides
+    /// the custom headers given to rmcp ([`Redaction::with_user_header`]), or
+    /// [`Redaction::off`]. Kept by [`with_limits`](Self::with_limits) and
+    /// [`with_recording`](Self::with_recording).
+    pub fn with_redaction(self, redaction: Redaction) -> Self {
+        let mut driver = lock(&self.driver);
+        *driver = std::mem::take(&mut *driver).redaction(redaction);
+        drop(driver);
         self
     }
 
@@ -209,9 +222,14 @@ impl VerdictHttpClient {
         });
         let r = recording.clone();
         self.entries = Some(Arc::new(move |entry| r.entry(entry)));
-        let limits = lock(&self.driver).limits();
+        let (limits, redaction) = {
+            let d = lock(&self.driver);
+            (d.limits(), d.redaction_policy().clone())
+        };
         // One byte past `max_body_bytes` still replays as LIMIT_EXCEEDED.
-        let driver = Driver::new(limits).recording(limits.max_body_bytes.saturating_add(1));
+        let driver = Driver::new(limits)
+            .recording(limits.max_body_bytes.saturating_add(1))
+            .redaction(redaction);
         self.driver = Arc::new(Mutex::new(driver));
         self.recording = Some(recording.clone());
         self

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mcp_verdict::Limits;
+use mcp_verdict::{Limits, Redaction};
 
 use crate::units;
 
@@ -191,6 +191,8 @@ pub(crate) struct SoakArgs {
     #[command(flatten)]
     pub(crate) out: StyleArgs,
     #[command(flatten)]
+    pub(crate) redact: RedactArgs,
+    #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
 
@@ -215,9 +217,8 @@ pub(crate) struct ProxyArgs {
     /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics_listen: Option<String>,
-    /// Show Authorization, Cookie, Set-Cookie and Mcp-Session-Id values in recordings.
-    #[arg(long)]
-    pub(crate) no_redact: bool,
+    #[command(flatten)]
+    pub(crate) redact: RedactArgs,
     /// No human line per exchange and per call on stderr.
     #[arg(long)]
     pub(crate) quiet: bool,
@@ -346,6 +347,8 @@ pub(crate) struct ProbeArgs {
     #[command(flatten)]
     pub(crate) out: OutputArgs,
     #[command(flatten)]
+    pub(crate) redact: RedactArgs,
+    #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
 
@@ -363,6 +366,8 @@ pub(crate) struct ReplayArgs {
     pub(crate) calls: bool,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
+    #[command(flatten)]
+    pub(crate) redact: RedactArgs,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
 }
@@ -390,6 +395,25 @@ pub(crate) struct OutputArgs {
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub(crate) color: ColorArg,
+}
+
+/// `--no-redact`: the one switch of the one redaction policy (README "Redaction"), on every
+/// command that shows what was sent or received.
+#[derive(clap::Args)]
+pub(crate) struct RedactArgs {
+    /// Show secrets in every output: the values of Authorization, Proxy-Authorization, Cookie,
+    /// Set-Cookie, Mcp-Session-Id, of headers named like token/key/secret/password/auth/
+    /// session/signature and of every -H; URL userinfo and secret query values (hidden by
+    /// default; verdicts never carry them).
+    #[arg(long)]
+    pub(crate) no_redact: bool,
+}
+
+impl RedactArgs {
+    /// The policy (on unless `--no-redact`).
+    pub(crate) fn policy(&self) -> Redaction {
+        Redaction::new(!self.no_redact)
+    }
 }
 
 #[derive(clap::Args)]

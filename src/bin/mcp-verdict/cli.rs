@@ -54,10 +54,8 @@ pub(crate) fn with_headers(
 ) -> Result<ClientBuilder, String> {
     for h in headers {
         let Some((name, value)) = h.split_once(':') else {
-            return Err(format!(
-                "--header {:?}: expected 'Name: value'",
-                redacted(h)
-            ));
+            // No name to show, and the argument may be a secret: not echoed.
+            return Err("--header: expected 'Name: value' (the argument is not shown)".into());
         };
         let (name, value) = (name.trim(), value.trim());
         // Checked here, before anything is sent: an unusable header is unusable input (exit
@@ -101,14 +99,6 @@ pub(crate) fn tool_args(args: Option<&str>) -> Result<Value, String> {
         Some(Ok(v @ Value::Object(_))) => Ok(v),
         Some(Ok(_)) => Err("--args must be a JSON object".into()),
         Some(Err(e)) => Err(format!("--args is not JSON: {e}")),
-    }
-}
-
-/// A `-H` argument for an error message: the name, never the value.
-fn redacted(header: &str) -> String {
-    match header.split_once(':') {
-        Some((name, _)) => format!("{name}: <redacted>"),
-        None => "<redacted>".into(),
     }
 }
 

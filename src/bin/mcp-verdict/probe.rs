@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use mcp_verdict::Redaction;
 use mcp_verdict::adapters::{Client, Deadlines, Handshake, Timings};
 use mcp_verdict::har::{self, Entry};
-use mcp_verdict::redact;
 use mcp_verdict::replay::{self, Item};
 use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
@@ -20,15 +20,18 @@ use crate::report::{Run, Trace, TraceObserver};
 use crate::tool_args;
 
 pub fn run(args: ProbeArgs) -> ExitCode {
+    // Messages before the client exists name the URL at most (never a header value).
     let (handshake, tool_args, record) = match setup(&args) {
         Ok(p) => p,
-        Err(e) => return fail(e),
+        Err(e) => return fail(args.redact.policy().text(&e)),
     };
     let recorder = Arc::new(Mutex::new(Vec::new()));
     let client = match client_for(&args, &recorder) {
         Ok(c) => c,
-        Err(e) => return fail(e),
+        Err(e) => return fail(args.redact.policy().text(&e)),
     };
+    // The one policy, with the user's -H headers: for everything this command shows.
+    let policy = client.redaction();
     let runtime = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -41,7 +44,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         .transpose()
     {
         Ok(o) => o,
-        Err(e) => return fail(e),
+        Err(e) => return fail(policy.text(&e)),
     };
     let calls = match (&args.tool, args.all_tools) {
         (Some(name), _) => Calls::One(name.clone(), tool_args),
@@ -52,16 +55,16 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let judged = runtime.block_on(session(&client, handshake, calls));
     let recorded = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
     if args.calls {
-        return print_calls(&args, judged, &recorded, record);
+        return print_calls(&args, judged, &recorded, record, &policy);
     }
 
     let mut printer = args.out.printer();
     let human = args.out.format == OutputFormatArg::Human;
     if human {
-        printer.note(&answer_summary(&recorded, client.protocol()));
+        printer.note(&policy.text(&answer_summary(&recorded, client.protocol())));
     }
-    let shown_url = redact::url(&args.url);
-    let verdicts = print_verdicts(&mut printer, &args.url, judged, &recorded, human);
+    let shown_url = policy.url(&args.url).into_owned();
+    let verdicts = print_verdicts(&mut printer, &args.url, judged, &recorded, human, &policy);
     printer.end_file(&shown_url, None);
     let mut unusable = false;
     #[cfg(feature = "otel")]
@@ -75,7 +78,14 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         let run = Run {
             command: "probe",
             sources: vec![shown_url.clone()],
-            traces: traces(&shown_url, verdicts, &entries, args.limits.limits(), began),
+            traces: traces(
+                &shown_url,
+                verdicts,
+                &entries,
+                &policy,
+                args.limits.limits(),
+                began,
+            ),
             skipped: Vec::new(),
             calls: calls.into_iter().map(|c| (shown_url.clone(), c)).collect(),
         };
@@ -88,7 +98,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
                 otlp.record(&crate::report::otel_exchange(t, &shown_url));
             }
             if let Err(e) = otlp.shutdown() {
-                eprintln!("mcp-verdict: {e}");
+                eprintln!("mcp-verdict: {}", policy.text(&e));
                 unusable = true;
             }
         }
@@ -117,6 +127,7 @@ fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), 
 /// The client the probe runs with, recording into `recorder` when anything shows the bodies.
 fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Client, String> {
     let mut builder = Client::builder(args.url.clone())
+        .redaction(args.redact.policy())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
             overall: Some(args.timeout),
@@ -146,6 +157,7 @@ fn print_calls(
     judged: Vec<(Verdict, Measured)>,
     recorded: &[Entry],
     record: Option<std::fs::File>,
+    policy: &Redaction,
 ) -> ExitCode {
     let verdicts: Vec<Verdict> = judged
         .into_iter()
@@ -160,7 +172,7 @@ fn print_calls(
         (Some(file), Some(path)) => !write_har(path, file, recorded),
         _ => false,
     };
-    crate::calls_out::print(&args.out, &args.url, &calls, unusable)
+    crate::calls_out::print(&args.out, &policy.url(&args.url), &calls, unusable)
 }
 
 /// Prints each verdict (numbered in session order), with the hint for a 404 at the root path
@@ -171,8 +183,9 @@ fn print_verdicts(
     judged: Vec<(Verdict, Measured)>,
     recorded: &[Entry],
     human: bool,
+    policy: &Redaction,
 ) -> Vec<(Verdict, Measured)> {
-    let shown_url = redact::url(url);
+    let shown_url = policy.url(url);
     printer.begin_file(&shown_url);
     let mut verdicts = Vec::with_capacity(judged.len());
     let mut hinted = false;
@@ -190,7 +203,7 @@ fn print_verdicts(
             && v.outcome == Outcome::ToolError
             && let Some(text) = tool_error_text(recorded)
         {
-            printer.note(&format!("      tool error text: {text}\n"));
+            printer.note(&format!("      tool error text: {}\n", policy.text(&text)));
         }
         verdicts.push((v, live));
     }
@@ -324,6 +337,7 @@ fn traces(
     url: &str,
     verdicts: Vec<(Verdict, Measured)>,
     recorded: &[har::Entry],
+    policy: &Redaction,
     limits: mcp_verdict::Limits,
     began: SystemTime,
 ) -> Vec<Trace> {
@@ -341,7 +355,7 @@ fn traces(
             };
             let mut seen = TraceObserver::default();
             replay::judge_entry_with(&mut driver, entry, &mut std::iter::empty(), &mut seen);
-            let mut trace = Trace::from_entry(url, entry, verdict, seen);
+            let mut trace = Trace::from_entry(url, entry, verdict, seen, policy);
             if let Some((wall, timings, arrivals)) = live {
                 trace = trace.live(&timings, &arrivals);
                 next_start = wall;

@@ -5,9 +5,7 @@ use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_verdict::proxy::{
-    CallLog, Config, HumanCallLines, HumanLines, JsonLog, Metrics, Proxy, display_url,
-};
+use mcp_verdict::proxy::{CallLog, Config, HumanCallLines, HumanLines, JsonLog, Metrics, Proxy};
 
 use crate::args::ProxyArgs;
 use crate::cli::{fail, metrics_addr, open_out, serve_metrics};
@@ -31,7 +29,7 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.idle_timeout = (!idle.is_zero()).then_some(idle);
     c.client_timeout = args.timeout;
     c.record_max_body_bytes = args.record_max_body_bytes;
-    c.redact = !args.no_redact;
+    c.redact = !args.redact.no_redact;
     c.allow_origins = args.allow_origins.clone();
     Ok(c)
 }
@@ -104,16 +102,14 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
     builder.start().await.map_err(|e| e.to_string())
 }
 
-fn announce(proxy: &Proxy, upstream: &str) {
+fn announce(proxy: &Proxy, config: &Config) {
     if !proxy.addr().ip().is_loopback() {
         eprintln!(
             "mcp-verdict: WARNING: listening on {}, not loopback: anyone who can reach it can use the upstream through it",
             proxy.addr()
         );
     }
-    let upstream = reqwest::Url::parse(upstream)
-        .map(|u| display_url(&u))
-        .unwrap_or_default();
+    let upstream = config.redaction().url(&config.upstream).into_owned();
     eprintln!(
         "mcp-verdict: proxy {} -> {upstream} (point the client at {}; Ctrl-C stops)",
         proxy.addr(),
@@ -144,9 +140,9 @@ fn stop(args: &ProxyArgs, proxy: &Proxy) -> Result<(), String> {
 pub fn run(args: ProxyArgs) -> ExitCode {
     let prepared = match prepare(&args) {
         Ok(p) => p,
-        Err(e) => return fail(e),
+        Err(e) => return fail(args.redact.policy().text(&e)),
     };
-    let upstream = prepared.config.upstream.clone();
+    let config = prepared.config.clone();
     let reports = prepared.reports.clone();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -158,9 +154,9 @@ pub fn run(args: ProxyArgs) -> ExitCode {
     let code = rt.block_on(async move {
         let proxy = match build(&args, prepared).await {
             Ok(p) => p,
-            Err(e) => return fail(e),
+            Err(e) => return fail(config.redaction().text(&e)),
         };
-        announce(&proxy, &upstream);
+        announce(&proxy, &config);
         stopped().await;
         match stop(&args, &proxy) {
             Ok(()) => ExitCode::SUCCESS,

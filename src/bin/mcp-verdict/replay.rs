@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_verdict::replay::{self, Item};
-use mcp_verdict::{Driver, Limits, har};
+use mcp_verdict::{Driver, Limits, Redaction, har};
 
 use crate::args::ReplayArgs;
 use crate::cli::exit_code;
@@ -37,6 +37,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
         return exit_code(&printer, unusable);
     }
     // Reports need every exchange with its timeline; plain output streams and keeps nothing.
+    let shown = args.redact.policy();
     let mut run = Run {
         command: "replay",
         ..Run::default()
@@ -48,7 +49,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
             continue;
         };
         printer.begin_file(&name);
-        let error = replay_one(reader, limits, &name, &mut printer, &mut run);
+        let error = replay_one(reader, limits, &name, &mut printer, &mut run, &shown);
         if let Some(e) = &error {
             eprintln!("mcp-verdict: {name}: {e}");
             unusable = true;
@@ -147,6 +148,7 @@ fn replay_one(
     name: &str,
     printer: &mut Printer<io::StdoutLock<'static>>,
     run: &mut Run,
+    shown: &Redaction,
 ) -> Option<String> {
     let mut reader = io::BufReader::with_capacity(1 << 16, reader);
     if let Some(reason) = replay_files::empty(&mut reader) {
@@ -160,7 +162,7 @@ fn replay_one(
         }
         printer.item(name, &item);
     };
-    let result = replay_into_run(reader, limits, name, run, &mut each);
+    let result = replay_into_run(reader, limits, name, run, shown, &mut each);
     match result {
         Err(e) => Some(e.to_string()),
         Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
@@ -181,6 +183,7 @@ fn replay_into_run(
     limits: Limits,
     name: &str,
     run: &mut Run,
+    shown: &Redaction,
     each: &mut dyn FnMut(Item),
 ) -> Result<replay::ReplayStats, har::HarError> {
     run.sources.push(name.to_owned());
@@ -208,7 +211,7 @@ fn replay_into_run(
                         TraceObserver::default()
                     };
                     run.traces
-                        .push(Trace::from_entry(name, &entry, (**v).clone(), seen));
+                        .push(Trace::from_entry(name, &entry, (**v).clone(), seen, shown));
                 }
                 Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
             }

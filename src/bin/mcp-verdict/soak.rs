@@ -84,6 +84,7 @@ fn setup(args: &SoakArgs) -> Result<Setup, String> {
     let report_out = output_file(args.report_out.as_ref())?;
     let metrics_file = output_file(args.metrics_file.as_ref())?;
     let builder = Client::builder(args.url.clone())
+        .redaction(args.redact.policy())
         .limits(args.limits.limits())
         .deadlines(Deadlines {
             overall: Some(args.timeout),
@@ -137,8 +138,10 @@ pub fn run(args: SoakArgs) -> ExitCode {
         metrics_file,
     } = match setup(&args) {
         Ok(s) => s,
-        Err(e) => return fail(e),
+        Err(e) => return fail(args.redact.policy().text(&e)),
     };
+    // The one policy, with the user's -H headers: for everything this command shows.
+    let policy = client.redaction();
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
@@ -151,12 +154,12 @@ pub fn run(args: SoakArgs) -> ExitCode {
         .transpose()
     {
         Ok(o) => o.map(Arc::new),
-        Err(e) => return fail(e),
+        Err(e) => return fail(policy.text(&e)),
     };
     let mut hooks: Vec<soak::CallHook> = Vec::new();
     #[cfg(feature = "otel")]
     if let Some(o) = &otlp {
-        hooks.push(otel_hook(o.clone(), &args.url));
+        hooks.push(otel_hook(o.clone(), &args.url, policy.clone()));
     }
     let mut prelude = None;
     match open_out("--calls", args.calls.as_deref()) {
@@ -189,7 +192,7 @@ pub fn run(args: SoakArgs) -> ExitCode {
         listen,
         args.html.is_some().then(|| samples.clone()),
     ));
-    let report = match finished(result) {
+    let report = match finished(result, &policy) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -208,11 +211,12 @@ pub fn run(args: SoakArgs) -> ExitCode {
     if let Some(o) = &otlp
         && let Err(e) = o.shutdown()
     {
-        eprintln!("mcp-verdict: {e}");
+        eprintln!("mcp-verdict: {}", policy.text(&e));
         unusable = true;
     }
     if args.html.is_some() || args.junit.is_some() {
-        unusable |= write_reports(&args, &report, &samples, &broken, unusable);
+        let url = policy.url(&args.url);
+        unusable |= write_reports(&args, &url, &report, &samples, &broken, unusable);
     }
     exit::Run {
         interrupted: report.interrupted,
@@ -227,7 +231,10 @@ pub fn run(args: SoakArgs) -> ExitCode {
 
 /// The report of a run that finished, or the exit code of one that did not: 130 when
 /// interrupted before the load, 2 when it could not run.
-fn finished(result: Result<Result<Report, SoakError>, String>) -> Result<Report, ExitCode> {
+fn finished(
+    result: Result<Result<Report, SoakError>, String>,
+    policy: &mcp_verdict::Redaction,
+) -> Result<Report, ExitCode> {
     match result {
         Ok(Ok(r)) => Ok(r),
         Ok(Err(SoakError::Interrupted)) => {
@@ -238,8 +245,8 @@ fn finished(result: Result<Result<Report, SoakError>, String>) -> Result<Report,
             }
             .code())
         }
-        Ok(Err(e)) => Err(fail(e)),
-        Err(e) => Err(fail(e)),
+        Ok(Err(e)) => Err(fail(policy.text(&e.to_string()))),
+        Err(e) => Err(fail(policy.text(&e))),
     }
 }
 
@@ -472,9 +479,10 @@ async fn sample(live: Arc<Live>, samples: Arc<Mutex<Vec<Sample>>>) {
     }
 }
 
-/// `--html` and `--junit`. Returns whether a file could not be written.
+/// `--html` and `--junit` (`url` as shown). Returns whether a file could not be written.
 fn write_reports(
     args: &SoakArgs,
+    url: &str,
     report: &Report,
     samples: &[Sample],
     broken: &[String],
@@ -485,15 +493,12 @@ fn write_reports(
     if let Some(path) = &args.html {
         failed |= report::write_file(
             path,
-            &report::html::soak_page(&args.url, report, samples, &decision),
+            &report::html::soak_page(url, report, samples, &decision),
         );
     }
     if let Some(path) = &args.junit {
         let gates = gates(args, report, broken);
-        failed |= report::write_file(
-            path,
-            &report::junit::soak(&args.url, report, &gates, &decision),
-        );
+        failed |= report::write_file(path, &report::junit::soak(url, report, &gates, &decision));
     }
     failed
 }
@@ -549,9 +554,13 @@ fn gates(args: &SoakArgs, report: &Report, broken: &[String]) -> Vec<(String, Op
 }
 
 /// Exports every finished call: a span from its send time (now minus its duration) with the
-/// head, first event and terminal response as events.
+/// head, first event and terminal response as events. The session id as `policy` shows it.
 #[cfg(feature = "otel")]
-fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
+fn otel_hook(
+    otlp: Arc<report::otel::Otlp>,
+    url: &str,
+    policy: mcp_verdict::Redaction,
+) -> soak::CallHook {
     use report::otel::{Event, Exchange, server_of};
     let server = server_of(url);
     Box::new(move |verdict, timings, session_id| {
@@ -570,12 +579,13 @@ fn otel_hook(otlp: Arc<report::otel::Otlp>, url: &str) -> soak::CallHook {
             })
         })
         .collect();
+        let session = session_id.map(|id| policy.header_value("mcp-session-id", id));
         otlp.record(&Exchange {
             verdict,
             start: std::time::SystemTime::now() - duration,
             duration,
             events,
-            session_id,
+            session_id: session.as_deref(),
             server: server.clone(),
         });
     })

@@ -138,32 +138,3 @@ impl fmt::Display for ProxyError {
 }
 
 impl std::error::Error for ProxyError {}
-
-/// `url` with any user name or password replaced by `<redacted>`, for messages and logs.
-pub fn display_url(url: &reqwest::Url) -> String {
-    if url.username().is_empty() && url.password().is_none() {
-        return url.to_string();
-    }
-    let mut shown = url.clone();
-    let _ = shown.set_username("");
-    let _ = shown.set_password(None);
-    let text = shown.to_string();
-    match text.split_once("://") {
-        Some((scheme, rest)) => format!("{scheme}://<redacted>@{rest}"),
-        None => text,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn url_credentials_are_hidden() {
-        let url = reqwest::Url::parse("http://me:s3cret@127.0.0.1:9/mcp").unwrap();
-        let shown = display_url(&url);
-        assert_eq!(shown, "http://<redacted>@127.0.0.1:9/mcp");
-        let plain = reqwest::Url::parse("http://127.0.0.1:9/mcp").unwrap();
-        assert_eq!(display_url(&plain), "http://127.0.0.1:9/mcp");
-    }
-}

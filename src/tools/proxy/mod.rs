@@ -7,7 +7,7 @@
 //! Forwarding never waits on the analysis and never changes because of it (fail open).
 //!
 //! Modules, one job each: `config` (settings, errors), `guard` (what is refused before
-//! forwarding), `headers` (hop-by-hop, redaction), `upstream` (the client), `server` (the
+//! forwarding), `headers` (hop-by-hop), `upstream` (the client), `server` (the
 //! client side), `tap` (the analysis of one exchange), `tee` (the forwarding body),
 //! `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`] (outputs).
 //!
@@ -35,8 +35,7 @@ pub use arrivals::Arrival;
 pub use calls::{CallGrouper, CallLog, CallSink, HumanCallLines};
 #[doc(hidden)]
 pub use config::AnalysisStep;
-pub use config::{Config, ProxyError, display_url};
-pub use headers::redacted;
+pub use config::{Config, ProxyError};
 pub use metrics::Metrics;
 pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
 

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use mcp_verdict::proxy::{CallSink, Config, ExchangeRecord, Sink, display_url, redacted};
+use mcp_verdict::proxy::{CallSink, Config, ExchangeRecord, Sink};
 use mcp_verdict::replay::Skipped;
-use mcp_verdict::{Call, Headers, Verdict};
+use mcp_verdict::{Call, Redaction, Verdict};
 
 use super::html::{self, Summary};
 use super::trace::Point;
@@ -39,8 +39,8 @@ pub struct ProxyReports {
     html: Option<PathBuf>,
     /// The upstream, as shown (no credentials).
     source: String,
-    /// Session ids become stand-ins, as in recordings, unless `--no-redact`.
-    redact: bool,
+    /// What is shown: session ids become stand-ins, as in recordings, unless `--no-redact`.
+    redaction: Redaction,
     #[cfg(feature = "otel")]
     otlp: Option<super::otel::Otlp>,
     kept: Mutex<Kept>,
@@ -53,7 +53,7 @@ impl ProxyReports {
         html: Option<PathBuf>,
         otlp: Option<&str>,
         upstream: &str,
-        redact: bool,
+        redaction: Redaction,
     ) -> Result<Option<ProxyReports>, String> {
         if html.is_none() && otlp.is_none() {
             return Ok(None);
@@ -67,8 +67,8 @@ impl ProxyReports {
         let _ = otlp;
         Ok(Some(ProxyReports {
             html,
-            source: upstream.to_owned(),
-            redact,
+            source: redaction.url(upstream).into_owned(),
+            redaction,
             #[cfg(feature = "otel")]
             otlp,
             kept: Mutex::new(Kept::default()),
@@ -84,10 +84,12 @@ impl ProxyReports {
         let otlp = args.otlp.as_deref();
         #[cfg(not(feature = "otel"))]
         let otlp = None;
-        let upstream = reqwest::Url::parse(&config.upstream)
-            .map(|u| display_url(&u))
-            .unwrap_or_else(|_| config.upstream.clone());
-        let reports = ProxyReports::new(args.html.clone(), otlp, &upstream, config.redact)?;
+        let reports = ProxyReports::new(
+            args.html.clone(),
+            otlp,
+            &config.upstream,
+            config.redaction(),
+        )?;
         if reports.is_some() {
             config.trace_messages = MESSAGES;
         }
@@ -97,8 +99,11 @@ impl ProxyReports {
     /// The `Mcp-Session-Id` the request carried (a stand-in when redacting).
     fn session_of(&self, record: &ExchangeRecord<'_>) -> Option<String> {
         let id = record.request?.headers.get("mcp-session-id")?;
-        let shown = redacted(&Headers::from_iter([("mcp-session-id", id)]), self.redact);
-        shown.get("mcp-session-id").map(str::to_owned)
+        Some(
+            self.redaction
+                .header_value("mcp-session-id", id)
+                .into_owned(),
+        )
     }
 
     /// One judged exchange as a live trace: the proxy's timings and its messages' arrivals.

@@ -5,7 +5,7 @@ use std::time::{Duration, SystemTime};
 use mcp_verdict::adapters::Timings;
 use mcp_verdict::har::Entry;
 use mcp_verdict::sse::SseEvent;
-use mcp_verdict::{Message, MessageKind, Observer, Verdict};
+use mcp_verdict::{Message, MessageKind, Observer, Redaction, Verdict};
 
 /// Where a trace's times come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +128,15 @@ fn ms(d: Duration) -> f64 {
 }
 
 impl Trace {
-    /// A replayed entry: times from the capture's `timings` (or `time`), messages by position.
-    pub fn from_entry(source: &str, entry: &Entry, verdict: Verdict, seen: TraceObserver) -> Self {
+    /// A replayed entry: times from the capture's `timings` (or `time`), messages by position;
+    /// its session id as `shown` shows it.
+    pub fn from_entry(
+        source: &str,
+        entry: &Entry,
+        verdict: Verdict,
+        seen: TraceObserver,
+        shown: &Redaction,
+    ) -> Self {
         let (clock, head_ms, end_ms) = match entry.timings {
             Some(t) if entry.response.is_some() && t.wait.is_some() => {
                 let head = t.send.unwrap_or(0.0) + t.wait.unwrap_or(0.0);
@@ -153,7 +160,7 @@ impl Trace {
             session_id: entry
                 .request_headers
                 .get("mcp-session-id")
-                .map(str::to_owned),
+                .map(|id| shown.header_value("mcp-session-id", id).into_owned()),
         }
     }
 
