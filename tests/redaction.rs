@@ -11,7 +11,10 @@
 //! secret session id and a secret cookie. Each process is bounded in time.
 #![cfg(feature = "cli")]
 
+mod proxy_process;
 mod support;
+
+use proxy_process::ProxyProcess;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -329,78 +332,10 @@ impl Leaks {
     }
 }
 
-/// A proxy process: stderr in a file (its first line names the address).
-struct ProxyRun {
-    child: std::process::Child,
-    url: String,
-    stderr: PathBuf,
-    stdout: PathBuf,
-}
-
-impl ProxyRun {
-    fn start(upstream: &str, extra: &[String], dir: &Path, name: &str) -> ProxyRun {
-        let (stdout, stderr) = (
-            dir.join(format!("{name}.stdout")),
-            dir.join(format!("{name}.stderr")),
-        );
-        let child = Command::new(BIN)
-            .args(["proxy", "--upstream", upstream, "--listen", "127.0.0.1:0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&stdout).unwrap())
-            .stderr(std::fs::File::create(&stderr).unwrap())
-            .spawn()
-            .unwrap();
-        let start = Instant::now();
-        let url = loop {
-            let text = std::fs::read_to_string(&stderr).unwrap_or_default();
-            if let Some(url) = text
-                .split("point the client at ")
-                .nth(1)
-                .and_then(|rest| rest.split(';').next())
-            {
-                break url.to_owned();
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "the proxy did not start: {text}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        ProxyRun {
-            child,
-            url,
-            stderr,
-            stdout,
-        }
-    }
-
-    /// SIGTERM, then waits (at most 30 s): the proxy writes its files as it stops.
-    fn stop(mut self) {
-        let term = format!("kill -TERM {}", self.child.id());
-        assert!(
-            Command::new("sh")
-                .args(["-c", &term])
-                .status()
-                .unwrap()
-                .success()
-        );
-        let start = Instant::now();
-        while self.child.try_wait().unwrap().is_none() {
-            if start.elapsed() > Duration::from_secs(30) {
-                let _ = self.child.kill();
-                panic!("the proxy did not stop within 30 s of SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-impl Drop for ProxyRun {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A proxy process (stderr in a file: its lines are checked too).
+fn proxy_run(upstream: &str, extra: &[String], dir: &Path, name: &str) -> ProxyProcess {
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    ProxyProcess::start_named(upstream, &extra, &[], dir, name)
 }
 
 /// A probe with every secret through the proxy at `url` (a secret query too).
@@ -547,7 +482,7 @@ fn no_output_of_any_command_shows_a_secret() {
         "--metrics-listen",
     ]);
     extra.push(format!("127.0.0.1:{metrics}"));
-    let proxy = ProxyRun::start(&upstream, &extra, &dir, "proxy");
+    let proxy = proxy_run(&upstream, &extra, &dir, "proxy");
     let out = run(&through(&proxy.url));
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     leaks.check_run("probe through the proxy", &out);
@@ -577,7 +512,7 @@ fn no_output_of_any_command_shows_a_secret() {
     let log = std::fs::read_to_string(dir.join("proxy.jsonl")).unwrap();
     assert!(log.contains("session.id_changed"), "{log}");
 
-    let human = ProxyRun::start(&upstream, &[], &dir, "human");
+    let human = proxy_run(&upstream, &[], &dir, "human");
     assert_eq!(run(&through(&human.url)).status.code(), Some(0));
     odd_requests(&rt, &human.url);
     let stderr = human.stderr.clone();
@@ -587,7 +522,7 @@ fn no_output_of_any_command_shows_a_secret() {
     // replay of a recording that kept every secret (as a browser's capture does): its outputs
     // show none of them either.
     let raw = p("raw.har");
-    let kept = ProxyRun::start(
+    let kept = proxy_run(
         &upstream,
         &args(&["--no-redact", "--record", &raw]),
         &dir,
@@ -676,7 +611,7 @@ fn with_no_redact_the_recordings_show_them() {
         "--record".to_owned(),
         proxy_har.display().to_string(),
     ];
-    let proxy = ProxyRun::start(&secret_url(&base), &extra, &dir, "proxy");
+    let proxy = proxy_run(&secret_url(&base), &extra, &dir, "proxy");
     assert_eq!(run(&through(&proxy.url)).status.code(), Some(0));
     let stderr = proxy.stderr.clone();
     proxy.stop();

@@ -1,7 +1,8 @@
 //! `mcp-verdict proxy` as a real process for the report tests: started on a free loopback
 //! port, stopped with SIGTERM as a service manager would, with deadlines so a hang fails.
+// Each test binary that includes this module uses part of it.
+#![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -11,38 +12,64 @@ pub struct ProxyProcess {
     child: Child,
     /// The endpoint to point clients at.
     pub url: String,
+    /// Where its standard output goes.
+    pub stdout: PathBuf,
+    /// Where its standard error goes (the address line, the human lines).
+    pub stderr: PathBuf,
 }
 
 impl ProxyProcess {
-    /// Starts `mcp-verdict proxy --upstream UPSTREAM --listen 127.0.0.1:0 ARGS` with `env`.
+    /// Starts `mcp-verdict proxy --upstream UPSTREAM --listen 127.0.0.1:0 ARGS` with `env`,
+    /// its output in `dir/proxy.stdout` and `dir/proxy.stderr`.
     pub fn start(upstream: &str, args: &[&str], env: &[(&str, &str)], dir: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+        Self::start_named(upstream, args, env, dir, "proxy")
+    }
+
+    /// [`start`](Self::start) with its output in `dir/NAME.stdout` and `dir/NAME.stderr`.
+    pub fn start_named(
+        upstream: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        dir: &Path,
+        name: &str,
+    ) -> Self {
+        let (stdout, stderr) = (
+            dir.join(format!("{name}.stdout")),
+            dir.join(format!("{name}.stderr")),
+        );
+        let child = Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
             .args(["proxy", "--upstream", upstream, "--listen", "127.0.0.1:0"])
             .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
-            .stdout(std::fs::File::create(dir.join("proxy.stdout")).unwrap())
-            .stderr(Stdio::piped())
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
             .spawn()
             .unwrap();
-        // The proxy says where it listens on its first line of standard error.
-        let mut err = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        err.read_line(&mut line).unwrap();
-        let url = line
-            .split("point the client at ")
-            .nth(1)
-            .and_then(|rest| rest.split(';').next())
-            .unwrap_or_else(|| panic!("no address in the proxy's first line: {line:?}"))
-            .to_owned();
-        // Keep draining standard error so the proxy never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            while err.read_line(&mut sink).is_ok_and(|n| n > 0) {
-                sink.clear();
+        // The proxy says where it listens on its first line of standard error (a file, so a
+        // long run never blocks on a full pipe).
+        let start = Instant::now();
+        let url = loop {
+            let text = std::fs::read_to_string(&stderr).unwrap_or_default();
+            if let Some(url) = text
+                .split("point the client at ")
+                .nth(1)
+                .and_then(|rest| rest.split(';').next())
+            {
+                break url.to_owned();
             }
-        });
-        ProxyProcess { child, url }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the proxy did not start: {text}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        ProxyProcess {
+            child,
+            url,
+            stdout,
+            stderr,
+        }
     }
 
     /// SIGTERM, then waits (at most 30 s) for it to exit.
