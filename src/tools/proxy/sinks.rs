@@ -134,15 +134,20 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Writes the recording so far as HAR 1.2, entries in forwarding order.
+    /// Writes the recording so far as HAR 1.2, entries in forwarding order (sorted in place:
+    /// a copy would double what the recording holds).
     pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut entries = self
-            .entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.sort_by_key(|e| e.index);
         har::write(&entries, out)
+    }
+
+    /// Keeps a finished exchange's entry (moved in, not copied).
+    pub(crate) fn keep(&self, entry: Entry) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(entry);
     }
 
     /// How many exchanges are recorded.
@@ -159,10 +164,7 @@ impl Recorder {
 impl Sink for Recorder {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
         if let Some(entry) = record.entry {
-            self.entries
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(entry.clone());
+            self.keep(entry.clone());
         }
     }
 }

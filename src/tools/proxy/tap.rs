@@ -304,6 +304,10 @@ impl Tap {
             messages: self.arrivals.as_slice(),
         };
         self.shared.emit(&record);
+        // The recording moves into the recorder: a copy would hold its body twice.
+        if let (Some(recorder), Some(rec)) = (&self.shared.recorder, self.recording.take()) {
+            recorder.keep(rec.entry);
+        }
     }
 }
 
