@@ -244,6 +244,12 @@ impl Client {
         lock(&self.inner.state).version
     }
 
+    /// Server requests the verdicts so far do not list, past
+    /// [`Limits::max_server_requests`](crate::Limits::max_server_requests).
+    pub fn server_requests_unlisted(&self) -> u64 {
+        lock(&self.inner.session).server_requests_unlisted()
+    }
+
     /// Uses `version` without a handshake.
     pub fn set_protocol(&self, version: ProtocolVersion) {
         lock(&self.inner.state).version = Some(version);

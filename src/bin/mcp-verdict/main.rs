@@ -427,6 +427,9 @@ struct LimitArgs {
     /// Tool annotations remembered per capture or client (oldest forgotten past it).
     #[arg(long, default_value_t = Limits::default().max_tools)]
     max_tools: usize,
+    /// Server requests a verdict lists per stream (the most recent; the rest are counted).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_server_requests)]
+    max_server_requests: usize,
 }
 
 impl LimitArgs {
@@ -436,6 +439,7 @@ impl LimitArgs {
             max_body_bytes: self.max_body_bytes,
             max_events: self.max_events,
             max_tools: self.max_tools,
+            max_server_requests: self.max_server_requests,
         }
     }
 }
@@ -783,12 +787,24 @@ fn replay_streamed(
 }
 
 /// Says when tool annotations were forgotten past `--max-tools` (their calls got the advice of
-/// an unknown tool).
+/// an unknown tool), and when verdicts left server requests out.
 fn warn_forgotten(name: &str, stats: &replay::ReplayStats, limits: Limits) {
     if stats.tools_forgotten > 0 {
         eprintln!(
             "mcp-verdict: {name}: {} tool annotations forgotten past --max-tools {}; calls to them got the advice of an unknown tool",
             stats.tools_forgotten, limits.max_tools
+        );
+    }
+    warn_unlisted(name, stats.server_requests_unlisted, limits);
+}
+
+/// Says when verdicts left server requests out past `--max-server-requests` (each lists the
+/// most recent ones of its stream).
+pub(crate) fn warn_unlisted(name: &str, unlisted: u64, limits: Limits) {
+    if unlisted > 0 {
+        eprintln!(
+            "mcp-verdict: {name}: {unlisted} server requests not listed in their verdicts past --max-server-requests {} (each lists the most recent of its stream)",
+            limits.max_server_requests
         );
     }
 }
@@ -876,6 +892,7 @@ fn replay_into_run(
         .extend(grouped.into_iter().map(|c| (name.to_owned(), c)));
     read.map(|()| replay::ReplayStats {
         tools_forgotten: session.tools_forgotten(),
+        server_requests_unlisted: session.server_requests_unlisted(),
     })
 }
 
