@@ -66,6 +66,7 @@ pub struct ClientBuilder {
     limits: Limits,
     sink: Option<VerdictSink>,
     recorder: Option<Recorder>,
+    record_max_body_bytes: u64,
     redact: Vec<String>,
     http: Option<reqwest::Client>,
     follow_redirects: usize,
@@ -107,6 +108,15 @@ impl ClientBuilder {
     /// Records every exchange into `recorder`.
     pub fn record(mut self, recorder: Recorder) -> Self {
         self.recorder = Some(recorder);
+        self
+    }
+
+    /// Keeps at most `max` bytes of each recorded response body (default: unlimited, so the
+    /// cap is `max_body_bytes + 1`, what a replay needs to give a JSON body the same verdict).
+    /// The recording keeps `min(max, max_body_bytes) + 1` bytes: a body recorded at that length
+    /// was cut.
+    pub fn record_max_body_bytes(mut self, max: u64) -> Self {
+        self.record_max_body_bytes = max;
         self
     }
 
@@ -156,6 +166,7 @@ impl ClientBuilder {
                 deadlines: self.deadlines,
                 sink: self.sink,
                 recorder: self.recorder,
+                record_max_body_bytes: self.record_max_body_bytes,
                 session: Arc::new(Mutex::new(Session::new(self.limits))),
                 state: Mutex::new(State::default()),
                 next_id: AtomicI64::new(1),
@@ -204,6 +215,7 @@ struct Inner {
     deadlines: Deadlines,
     sink: Option<VerdictSink>,
     recorder: Option<Recorder>,
+    record_max_body_bytes: u64,
     session: SharedSession,
     state: Mutex<State>,
     next_id: AtomicI64,
@@ -233,6 +245,7 @@ impl Client {
             limits: Limits::default(),
             sink: None,
             recorder: None,
+            record_max_body_bytes: u64::MAX,
             redact: Vec::new(),
             http: None,
             follow_redirects: 0,
@@ -630,6 +643,7 @@ impl Client {
         let record_cap = lock(&inner.session)
             .limits()
             .max_body_bytes
+            .min(inner.record_max_body_bytes)
             .saturating_add(1);
         let call = self.judge_body(exchange, head, stream, started);
         match recorded {

@@ -271,6 +271,10 @@ struct ProxyArgs {
     /// every exchange, table and timelines of the last 500.
     #[arg(long, value_name = "FILE.html")]
     html: Option<PathBuf>,
+    /// Messages kept per exchange with their arrival times, for --html and --otlp: the first N;
+    /// the page counts the rest.
+    #[arg(long, value_name = "N", default_value_t = report::TIMELINE_MESSAGES)]
+    max_timeline_messages: usize,
     /// Export a span per exchange as it finishes and the mcp.client.operation.duration
     /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
     #[cfg(feature = "otel")]
@@ -361,6 +365,10 @@ struct ProbeArgs {
     /// Deadline without any bytes, the wait for the response head included, e.g. 10s.
     #[arg(long, value_parser = units::duration)]
     idle_timeout: Option<Duration>,
+    /// Largest response body kept per exchange in the recording (--record, --html, --calls,
+    /// JUnit, OTLP, the server summary), e.g. 16MiB; stderr names any body cut.
+    #[arg(long, value_name = "SIZE", value_parser = units::size, default_value = "16MiB")]
+    record_max_body_bytes: u64,
     #[command(flatten)]
     out: OutputArgs,
     #[command(flatten)]
@@ -405,6 +413,10 @@ struct OutputArgs {
     /// Also write a self-contained HTML report (summary, sortable table, timelines) to FILE.
     #[arg(long, value_name = "FILE.html")]
     html: Option<PathBuf>,
+    /// Messages kept per exchange for its timeline (--html, --otlp): the first N; the page
+    /// counts the rest.
+    #[arg(long, value_name = "N", default_value_t = report::TIMELINE_MESSAGES)]
+    max_timeline_messages: usize,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     color: ColorArg,
@@ -707,7 +719,8 @@ fn run_replay(args: ReplayArgs) -> ExitCode {
             continue;
         };
         printer.begin_file(&name);
-        let error = replay_one(reader, limits, &name, &mut printer, &mut run);
+        let keep = args.out.max_timeline_messages;
+        let error = replay_one(reader, limits, keep, &name, &mut printer, &mut run);
         if let Some(e) = &error {
             eprintln!("mcp-verdict: {name}: {e}");
             unusable = true;
@@ -815,6 +828,7 @@ pub(crate) fn warn_unlisted(name: &str, unlisted: u64, limits: Limits) {
 fn replay_one(
     reader: Box<dyn io::Read>,
     limits: Limits,
+    keep: usize,
     name: &str,
     printer: &mut Printer<io::StdoutLock<'static>>,
     run: &mut Run,
@@ -831,7 +845,7 @@ fn replay_one(
         }
         printer.item(name, &item);
     };
-    let result = replay_into_run(reader, limits, name, run, &mut each);
+    let result = replay_into_run(reader, limits, keep, name, run, &mut each);
     match result {
         Err(e) => Some(e.to_string()),
         Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
@@ -845,11 +859,12 @@ fn replay_one(
     }
 }
 
-/// Replays a capture keeping every exchange's timeline in `run` (for the reports); each row
-/// also goes to `each`.
+/// Replays a capture keeping every exchange's timeline in `run` (for the reports), each with
+/// its first `keep` messages; each row also goes to `each`.
 fn replay_into_run(
     reader: impl io::Read,
     limits: Limits,
+    keep: usize,
     name: &str,
     run: &mut Run,
     each: &mut dyn FnMut(Item),
@@ -858,7 +873,7 @@ fn replay_into_run(
     let mut session = Session::new(limits);
     let (mut calls, mut grouped) = (mcp_verdict::Calls::new(), Vec::new());
     let read = har::read_entries(reader, &mut |entry| {
-        let mut seen = TraceObserver::default();
+        let mut seen = TraceObserver::keeping(keep);
         let mut rows = Vec::with_capacity(1);
         replay::judge_entry_rows_with(
             &mut session,
@@ -874,9 +889,9 @@ fn replay_into_run(
                 Item::Verdict(v) => {
                     calls.add(replay::facts_of(v, &entry), &mut |c| grouped.push(c));
                     let seen = if single {
-                        std::mem::take(&mut seen)
+                        std::mem::replace(&mut seen, TraceObserver::keeping(0))
                     } else {
-                        TraceObserver::default()
+                        TraceObserver::keeping(0)
                     };
                     run.traces
                         .push(Trace::from_entry(name, &entry, (**v).clone(), seen));

@@ -36,8 +36,10 @@ pub struct ExchangeRecord<'a> {
     /// The exchange as recorded (secrets redacted), when recording.
     pub entry: Option<&'a Entry>,
     /// The server's messages with their arrival times (empty unless
-    /// [`Config::trace_messages`](super::Config::trace_messages) is set).
+    /// [`Config::trace_messages`](super::Config::trace_messages) is set), the first ones.
     pub messages: &'a [super::Arrival],
+    /// Messages framed past `messages` when it was full (counted, not kept).
+    pub messages_dropped: u64,
 }
 
 /// Receives every finished exchange, in the order they finish. Implementations must not block

@@ -302,6 +302,7 @@ impl Tap {
             timings: self.timings,
             entry: self.recording.as_ref().map(|r| &r.entry),
             messages: self.arrivals.as_slice(),
+            messages_dropped: self.arrivals.dropped(),
         };
         self.shared.emit(&record);
         // The recording moves into the recorder: a copy would hold its body twice.
