@@ -5,6 +5,7 @@
 #   1. instructions (valgrind --tool=callgrind; machine load cannot move them):
 #      - per exchange of the bare core (`core_cost`, the difference of 2,000 and 1,000 rounds);
 #      - `replay` of a 1 MiB realistic capture (`gen_big_har`'s), whole process;
+#      - `replay` of 5,000 small `tools/call` exchanges (JSON and SSE replies), whole process;
 #   2. wall time in interleaved rounds (BEFORE and AFTER take turns, order rotated; median):
 #      - `replay` of 20 copies of the 1 MiB capture (-j1);
 #      - `replay` of a 64 MiB SSE body (the `replay` bench's big_sse input);
@@ -29,6 +30,22 @@ entry = {"request": {"method": "POST", "url": "http://127.0.0.1/mcp", "headers":
          "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "text/event-stream"}], "content": {"mimeType": "text/event-stream", "text": "".join(parts)}}}
 json.dump({"log": {"version": "1.2", "entries": [entry]}}, open(sys.argv[1], "w"))
 PY
+python3 - "$TMP/small.har" <<'PY'
+import json, sys
+entries = []
+for i in range(5000):
+    call = {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "echo", "arguments": {"message": "hi"}}}
+    reply = {"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": "hi"}], "isError": False}}
+    sse = i % 2 == 1
+    text = "event: message\ndata: %s\n\n" % json.dumps(reply) if sse else json.dumps(reply)
+    entries.append({"request": {"method": "POST", "url": "http://127.0.0.1/mcp", "headers": [
+        {"name": "Content-Type", "value": "application/json"}, {"name": "Accept", "value": "application/json, text/event-stream"},
+        {"name": "MCP-Protocol-Version", "value": "2025-11-25"}, {"name": "Mcp-Session-Id", "value": "s-1"}],
+        "postData": {"mimeType": "application/json", "text": json.dumps(call)}},
+        "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "text/event-stream" if sse else "application/json"}],
+                     "content": {"mimeType": "x", "text": text}}})
+json.dump({"log": {"version": "1.2", "entries": entries}}, open(sys.argv[1], "w"))
+PY
 instr() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*Collected : //p'; }
 echo "== instructions (callgrind)"
 for side in "$A" "$B"; do
@@ -37,7 +54,8 @@ for side in "$A" "$B"; do
   sone=$(instr "$side/target/release/examples/core_cost" 1000 sse)
   stwo=$(instr "$side/target/release/examples/core_cost" 2000 sse)
   rep=$(instr "$side/target/release/mcp-verdict" replay "$TMP/one.har" --format jsonl || true)
-  echo "$(basename "$side"): per exchange json $(( (two - one) / 1000 )), sse $(( (stwo - sone) / 1000 )); replay 1 MiB capture $rep"
+  small=$(instr "$side/target/release/mcp-verdict" replay "$TMP/small.har" --format jsonl || true)
+  echo "$(basename "$side"): per exchange json $(( (two - one) / 1000 )), sse $(( (stwo - sone) / 1000 )); replay 1 MiB capture $rep; replay 5,000 small exchanges $small"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run() { local s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; echo $(( ($(date +%s%N) - s) / 1000000 )); }

@@ -66,6 +66,7 @@ pub struct ClientBuilder {
     limits: Limits,
     sink: Option<VerdictSink>,
     recorder: Option<Recorder>,
+    record_max_body_bytes: u64,
     redaction: Redaction,
     http: Option<reqwest::Client>,
     follow_redirects: usize,
@@ -127,6 +128,15 @@ impl ClientBuilder {
         self
     }
 
+    /// Keeps at most `max` bytes of each recorded response body (default: unlimited, so the
+    /// cap is `max_body_bytes + 1`, what a replay needs to give a JSON body the same verdict).
+    /// The recording keeps `min(max, max_body_bytes) + 1` bytes: a body recorded at that length
+    /// was cut.
+    pub fn record_max_body_bytes(mut self, max: u64) -> Self {
+        self.record_max_body_bytes = max;
+        self
+    }
+
     /// Follows up to `max` redirects (default 0: a 3xx is the answer, judged `HTTP_ERROR` with
     /// its `Location` in the reason). Only method-preserving 307/308 are followed (a 301/302
     /// would turn the POST into a GET), and never to another origin when secret headers are
@@ -170,7 +180,10 @@ impl ClientBuilder {
         if self.recorder.is_some() {
             // One byte past `max_body_bytes` still replays as LIMIT_EXCEEDED; an endless
             // stream cannot grow the recording without bound.
-            driver = driver.recording(self.limits.max_body_bytes.saturating_add(1));
+            // `record_max_body_bytes` caps it lower when asked (a body recorded at that length
+            // was cut).
+            let cap = self.limits.max_body_bytes.min(self.record_max_body_bytes);
+            driver = driver.recording(cap.saturating_add(1));
         }
         let entries: Option<EntrySink> = self.recorder.map(|rec| {
             Arc::new(move |entry: Entry| {
@@ -265,6 +278,7 @@ impl Client {
             limits: Limits::default(),
             sink: None,
             recorder: None,
+            record_max_body_bytes: u64::MAX,
             redaction: Redaction::on(),
             http: None,
             follow_redirects: 0,
@@ -280,6 +294,14 @@ impl Client {
     /// The negotiated protocol version, once a handshake succeeded (or one was set).
     pub fn protocol(&self) -> Option<ProtocolVersion> {
         lock(&self.inner.state).version
+    }
+
+    /// Server requests the verdicts so far do not list, past
+    /// [`Limits::max_server_requests`](crate::Limits::max_server_requests).
+    pub fn server_requests_unlisted(&self) -> u64 {
+        lock(&self.inner.driver)
+            .session()
+            .server_requests_unlisted()
     }
 
     /// Uses `version` without a handshake.

@@ -386,9 +386,11 @@ impl<'de> Visitor<'de> for Entries<'_> {
 
 /// Writes HAR 1.2 that [`read_entries`] (and other tools) read back: bodies as UTF-8 text when
 /// they are, base64 otherwise; `_mcp_end` for how the body ended, `_error` when the transfer
-/// failed. Entries are written as they are: a recording hides what the
-/// [`Redaction`](crate::Redaction) policy it was recorded under hides (the driver applies it).
+/// failed. Entries are written as they are (a recording hides what the
+/// [`Redaction`](crate::Redaction) policy it was recorded under hides: the driver applies it),
+/// built and written one at a time: writing costs one entry's copy on top of `entries`.
 pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use serde::ser::{Serialize, SerializeSeq, Serializer};
     use serde_json::{Value, json};
     let hdrs = |h: &Headers| -> Value {
         Value::Array(
@@ -406,58 +408,84 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
             }),
         }
     };
-    let list: Vec<Value> = entries
-        .iter()
-        .map(|e| {
-            let req_mime = e
-                .request_headers
-                .get("content-type")
-                .unwrap_or("application/json");
-            let mut request = json!({
-                "method": e.method, "url": e.url, "httpVersion": "HTTP/1.1",
-                "cookies": [], "queryString": [], "headers": hdrs(&e.request_headers),
-                "headersSize": -1, "bodySize": e.request_body.len(),
-            });
-            if !e.request_body.is_empty() {
-                let mut post = content(&e.request_body, req_mime);
-                post.as_object_mut().map(|o| o.remove("size"));
-                request["postData"] = post;
+    let entry_value = |e: &Entry| -> Value {
+        let req_mime = e
+            .request_headers
+            .get("content-type")
+            .unwrap_or("application/json");
+        let mut request = json!({
+            "method": e.method, "url": e.url, "httpVersion": "HTTP/1.1",
+            "cookies": [], "queryString": [], "headers": hdrs(&e.request_headers),
+            "headersSize": -1, "bodySize": e.request_body.len(),
+        });
+        if !e.request_body.is_empty() {
+            let mut post = content(&e.request_body, req_mime);
+            post.as_object_mut().map(|o| o.remove("size"));
+            request["postData"] = post;
+        }
+        let response = match &e.response {
+            Some(head) => {
+                let mime = head.headers.get("content-type").unwrap_or("");
+                let mut response = json!({
+                    "status": head.status, "statusText": "", "httpVersion": "HTTP/1.1",
+                    "cookies": [], "headers": hdrs(&head.headers),
+                    "redirectURL": "", "headersSize": -1, "bodySize": e.response_body.len(),
+                });
+                response["content"] = content(&e.response_body, mime);
+                response
             }
-            let response = match &e.response {
-                Some(head) => {
-                    let mime = head.headers.get("content-type").unwrap_or("");
-                    json!({
-                        "status": head.status, "statusText": "", "httpVersion": "HTTP/1.1",
-                        "cookies": [], "headers": hdrs(&head.headers),
-                        "content": content(&e.response_body, mime),
-                        "redirectURL": "", "headersSize": -1, "bodySize": e.response_body.len(),
-                    })
-                }
-                None => json!({
-                    "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
-                    "content": {"size": 0, "mimeType": ""}, "redirectURL": "",
-                    "headersSize": -1, "bodySize": -1,
-                }),
-            };
-            let end = e.end.as_str();
-            let mut entry = json!({
-                "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),
-                "time": e.time_ms.unwrap_or(0.0),
-                "request": request, "response": response, "cache": {},
-                "timings": {"send": 0, "wait": e.time_ms, "receive": 0},
-                "_mcp_end": end,
-            });
-            if e.response.is_none() {
-                entry["_error"] = json!("connection failed");
+            None => json!({
+                "status": 0, "statusText": "", "httpVersion": "", "cookies": [], "headers": [],
+                "content": {"size": 0, "mimeType": ""}, "redirectURL": "",
+                "headersSize": -1, "bodySize": -1,
+            }),
+        };
+        let end = e.end.as_str();
+        let mut entry = json!({
+            "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),
+            "time": e.time_ms.unwrap_or(0.0), "cache": {},
+            "timings": {"send": 0, "wait": e.time_ms, "receive": 0},
+            "_mcp_end": end,
+        });
+        // Moved in, as the bodies are: inside `json!` each would be copied once more.
+        entry["request"] = request;
+        entry["response"] = response;
+        if e.response.is_none() {
+            entry["_error"] = json!("connection failed");
+        }
+        entry
+    };
+    /// The entries, each made a JSON value only while it is written.
+    struct List<'a, F>(&'a [Entry], F);
+    impl<F: Fn(&Entry) -> Value> Serialize for List<'_, F> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(Some(self.0.len()))?;
+            for e in self.0 {
+                seq.serialize_element(&(self.1)(e))?;
             }
-            entry
-        })
-        .collect();
-    let doc = json!({"log": {
-        "version": "1.2",
-        "creator": {"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")},
-        "entries": list,
-    }});
+            seq.end()
+        }
+    }
+    // Members in the order a JSON object keeps them (sorted), as the whole document once was.
+    #[derive(serde::Serialize)]
+    #[serde(bound = "")]
+    struct Log<'a, F: Fn(&Entry) -> Value> {
+        creator: Value,
+        entries: List<'a, F>,
+        version: &'static str,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(bound = "")]
+    struct Doc<'a, F: Fn(&Entry) -> Value> {
+        log: Log<'a, F>,
+    }
+    let doc = Doc {
+        log: Log {
+            creator: json!({"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")}),
+            entries: List(entries, entry_value),
+            version: "1.2",
+        },
+    };
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     out.write_all(b"\n")
 }
@@ -556,5 +584,40 @@ mod tests {
         assert_eq!(parse(with_bom.as_bytes()).unwrap().len(), 1);
         // A lone BOM-like prefix that is not a BOM is still an error, named as JSON.
         assert!(parse(b"\xEF\xBB{}").is_err());
+    }
+
+    #[test]
+    fn written_one_entry_at_a_time_as_the_whole_pretty_document() {
+        let entry = |i: u64, body: &[u8], answered: bool| Entry {
+            index: i,
+            method: "POST".into(),
+            url: "http://x/mcp".into(),
+            request_headers: Headers::from_iter([("Content-Type", "application/json")]),
+            request_body: br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec(),
+            response: answered.then(|| ResponseHead {
+                status: 200,
+                headers: Headers::from_iter([("Content-Type", "text/event-stream")]),
+            }),
+            response_body: body.to_vec(),
+            end: End::Timeout,
+            started: Some("2026-12-06T07:00:00.125Z".into()),
+            time_ms: Some(8000.5),
+            timings: None,
+        };
+        let entries = [
+            entry(0, b"data: {\"a\":\"\\u00e9\"}\n\n", true),
+            entry(1, &[0xff, 0, 1], true),
+            entry(2, b"", false),
+        ];
+        let mut out = Vec::new();
+        write(&entries, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // The same bytes as the whole document built as one JSON value and printed at once.
+        let whole: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(text, serde_json::to_string_pretty(&whole).unwrap() + "\n");
+        let back = parse(text.as_bytes()).unwrap();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back[1].response_body, [0xff, 0, 1]);
+        assert_eq!(back[2].end, End::Timeout);
     }
 }

@@ -172,6 +172,8 @@ pub fn judge_entry_rows_with(
 pub struct ReplayStats {
     /// Tool annotations forgotten past [`Limits::max_tools`].
     pub tools_forgotten: u64,
+    /// Server requests left out of their verdicts past [`Limits::max_server_requests`].
+    pub server_requests_unlisted: u64,
 }
 
 /// Runs `read` with a fresh session's judge of the entries it gives.
@@ -191,6 +193,7 @@ fn judged(
     read(har::hold_cap(&limits), &mut judge)?;
     Ok(ReplayStats {
         tools_forgotten: driver.session().tools_forgotten(),
+        server_requests_unlisted: driver.session().server_requests_unlisted(),
     })
 }
 

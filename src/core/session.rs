@@ -35,6 +35,7 @@ pub struct Session {
     /// Tool names in the order first learned, to forget the oldest past `max_tools`.
     tool_order: VecDeque<String>,
     tools_forgotten: u64,
+    server_requests_unlisted: u64,
     input_required_ids: Vec<Value>,
     /// Last-Event-ID of resumable streams → the request they answer (most recent last).
     resumable: Vec<(String, Request)>,
@@ -57,6 +58,12 @@ impl Session {
     /// How many tool annotations were forgotten because of [`Limits::max_tools`].
     pub fn tools_forgotten(&self) -> u64 {
         self.tools_forgotten
+    }
+
+    /// How many server requests the verdicts do not list because of
+    /// [`Limits::max_server_requests`] (each stream lists its most recent ones).
+    pub fn server_requests_unlisted(&self) -> u64 {
+        self.server_requests_unlisted
     }
 
     /// Remembers a tool's retry safety, forgetting the oldest tool past `max_tools`: a
@@ -220,6 +227,7 @@ impl Session {
         // The verdict comes back alone, built where it is returned: moving one out of a tuple
         // cost a copy of it.
         let mut verdict = exchange.finish_with(end, observer);
+        self.server_requests_unlisted += std::mem::take(&mut exchange.server_requests_unlisted);
         let learned = std::mem::take(&mut exchange.learned);
         self.spare = std::mem::take(&mut exchange.spare);
         if let Some(at) = self.lifecycle.deleted_at(exchange.request())
@@ -505,5 +513,51 @@ mod tests {
             }
         }
         assert_eq!(compared, bodies.len() * bodies.len());
+    }
+
+    /// A stream lists its most recent `max_server_requests` server requests and counts the
+    /// rest, so an endless stream of them cannot grow a verdict; a lent stream starts anew.
+    #[test]
+    fn server_requests_past_the_limit_are_counted_not_listed() {
+        let body: String = (1..=5)
+            .map(|i| {
+                format!(
+                    "data: {{\"jsonrpc\":\"2.0\",\"id\":\"s-{i}\",\"method\":\"roots/list\"}}\n\n"
+                )
+            })
+            .collect();
+        for (max, listed) in [
+            (2, vec!["s-4", "s-5"]),
+            (0, vec![]),
+            (9, vec!["s-1", "s-2", "s-3", "s-4", "s-5"]),
+        ] {
+            let mut s = Session::new(Limits {
+                max_server_requests: max,
+                ..Limits::default()
+            });
+            for round in 1..=2u64 {
+                let request = serde_json::json!({
+                    "jsonrpc": "2.0", "id": round, "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {}},
+                });
+                let mut ex = post(&mut s, request);
+                ex.on_head(ResponseHead {
+                    status: 200,
+                    headers: Headers::from_iter([("content-type", "text/event-stream")]),
+                });
+                ex.feed(body.as_bytes());
+                let v = s.finish(&mut ex, End::Eof);
+                let ids: Vec<&str> = v
+                    .server_requests
+                    .iter()
+                    .filter_map(|r| r.id.as_str())
+                    .collect();
+                assert_eq!(ids, listed, "max {max}");
+                assert_eq!(
+                    s.server_requests_unlisted(),
+                    round * (5 - listed.len() as u64)
+                );
+            }
+        }
     }
 }

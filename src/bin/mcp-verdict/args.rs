@@ -254,6 +254,10 @@ pub(crate) struct ProxyArgs {
     /// every exchange, table and timelines of the last 500.
     #[arg(long, value_name = "FILE.html")]
     pub(crate) html: Option<PathBuf>,
+    /// Messages kept per exchange with their arrival times, for --html and --otlp: the first N;
+    /// the page counts the rest.
+    #[arg(long, value_name = "N", default_value_t = crate::report::TIMELINE_MESSAGES)]
+    pub(crate) max_timeline_messages: usize,
     /// Export a span per exchange as it finishes and the mcp.client.operation.duration
     /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
     #[cfg(feature = "otel")]
@@ -344,6 +348,10 @@ pub(crate) struct ProbeArgs {
     /// Deadline without any bytes, the wait for the response head included, e.g. 10s.
     #[arg(long, value_parser = units::duration)]
     pub(crate) idle_timeout: Option<Duration>,
+    /// Largest response body kept per exchange in the recording (--record, --html, --calls,
+    /// JUnit, OTLP, the server summary), e.g. 16MiB; stderr names any body cut.
+    #[arg(long, value_name = "SIZE", value_parser = units::size, default_value = "16MiB")]
+    pub(crate) record_max_body_bytes: u64,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
     #[command(flatten)]
@@ -392,6 +400,10 @@ pub(crate) struct OutputArgs {
     /// Also write a self-contained HTML report (summary, sortable table, timelines) to FILE.
     #[arg(long, value_name = "FILE.html")]
     pub(crate) html: Option<PathBuf>,
+    /// Messages kept per exchange for its timeline (--html, --otlp): the first N; the page
+    /// counts the rest.
+    #[arg(long, value_name = "N", default_value_t = crate::report::TIMELINE_MESSAGES)]
+    pub(crate) max_timeline_messages: usize,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub(crate) color: ColorArg,
@@ -433,6 +445,9 @@ pub(crate) struct LimitArgs {
     /// Tool annotations remembered per capture or client (oldest forgotten past it).
     #[arg(long, default_value_t = Limits::default().max_tools)]
     pub(crate) max_tools: usize,
+    /// Server requests a verdict lists per stream (the most recent; the rest are counted).
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_server_requests)]
+    pub(crate) max_server_requests: usize,
 }
 
 impl LimitArgs {
@@ -442,6 +457,7 @@ impl LimitArgs {
             max_body_bytes: self.max_body_bytes,
             max_events: self.max_events,
             max_tools: self.max_tools,
+            max_server_requests: self.max_server_requests,
         }
     }
 }

@@ -206,3 +206,14 @@ pub(crate) fn exit_code<W: Write>(printer: &Printer<W>, unusable: bool) -> ExitC
     }
     .code()
 }
+
+/// Says when verdicts left server requests out past `--max-server-requests` (each lists the
+/// most recent ones of its stream).
+pub(crate) fn warn_unlisted(name: &str, unlisted: u64, limits: mcp_verdict::Limits) {
+    if unlisted > 0 {
+        eprintln!(
+            "mcp-verdict: {name}: {unlisted} server requests not listed in their verdicts past --max-server-requests {} (each lists the most recent of its stream)",
+            limits.max_server_requests
+        );
+    }
+}

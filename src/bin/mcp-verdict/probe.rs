@@ -51,9 +51,26 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         (None, true) => Calls::All,
         (None, false) => Calls::None,
     };
+    #[cfg(feature = "otel")]
+    let exporting = otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let exporting = false;
+    // Arrival times are kept only for the timelines that draw them, and only as many as a
+    // timeline keeps messages: an endless stream costs no more than a short one.
+    let keep = if args.out.wants_run() || exporting {
+        args.out.max_timeline_messages
+    } else {
+        0
+    };
     let began = SystemTime::now();
-    let judged = runtime.block_on(session(&client, handshake, calls));
-    let recorded = recorder.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let judged = runtime.block_on(session(&client, handshake, calls, keep));
+    // Taken, not copied: the recording holds up to `--record-max-body-bytes` per exchange.
+    let recorded = std::mem::take(&mut *recorder.lock().unwrap_or_else(|p| p.into_inner()));
+    if args.record.is_some() || args.out.wants_run() || exporting {
+        say_cut(&recorded, &args.limits.limits(), args.record_max_body_bytes);
+    }
+    let unlisted = client.server_requests_unlisted();
+    crate::cli::warn_unlisted(&policy.url(&args.url), unlisted, args.limits.limits());
     if args.calls {
         return print_calls(&args, judged, &recorded, record, &policy);
     }
@@ -67,23 +84,19 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     let verdicts = print_verdicts(&mut printer, &args.url, judged, &recorded, human, &policy);
     printer.end_file(&shown_url, None);
     let mut unusable = false;
-    #[cfg(feature = "otel")]
-    let exporting = otlp.is_some();
-    #[cfg(not(feature = "otel"))]
-    let exporting = false;
     if args.out.wants_run() || exporting {
-        let entries = recorder.lock().unwrap_or_else(|p| p.into_inner());
         let judged: Vec<Verdict> = verdicts.iter().map(|(v, _)| v.clone()).collect();
-        let calls = mcp_verdict::replay::calls_of(&judged, &entries);
+        let calls = mcp_verdict::replay::calls_of(&judged, &recorded);
         let run = Run {
             command: "probe",
             sources: vec![shown_url.clone()],
             traces: traces(
                 &shown_url,
                 verdicts,
-                &entries,
+                &recorded,
                 &policy,
                 args.limits.limits(),
+                keep,
                 began,
             ),
             skipped: Vec::new(),
@@ -129,6 +142,7 @@ fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Cli
     let mut builder = Client::builder(args.url.clone())
         .redaction(args.redact.policy())
         .limits(args.limits.limits())
+        .record_max_body_bytes(args.record_max_body_bytes)
         .deadlines(Deadlines {
             overall: Some(args.timeout),
             idle: args.idle_timeout,
@@ -139,7 +153,8 @@ fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Cli
     #[cfg(not(feature = "otel"))]
     let otlp_asked = false;
     // Bodies are kept only for what shows them (`--record`, `--html`, JUnit, OTLP), and then at
-    // most `max_body_bytes + 1` per exchange; otherwise nothing is copied.
+    // most `min(record_max_body_bytes, max_body_bytes) + 1` per exchange; otherwise nothing is
+    // copied.
     // Human output shows the server's answers (server info, tools, a tool's error text).
     let human = args.out.format == OutputFormatArg::Human;
     if args.record.is_some() || args.out.wants_run() || otlp_asked || human || args.calls {
@@ -237,8 +252,14 @@ fn write_har(path: &std::path::Path, file: std::fs::File, entries: &[har::Entry]
 type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
-/// without live timings (the client runs them as one step); the others are measured.
-async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<(Verdict, Measured)> {
+/// without live timings (the client runs them as one step); the others are measured, each
+/// with the arrival times of its first `keep` messages.
+async fn session(
+    client: &Client,
+    handshake: Handshake,
+    calls: Calls,
+    keep: usize,
+) -> Vec<(Verdict, Measured)> {
     let mut verdicts: Vec<(Verdict, Measured)> = client
         .handshake(handshake)
         .await
@@ -258,7 +279,7 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<(Ve
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let (verdict, answer) = measured(client, "tools/list", params).await;
+        let (verdict, answer) = measured(client, "tools/list", params, keep).await;
         verdicts.push(verdict);
         let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
             break;
@@ -305,24 +326,27 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls) -> Vec<(Ve
         // A progress token, so servers that report progress do (and the stream shows it).
         let token = format!("probe-{}", i + 1);
         let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
-        verdicts.push(measured(client, "tools/call", params).await.0);
+        verdicts.push(measured(client, "tools/call", params, keep).await.0);
     }
     verdicts
 }
 
-/// One request, with every server message's arrival time (from just before sending), and the
-/// response message when one came.
+/// One request, with the arrival times (from just before sending) of its first `keep` server
+/// messages, and the response message when one came.
 async fn measured(
     client: &Client,
     method: &str,
     params: Value,
+    keep: usize,
 ) -> ((Verdict, Measured), Option<Value>) {
     let (sent, wall) = (Instant::now(), SystemTime::now());
     let mut call = client.request(method, params).await;
     let mut arrivals = Vec::new();
     let mut answer = None;
     while let Some(m) = call.next_message().await {
-        arrivals.push(sent.elapsed());
+        if arrivals.len() < keep {
+            arrivals.push(sent.elapsed());
+        }
         if m.terminal {
             answer = m.value().ok();
         }
@@ -332,13 +356,14 @@ async fn measured(
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,
-/// in order, as replay would), times from what was measured live.
+/// in order, as replay would; the first `keep` of each), times from what was measured live.
 fn traces(
     url: &str,
     verdicts: Vec<(Verdict, Measured)>,
     recorded: &[har::Entry],
     policy: &Redaction,
     limits: mcp_verdict::Limits,
+    keep: usize,
     began: SystemTime,
 ) -> Vec<Trace> {
     let mut driver = mcp_verdict::Driver::new(limits);
@@ -353,7 +378,7 @@ fn traces(
             let Some(entry) = recorded.get(i).filter(|_| aligned) else {
                 return Trace::bare(url, verdict);
             };
-            let mut seen = TraceObserver::default();
+            let mut seen = TraceObserver::keeping(keep);
             replay::judge_entry_with(&mut driver, entry, &mut std::iter::empty(), &mut seen);
             let mut trace = Trace::from_entry(url, entry, verdict, seen, policy);
             if let Some((wall, timings, arrivals)) = live {
@@ -365,6 +390,28 @@ fn traces(
             trace
         })
         .collect()
+}
+
+/// Says on stderr which recorded bodies were cut: the recording keeps
+/// `min(record_max_body_bytes, max_body_bytes) + 1` bytes of each, so one recorded at that
+/// length went on past it (and its replay judges the part that was kept).
+fn say_cut(recorded: &[Entry], limits: &mcp_verdict::Limits, record_max: u64) {
+    let kept = limits.max_body_bytes.min(record_max).saturating_add(1);
+    for (i, e) in recorded.iter().enumerate() {
+        if e.response_body.len() as u64 == kept {
+            let flag = if record_max < limits.max_body_bytes {
+                "--record-max-body-bytes"
+            } else {
+                "--max-body-bytes"
+            };
+            eprintln!(
+                "mcp-verdict: exchange {i} ({}): body longer than {}; the recording keeps its first {} and one byte more ({flag}), and replay judges that",
+                method_of(e).as_deref().unwrap_or(&e.method),
+                crate::units::show_size(kept - 1),
+                crate::units::show_size(kept - 1),
+            );
+        }
+    }
 }
 
 fn root_path(url: &str) -> bool {

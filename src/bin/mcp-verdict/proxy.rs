@@ -120,6 +120,11 @@ fn announce(proxy: &Proxy, config: &Config) {
 /// At Ctrl-C: the calls still open, then the recording.
 fn stop(args: &ProxyArgs, proxy: &Proxy) -> Result<(), String> {
     proxy.close_calls();
+    crate::cli::warn_unlisted(
+        "proxy",
+        proxy.server_requests_unlisted(),
+        args.limits.limits(),
+    );
     if let (Some(path), Some(rec)) = (&args.record, proxy.recorder()) {
         File::create(path)
             .and_then(|f| {

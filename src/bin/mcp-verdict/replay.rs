@@ -49,7 +49,8 @@ pub fn run(args: ReplayArgs) -> ExitCode {
             continue;
         };
         printer.begin_file(&name);
-        let error = replay_one(reader, limits, &name, &mut printer, &mut run, &shown);
+        let keep = args.out.max_timeline_messages;
+        let error = replay_one(reader, limits, keep, &name, &mut printer, &mut run, &shown);
         if let Some(e) = &error {
             eprintln!("mcp-verdict: {name}: {e}");
             unusable = true;
@@ -129,7 +130,7 @@ fn replay_streamed(
 }
 
 /// Says when tool annotations were forgotten past `--max-tools` (their calls got the advice of
-/// an unknown tool).
+/// an unknown tool), and when verdicts left server requests out.
 fn warn_forgotten(name: &str, stats: &replay::ReplayStats, limits: Limits) {
     if stats.tools_forgotten > 0 {
         eprintln!(
@@ -137,6 +138,7 @@ fn warn_forgotten(name: &str, stats: &replay::ReplayStats, limits: Limits) {
             stats.tools_forgotten, limits.max_tools
         );
     }
+    crate::cli::warn_unlisted(name, stats.server_requests_unlisted, limits);
 }
 
 /// Replays one capture for the reports, keeping every exchange with its timeline in `run`;
@@ -145,6 +147,7 @@ fn warn_forgotten(name: &str, stats: &replay::ReplayStats, limits: Limits) {
 fn replay_one(
     reader: Box<dyn io::Read>,
     limits: Limits,
+    keep: usize,
     name: &str,
     printer: &mut Printer<io::StdoutLock<'static>>,
     run: &mut Run,
@@ -162,7 +165,7 @@ fn replay_one(
         }
         printer.item(name, &item);
     };
-    let result = replay_into_run(reader, limits, name, run, shown, &mut each);
+    let result = replay_into_run(reader, limits, keep, name, run, shown, &mut each);
     match result {
         Err(e) => Some(e.to_string()),
         Ok(_) if judged == 0 && skipped == 0 => Some("no entries: the HAR log is empty".into()),
@@ -181,6 +184,7 @@ fn replay_one(
 fn replay_into_run(
     reader: impl io::Read,
     limits: Limits,
+    keep: usize,
     name: &str,
     run: &mut Run,
     shown: &Redaction,
@@ -190,7 +194,7 @@ fn replay_into_run(
     let mut driver = Driver::new(limits);
     let (mut calls, mut grouped) = (mcp_verdict::Calls::new(), Vec::new());
     let read = har::read_entries(reader, &mut |entry| {
-        let mut seen = TraceObserver::default();
+        let mut seen = TraceObserver::keeping(keep);
         let mut rows = Vec::with_capacity(1);
         replay::judge_entry_rows_with(
             &mut driver,
@@ -206,9 +210,9 @@ fn replay_into_run(
                 Item::Verdict(v) => {
                     calls.add(replay::facts_of(v, &entry), &mut |c| grouped.push(c));
                     let seen = if single {
-                        std::mem::take(&mut seen)
+                        std::mem::replace(&mut seen, TraceObserver::keeping(0))
                     } else {
-                        TraceObserver::default()
+                        TraceObserver::keeping(0)
                     };
                     run.traces
                         .push(Trace::from_entry(name, &entry, (**v).clone(), seen, shown));
@@ -224,5 +228,6 @@ fn replay_into_run(
         .extend(grouped.into_iter().map(|c| (name.to_owned(), c)));
     read.map(|()| replay::ReplayStats {
         tools_forgotten: driver.session().tools_forgotten(),
+        server_requests_unlisted: driver.session().server_requests_unlisted(),
     })
 }

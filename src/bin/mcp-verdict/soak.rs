@@ -199,6 +199,12 @@ pub fn run(args: SoakArgs) -> ExitCode {
     let samples = closed_samples(&samples, &report);
     let mut out = std::io::stdout().lock();
     print_report(&args, &report, &mut out);
+    let shown = mcp_verdict::redact::url(&args.url);
+    crate::cli::warn_unlisted(
+        &shown,
+        client.server_requests_unlisted(),
+        args.limits.limits(),
+    );
     let mut unusable = write_outputs(report_out, metrics_file, &report);
     let broken = broken_thresholds(&args, &report);
     for b in &broken {

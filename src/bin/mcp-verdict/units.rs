@@ -89,7 +89,6 @@ pub fn size(text: &str) -> Result<u64, String> {
 }
 
 /// Shows a size the way [`size`] reads it (the `--help` defaults are written so).
-#[cfg(test)]
 pub fn show_size(n: u64) -> String {
     match n {
         u64::MAX => "unlimited".into(),

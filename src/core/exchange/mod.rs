@@ -17,6 +17,7 @@ use learn::learn;
 use stream::StreamSink;
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use serde_json::Value;
 
@@ -188,6 +189,8 @@ pub struct Exchange {
     pub(crate) spare: Spare,
     /// What the finished exchange taught the session, taken by it.
     pub(crate) learned: Learned,
+    /// Server requests its verdict does not list (past `max_server_requests`).
+    pub(crate) server_requests_unlisted: u64,
 }
 
 #[derive(Debug)]
@@ -243,31 +246,47 @@ struct Track {
     token_text: Option<String>,
     /// A standalone `GET` stream: no response of its own is awaited.
     listen: Option<ExchangeKind>,
-    /// Requests the server sent on the stream.
-    server_requests: Vec<ServerRequest>,
+    /// Requests the server sent on the stream: the last `max_server_requests`.
+    server_requests: VecDeque<ServerRequest>,
+    max_server_requests: usize,
+    /// Server requests no longer listed (the oldest go first).
+    unlisted: u64,
 }
 
 impl Track {
-    fn new(max_events: u64, token_text: Option<String>, listen: Option<ExchangeKind>) -> Self {
+    fn new(limits: &Limits, token_text: Option<String>, listen: Option<ExchangeKind>) -> Self {
         let mut track = Track::default();
-        track.reset(max_events, token_text, listen);
+        track.reset(limits, token_text, listen);
         track
     }
 
     /// Makes this track new, keeping its vector's memory: the one list of a new track's
     /// fields.
-    fn reset(&mut self, max_events: u64, token_text: Option<String>, listen: Option<ExchangeKind>) {
+    fn reset(&mut self, limits: &Limits, token_text: Option<String>, listen: Option<ExchangeKind>) {
         self.event_count = 0;
         self.terminal = None;
         self.parse_failed = false;
         self.foreign_seen = false;
         self.retry_ms = None;
         self.last_progress = None;
-        self.max_events = max_events;
+        self.max_events = limits.max_events;
         self.too_many = false;
         self.token_text = token_text;
         self.listen = listen;
         self.server_requests.clear();
+        self.max_server_requests = limits.max_server_requests;
+        self.unlisted = 0;
+    }
+
+    /// Lists a server request, the oldest one giving way past `max_server_requests`.
+    fn list(&mut self, request: ServerRequest) {
+        if self.server_requests.len() >= self.max_server_requests {
+            self.unlisted += 1;
+            if self.server_requests.pop_front().is_none() {
+                return; // none listed at all
+            }
+        }
+        self.server_requests.push_back(request);
     }
 }
 
@@ -322,6 +341,7 @@ impl Exchange {
             finished: false,
             spare,
             learned: Learned::default(),
+            server_requests_unlisted: 0,
         }
     }
 
@@ -392,18 +412,18 @@ impl Exchange {
         self.body =
             if ok && media == Media::Sse && (self.req.expects_response() || listen.is_some()) {
                 let max_event_bytes = self.setup.limits.max_event_bytes;
-                let max_events = self.setup.limits.max_events;
+                let limits = &self.setup.limits;
                 let token_text = self.req.progress_token().map(Value::to_string);
                 Body::Stream(match self.spare.stream.take() {
                     // Reset field by field: a whole new state moved in costs a copy of it.
                     Some(mut stream) => {
                         stream.framer.reset(max_event_bytes);
-                        stream.track.reset(max_events, token_text, listen);
+                        stream.track.reset(limits, token_text, listen);
                         stream
                     }
                     None => Box::new(Stream {
                         framer: SseFramer::new(max_event_bytes),
-                        track: Track::new(max_events, token_text, listen),
+                        track: Track::new(limits, token_text, listen),
                     }),
                 })
             } else {
@@ -678,7 +698,8 @@ impl Exchange {
             return Outcome::UnexpectedContentType;
         };
         v.event_count = Some(stream.track.event_count);
-        v.server_requests = std::mem::take(&mut stream.track.server_requests);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests).into();
+        self.server_requests_unlisted = stream.track.unlisted;
         if self.setup.version.has_resumption()
             && let Some(last) = stream.framer.last_event_id()
         {

@@ -28,7 +28,8 @@ impl Exchange {
     ) -> Outcome {
         // A body the capture did not keep has no event count: unknown, not zero.
         v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
-        v.server_requests = std::mem::take(&mut stream.track.server_requests);
+        v.server_requests = std::mem::take(&mut stream.track.server_requests).into();
+        self.server_requests_unlisted = stream.track.unlisted;
         let last_id = stream
             .framer
             .last_event_id()
@@ -289,7 +290,7 @@ impl StreamSink<'_> {
         match env.kind() {
             Kind::Request => {
                 if let Some(id) = env.id.and_then(|i| serde_json::from_str(i.get()).ok()) {
-                    self.stream.server_requests.push(ServerRequest {
+                    self.stream.list(ServerRequest {
                         method: env.method.unwrap_or("").to_owned(),
                         id,
                     });

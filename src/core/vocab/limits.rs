@@ -20,6 +20,11 @@ pub struct Limits {
     /// it the oldest is forgotten: a call to a forgotten tool gets the advice of an unknown one
     /// (not known to be idempotent). Default 4096.
     pub max_tools: usize,
+    /// Server requests a verdict lists per stream: the most recent ones; older ones are only
+    /// counted ([`Session::server_requests_unlisted`](crate::Session::server_requests_unlisted)),
+    /// so an endless stream of them cannot grow the verdict. Default 256, as many as the
+    /// session waits on for answers.
+    pub max_server_requests: usize,
 }
 
 impl Default for Limits {
@@ -29,6 +34,7 @@ impl Default for Limits {
             max_body_bytes: 64 << 20,
             max_events: u64::MAX,
             max_tools: 4096,
+            max_server_requests: 256,
         }
     }
 }

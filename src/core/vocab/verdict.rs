@@ -376,7 +376,8 @@ pub struct Verdict {
     /// `max_body_bytes`, `max_events`); `null` for every other outcome.
     pub limit: Option<LimitKind>,
     /// Requests the server sent on this exchange's SSE stream, in order, each `{"method",
-    /// "id"}`; `[]` when none (and for every non-SSE body).
+    /// "id"}`: the most recent [`Limits::max_server_requests`](crate::Limits::max_server_requests)
+    /// (256) of them; `[]` when none (and for every non-SSE body).
     pub server_requests: Vec<ServerRequest>,
 }
 

@@ -22,12 +22,12 @@ pub struct Arrival {
     pub method: Option<String>,
 }
 
-/// The arrivals of one exchange: at most `keep` (the first ones; later ones are counted only
-/// by the verdict's event count).
+/// The arrivals of one exchange: at most `keep` (the first ones; later ones are only counted).
 #[derive(Debug, Default)]
 pub struct Arrivals {
     list: Vec<Arrival>,
     keep: usize,
+    dropped: u64,
     event_offset: u64,
 }
 
@@ -55,7 +55,14 @@ impl Arrivals {
                 terminal: m.terminal,
                 method: m.method.map(str::to_owned),
             });
+        } else {
+            self.dropped += 1;
         }
+    }
+
+    /// Messages framed past the first `keep` (counted, not kept).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 
     /// What was kept, in arrival order.

@@ -47,6 +47,7 @@ pub struct Proxy {
     path: String,
     recorder: Option<Arc<Recorder>>,
     calls: Option<Arc<CallGrouper>>,
+    shared: Arc<Shared>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -104,12 +105,13 @@ impl ProxyBuilder {
             self.sinks,
             recorder.clone(),
         ));
-        let task = tokio::spawn(server::accept_loop(listener, shared));
+        let task = tokio::spawn(server::accept_loop(listener, shared.clone()));
         Ok(Proxy {
             addr,
             path,
             recorder,
             calls,
+            shared,
             task,
         })
     }
@@ -147,6 +149,12 @@ impl Proxy {
     /// The recording, when [`ProxyBuilder::record`] was asked for.
     pub fn recorder(&self) -> Option<&Recorder> {
         self.recorder.as_deref()
+    }
+
+    /// Server requests the verdicts so far do not list, past
+    /// [`Limits::max_server_requests`](crate::Limits::max_server_requests).
+    pub fn server_requests_unlisted(&self) -> u64 {
+        self.shared.driver().session().server_requests_unlisted()
     }
 }
 

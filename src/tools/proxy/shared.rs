@@ -64,11 +64,8 @@ impl Shared {
         self.driver.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Hands a finished exchange to every sink.
+    /// Hands a finished exchange to every sink (the recorder takes its entry afterwards).
     pub fn emit(&self, record: &ExchangeRecord<'_>) {
-        if let Some(r) = &self.recorder {
-            r.exchange(record);
-        }
         for sink in &self.sinks {
             sink.exchange(record);
         }

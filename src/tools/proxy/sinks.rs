@@ -36,8 +36,10 @@ pub struct ExchangeRecord<'a> {
     /// The exchange as recorded (secrets redacted), when recording.
     pub entry: Option<&'a Entry>,
     /// The server's messages with their arrival times (empty unless
-    /// [`Config::trace_messages`](super::Config::trace_messages) is set).
+    /// [`Config::trace_messages`](super::Config::trace_messages) is set), the first ones.
     pub messages: &'a [super::Arrival],
+    /// Messages framed past `messages` when it was full (counted, not kept).
+    pub messages_dropped: u64,
 }
 
 /// Receives every finished exchange, in the order they finish. Implementations must not block
@@ -134,15 +136,20 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Writes the recording so far as HAR 1.2, entries in forwarding order.
+    /// Writes the recording so far as HAR 1.2, entries in forwarding order (sorted in place:
+    /// a copy would double what the recording holds).
     pub fn write(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut entries = self
-            .entries
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         entries.sort_by_key(|e| e.index);
         har::write(&entries, out)
+    }
+
+    /// Keeps a finished exchange's entry (moved in, not copied).
+    pub(crate) fn keep(&self, entry: Entry) {
+        self.entries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(entry);
     }
 
     /// How many exchanges are recorded.
@@ -159,10 +166,7 @@ impl Recorder {
 impl Sink for Recorder {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
         if let Some(entry) = record.entry {
-            self.entries
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(entry.clone());
+            self.keep(entry.clone());
         }
     }
 }

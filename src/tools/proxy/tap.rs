@@ -237,6 +237,9 @@ impl Tap {
                 }
             }
         }
+        // The recording moves into the recorder after the sinks saw it: a copy would hold its
+        // body twice.
+        let entry = finished.as_mut().and_then(|f| f.entry.take());
         let mut record = ExchangeRecord {
             index: self.index,
             request: None,
@@ -247,19 +250,25 @@ impl Tap {
             request_body: &self.body,
             started: self.wall,
             timings: self.timings,
-            entry: finished.as_ref().and_then(|f| f.entry.as_ref()),
+            entry: entry.as_ref(),
             messages: self.arrivals.as_slice(),
+            messages_dropped: self.arrivals.dropped(),
         };
-        let Some(f) = finished.as_ref().filter(|f| !f.rows.is_empty()) else {
-            self.shared.emit(&record);
-            return;
-        };
-        // One record per row (a batch has one per request id); the entry goes with the first.
-        for (verdict, request) in f.rows.iter().zip(&f.requests) {
-            record.verdict = Some(verdict);
-            record.request = Some(request);
-            self.shared.emit(&record);
-            record.entry = None;
+        match finished.as_ref().filter(|f| !f.rows.is_empty()) {
+            None => self.shared.emit(&record),
+            // One record per row (a batch has one per request id); the entry goes with the
+            // first.
+            Some(f) => {
+                for (verdict, request) in f.rows.iter().zip(&f.requests) {
+                    record.verdict = Some(verdict);
+                    record.request = Some(request);
+                    self.shared.emit(&record);
+                    record.entry = None;
+                }
+            }
+        }
+        if let (Some(recorder), Some(entry)) = (&self.shared.recorder, entry) {
+            recorder.keep(entry);
         }
     }
 }

@@ -445,6 +445,14 @@ fn trace_section(i: usize, t: &Trace) -> String {
     if let Some(session) = &t.session_id {
         let _ = write!(s, "<li>session: <code>{}</code></li>", esc(session));
     }
+    if t.messages_dropped > 0 {
+        let _ = write!(
+            s,
+            "<li>messages: the first {} of {} are drawn (<code>--max-timeline-messages</code>)</li>",
+            t.points.len(),
+            t.points.len() as u64 + t.messages_dropped
+        );
+    }
     for viol in &v.violations {
         let level = match viol.level {
             mcp_verdict::Level::Must => "<span class=\"must\">MUST</span>",

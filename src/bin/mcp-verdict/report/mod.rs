@@ -13,7 +13,7 @@ pub mod otel;
 pub mod proxy;
 mod trace;
 
-pub use trace::{Clock, PointKind, Trace, TraceObserver};
+pub use trace::{Clock, PointKind, TIMELINE_MESSAGES, Trace, TraceObserver};
 
 use mcp_verdict::Call;
 use mcp_verdict::replay::Skipped;

@@ -2,7 +2,7 @@
 //! finishes and keeps what the page needs, written when the proxy stops.
 //!
 //! A proxy runs for days, so memory is bounded: the counts cover every exchange, while only the
-//! last [`KEEP`] judged exchanges (each with at most [`MESSAGES`] timed messages), the last
+//! last [`KEEP`] judged exchanges (each with at most `--max-timeline-messages` timed messages), the last
 //! [`KEEP`] logical calls and the last [`KEEP`] requests that were not judged are kept for the
 //! tables and the timelines.
 
@@ -21,9 +21,6 @@ use super::{Decision, PointKind, Run, Trace};
 
 /// Exchanges kept for the page (the most recent), and requests kept that were not judged.
 pub const KEEP: usize = html::MAX_TIMELINES;
-
-/// Messages kept per exchange with their arrival times (later ones count in the verdict only).
-pub const MESSAGES: usize = 256;
 
 /// What the proxy keeps for the page.
 #[derive(Default)]
@@ -91,7 +88,7 @@ impl ProxyReports {
             config.redaction(),
         )?;
         if reports.is_some() {
-            config.trace_messages = MESSAGES;
+            config.trace_messages = args.max_timeline_messages;
         }
         Ok(reports.map(Arc::new))
     }
@@ -119,6 +116,7 @@ impl ProxyReports {
                 method: a.method.clone(),
             })
             .collect();
+        trace.messages_dropped = record.messages_dropped;
         let took = record.timings.end.unwrap_or_default();
         trace.started = SystemTime::now().checked_sub(took);
         trace.session_id = self.session_of(record);

@@ -94,19 +94,44 @@ pub struct Trace {
     pub end_ms: Option<f64>,
     /// Response body length in bytes.
     pub body_bytes: u64,
-    /// Messages from the server, in order.
+    /// Messages from the server, in order: the first `--max-timeline-messages` of them.
     pub points: Vec<Point>,
+    /// Messages past `points` that were counted, not kept (`--max-timeline-messages`).
+    pub messages_dropped: u64,
     /// When the request was sent (wall clock), when known.
     pub started: Option<SystemTime>,
     /// The request's `Mcp-Session-Id`.
     pub session_id: Option<String>,
 }
 
-/// Collects the messages of one exchange as the core frames them.
-#[derive(Default)]
+/// Messages kept per exchange for its timeline unless `--max-timeline-messages` says otherwise.
+pub const TIMELINE_MESSAGES: usize = 256;
+
+/// Collects the messages of one exchange as the core frames them: the first `keep`, and a
+/// count of the rest, so that an endless stream costs no more than a short one.
 pub struct TraceObserver {
     event_offset: Option<u64>,
     points: Vec<Point>,
+    keep: usize,
+    dropped: u64,
+}
+
+impl Default for TraceObserver {
+    fn default() -> Self {
+        TraceObserver::keeping(TIMELINE_MESSAGES)
+    }
+}
+
+impl TraceObserver {
+    /// Keeps the first `keep` messages.
+    pub fn keeping(keep: usize) -> Self {
+        TraceObserver {
+            event_offset: None,
+            points: Vec::new(),
+            keep,
+            dropped: 0,
+        }
+    }
 }
 
 impl Observer for TraceObserver {
@@ -114,6 +139,10 @@ impl Observer for TraceObserver {
         self.event_offset = Some(event.offset);
     }
     fn on_message(&mut self, m: &Message<'_>) {
+        if self.points.len() >= self.keep {
+            self.dropped += 1;
+            return;
+        }
         self.points.push(Point {
             at_ms: None,
             offset: m.event.and(self.event_offset).unwrap_or(0),
@@ -156,6 +185,7 @@ impl Trace {
             end_ms,
             body_bytes: entry.response_body.len() as u64,
             points: seen.points,
+            messages_dropped: seen.dropped,
             started: None,
             session_id: entry
                 .request_headers
@@ -165,7 +195,8 @@ impl Trace {
     }
 
     /// A live exchange: `arrivals` are the messages' arrival times in framing order (the same
-    /// order the observer saw them when the recorded body was judged again).
+    /// order the observer saw them when the recorded body was judged again; as many as were
+    /// kept, or fewer).
     pub fn live(mut self, timings: &Timings, arrivals: &[Duration]) -> Self {
         self.clock = Clock::Live;
         self.head_ms = timings.head.map(ms).or(self.head_ms);
@@ -191,6 +222,7 @@ impl Trace {
             end_ms: None,
             body_bytes: 0,
             points: Vec::new(),
+            messages_dropped: 0,
             started: None,
             session_id: None,
         }
