@@ -20,13 +20,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::entry::Entry;
-use crate::exchange::{Exchange, Message, Observer, ResponseHead};
+use crate::exchange::{Exchange, Observer, ResponseHead};
 use crate::headers::Known;
 use crate::limits::Limits;
 use crate::redact::Redaction;
 use crate::request::{BodyKind, Request};
 use crate::session::Session;
-use crate::sse::SseEvent;
 use crate::verdict::{End, Verdict};
 
 /// An entry that was not judged, and why.
@@ -204,7 +203,7 @@ impl Driver {
             record_cap: self.record_cap.unwrap_or(0),
             redaction: self.record_cap.map(|_| self.redaction.clone()),
             started: sent.started,
-            server_requests: Vec::new(),
+            noted: 0,
         }
     }
 
@@ -237,11 +236,22 @@ impl Driver {
 
     /// Tells the session about server requests `flight` framed so far on a stream that is still
     /// open, so that the client's answer, sent before the stream ends, finds them waiting (as a
-    /// replay in start order does). Live adapters call it after feeding.
+    /// replay in start order does). Live adapters call it after feeding, when
+    /// [`Flight::has_news`] says so.
     pub fn note(&mut self, flight: &mut Flight) {
-        for (id, method) in flight.server_requests.drain(..) {
-            self.session.server_request_seen(id, method);
+        let Judging::One(exchange) = &flight.judging else {
+            return;
+        };
+        let (framed, Some(listed)) = exchange.server_requests_framed() else {
+            return;
+        };
+        // The newest `framed - noted` of them (past the list's length they were not kept).
+        let new = usize::try_from(framed - flight.noted).unwrap_or(usize::MAX);
+        for request in listed.iter().skip(listed.len().saturating_sub(new)) {
+            self.session
+                .server_request_seen(request.id.clone(), request.method.clone());
         }
+        flight.noted = framed;
     }
 
     /// Ends `flight`: judges it (each request of a batch in turn) and records what it taught.
@@ -373,8 +383,8 @@ pub struct Flight {
     /// The policy the recorded head is shown under (only when recording).
     redaction: Option<Redaction>,
     started: Option<String>,
-    /// Server requests framed since the last [`Driver::note`].
-    server_requests: Vec<(Value, String)>,
+    /// Server requests the session was told about ([`Driver::note`]).
+    noted: u64,
 }
 
 impl Flight {
@@ -426,13 +436,7 @@ impl Flight {
             entry.response_body.extend_from_slice(&chunk[..take]);
         }
         match &mut self.judging {
-            Judging::One(exchange) => {
-                let mut watch = Watch {
-                    inner: observer,
-                    server_requests: &mut self.server_requests,
-                };
-                exchange.feed_with(chunk, &mut watch);
-            }
+            Judging::One(exchange) => exchange.feed_with(chunk, observer),
             Judging::Batch(batch) => {
                 let room = batch.cap.saturating_sub(batch.body.len());
                 batch
@@ -453,24 +457,10 @@ impl Flight {
 
     /// Server requests were framed since the last [`Driver::note`].
     pub fn has_news(&self) -> bool {
-        !self.server_requests.is_empty()
-    }
-}
-
-/// Forwards to the adapter's observer and keeps the server requests framed.
-struct Watch<'a> {
-    inner: &'a mut dyn Observer,
-    server_requests: &'a mut Vec<(Value, String)>,
-}
-
-impl Observer for Watch<'_> {
-    fn on_event(&mut self, event: &SseEvent<'_>) {
-        self.inner.on_event(event);
-    }
-    fn on_message(&mut self, message: &Message<'_>) {
-        self.server_requests
-            .extend(crate::lifecycle::server_request_in(message));
-        self.inner.on_message(message);
+        match &self.judging {
+            Judging::One(exchange) => exchange.server_requests_framed().0 > self.noted,
+            _ => false,
+        }
     }
 }
 

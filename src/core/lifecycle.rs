@@ -11,21 +11,7 @@ use crate::request::Request;
 use crate::rules::Rule;
 use crate::verdict::Verdict;
 use crate::version::ProtocolVersion;
-use crate::vocab::kinds::{ExchangeKind, MessageKind};
-// Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
-
-/// The server request a framed message is (id and method), for a live adapter to tell the
-/// session while the stream is still open ([`crate::session::Session::server_request_seen`]).
-#[cfg(feature = "client")]
-pub(crate) fn server_request_in(m: &crate::exchange::Message<'_>) -> Option<(Value, String)> {
-    if m.kind != MessageKind::Request {
-        return None;
-    }
-    let method = m.method?;
-    let message: Value = serde_json::from_str(m.raw).ok()?;
-    let id = message.get("id").filter(|id| !id.is_null())?;
-    Some((id.clone(), method.to_owned()))
-}
+use crate::vocab::kinds::ExchangeKind;
 
 /// How many server requests are remembered while waiting for the client's answer.
 const PENDING: usize = 256;

@@ -501,6 +501,19 @@ impl Exchange {
         }
     }
 
+    /// How many server requests the stream has framed so far (listed or not), and the listed
+    /// ones, oldest first: a live adapter tells its session about those it has not told yet,
+    /// without watching every message go by.
+    pub(crate) fn server_requests_framed(&self) -> (u64, Option<&VecDeque<ServerRequest>>) {
+        match &self.body {
+            Body::Stream(s) => (
+                s.track.unlisted + s.track.server_requests.len() as u64,
+                Some(&s.track.server_requests),
+            ),
+            _ => (0, None),
+        }
+    }
+
     /// The answer is known: a live reader may stop reading (a proxy keeps reading, to report
     /// anything that trails the final response).
     pub fn is_settled(&self) -> bool {
