@@ -161,14 +161,14 @@ fn anchors(md: &str) -> HashSet<String> {
     seen
 }
 
-/// The line with its code spans (`` `…` ``) removed: a link written inside code is no link.
-fn without_code_spans(line: &str) -> String {
+/// The line with its code spans (`` `…` ``) removed: a link written inside code is no link. A
+/// code span may go on over the next lines of its paragraph: `in_code` carries that over.
+fn without_code_spans(line: &str, in_code: &mut bool) -> String {
     let mut out = String::new();
-    let mut in_code = false;
     for c in line.chars() {
         if c == '`' {
-            in_code = !in_code;
-        } else if !in_code {
+            *in_code = !*in_code;
+        } else if !*in_code {
             out.push(c);
         }
     }
@@ -180,11 +180,13 @@ fn without_code_spans(line: &str) -> String {
 /// outside code.
 fn links(md: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
+    let mut in_code = false;
     for (n, (line, in_fence)) in lines_with_fence_state(md).into_iter().enumerate() {
-        if in_fence {
+        if in_fence || line.trim().is_empty() {
+            in_code = false;
             continue;
         }
-        let line = without_code_spans(line);
+        let line = without_code_spans(line, &mut in_code);
         let mut rest = line.as_str();
         while let Some(i) = rest.find("](") {
             let after = &rest[i + 2..];
@@ -438,8 +440,8 @@ fn broken_links_are_found_and_code_is_not_read_as_links() {
     let dir = root().join("docs");
     let page = "# Page\n\n## Here\n\n[ok](../README.md#quick-start) [self](#here) \
                 [web](https://example.com/x)\n[gone](nowhere.md) [bad anchor](../README.md#no-such)\n\
-                [bad self](#elsewhere) `[code](nowhere.md)`\n\n```sh\n[fenced](nowhere.md)\n```\n\
-                [ref]: missing/page.md\n";
+                [bad self](#elsewhere) `[code](nowhere.md)` and `code over\n[two](nowhere.md) \
+                lines`\n\n```sh\n[fenced](nowhere.md)\n```\n[ref]: missing/page.md\n";
     let errors = broken_links(&dir.join("page.md"), page);
     assert_eq!(errors.len(), 4, "{errors:#?}");
     for broken in ["nowhere.md`", "#no-such", "#elsewhere", "missing/page.md"] {
