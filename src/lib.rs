@@ -170,10 +170,15 @@ pub use version::{ProtocolVersion, VersionSource};
 pub use vocab::call::{Call, RetryOrigin};
 pub use vocab::kinds::{BodyKind, ExchangeKind, MessageKind};
 
-/// The README's library example, compiled and run as a doctest.
+/// The Rust blocks of the README, compiled and run as doctests (so none can go stale).
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The library guide's examples (`docs/library.md`), compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+struct LibraryGuideDoctests;
 
 /// Internals exposed to the fuzz targets only (`--features fuzzing`): the envelope's fast scan
 /// and its serde reference, which must agree on every input.

@@ -291,7 +291,7 @@ fn soak_spans_carry_the_session_they_were_sent_in() {
         .iter()
         .map(|s| attrs(&s.attributes)["mcp.session.id"].clone())
         .collect();
-    // One soak run is one session, named by its stand-in (README "Redaction").
+    // One soak run is one session, named by its stand-in (docs/redaction.md).
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert!(sessions.first().unwrap().starts_with("<redacted-"));
 }

@@ -34,7 +34,7 @@ fn rss_kib() -> u64 {
 
 /// Streams held open at once in the many-streams test.
 const STREAMS: usize = 1000;
-/// The bound the README states for the memory of one open SSE stream through the proxy
+/// The bound docs/proxy.md states for the memory of one open SSE stream through the proxy
 /// (measured here with both ends of every connection in the same process).
 const KIB_PER_STREAM: u64 = 64;
 

@@ -1,4 +1,4 @@
-//! The one redaction policy (README "Redaction"), over every output of the binary: a secret in
+//! The one redaction policy (docs/redaction.md), over every output of the binary: a secret in
 //! each named place — `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie` (from the
 //! server), `Mcp-Session-Id` (from the server, and a changed one from a client), headers named
 //! like `X-Api-Key` and `X-Auth-Token`, URL userinfo, a secret query value, and a `-H` with an

@@ -4,7 +4,7 @@
 //! judged by `mcp_verdict::shapes::check` and by the conformance suite's `wire-schema-valid`
 //! logic (`.ci/conformance/oracle.mjs`: ajv with the schemas the suite bundles). Both must agree,
 //! message by message, on whether the message is valid; the deliberate differences listed in
-//! the README ("Conformance") are the only exceptions, each tested by its own predicate below.
+//! docs/conformance.md are the only exceptions, each tested by its own predicate below.
 //!
 //! Needs Node and the installed suite: `.ci/conformance.sh` sets `MCP_VERDICT_CONFORMANCE_HOME`
 //! (the folder with `node_modules/` and the extracted `schemas/`) and `MCP_VERDICT_NODE`. Without
@@ -105,7 +105,7 @@ fn testdata_samples(out: &mut Vec<Sample>) {
     }
 }
 
-/// A deliberate difference (README "Conformance"), or `None` when the two must agree.
+/// A deliberate difference (docs/conformance.md), or `None` when the two must agree.
 fn deliberate(s: &Sample, ours: &[String], theirs: &[String]) -> Option<&'static str> {
     let result_type = s
         .message

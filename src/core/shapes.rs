@@ -6,7 +6,7 @@
 //! Not a JSON Schema engine: the table keeps only what the analyzer reports (required members,
 //! JSON types, `const` and `enum` values, array items, references and unions) and the checker
 //! walks only the members the table names. Formats, numeric and length bounds and
-//! `additionalProperties` are left out (README: "Conformance").
+//! `additionalProperties` are left out (docs/conformance.md).
 //!
 //! Table format, one fact per line: `revision R` starts a revision; `request METHOD DEF RESULT`,
 //! `notification METHOD DEF` and `error CODE DEF` say which definition a message is checked

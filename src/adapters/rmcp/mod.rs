@@ -3,9 +3,9 @@
 //! [`VerdictHttpClient`] implements rmcp's [`StreamableHttpClient`] on top of reqwest, with the
 //! same semantics as rmcp's own reqwest client (session ids, `202` → `Accepted`, auth challenges,
 //! legacy `server/discover` fallback, SSE resumption), and runs every request through the core:
-//! the exact headers and bytes sent become a [`Request`], the head and every body chunk go to an
-//! [`Exchange`], and rmcp's SSE events come from this crate's framer. An rmcp-based agent gets
-//! verdicts by changing only how it builds its transport:
+//! the exact headers and bytes sent become a [`Request`](crate::Request), the head and every body
+//! chunk go to an [`Exchange`](crate::Exchange), and rmcp's SSE events come from this crate's
+//! framer. An rmcp-based agent gets verdicts by changing only how it builds its transport:
 //!
 //! ```no_run
 //! use mcp_verdict::adapters::rmcp::VerdictHttpClient;
@@ -126,7 +126,7 @@ fn rmcp_limits() -> Limits {
 }
 
 /// rmcp's [`StreamableHttpClient`] over reqwest, judging every POST, GET and DELETE. Cheap to
-/// clone (rmcp clones it per request); clones share one [`Session`] and one sink.
+/// clone (rmcp clones it per request); clones share one [`Session`](crate::Session) and one sink.
 #[derive(Clone)]
 pub struct VerdictHttpClient {
     http: reqwest::Client,

@@ -409,7 +409,7 @@ pub(crate) struct OutputArgs {
     pub(crate) color: ColorArg,
 }
 
-/// `--no-redact`: the one switch of the one redaction policy (README "Redaction"), on every
+/// `--no-redact`: the one switch of the one redaction policy (docs/redaction.md), on every
 /// command that shows what was sent or received.
 #[derive(clap::Args)]
 pub(crate) struct RedactArgs {

@@ -938,7 +938,7 @@ fn judge_terminal(
 }
 
 /// Checks a message against the revision's schema ([`crate::shapes`]): violations only, the
-/// outcome stays as the layers decided it (README: "Conformance").
+/// outcome stays as the layers decided it (docs/conformance.md).
 pub(super) fn check_shape(
     env: &Envelope<'_>,
     request_method: Option<&str>,

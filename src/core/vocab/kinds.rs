@@ -3,7 +3,7 @@
 //! [`MessageKind`] from an envelope in `jsonrpc.rs`), so that this file imports nothing.
 
 wire_names! {
-    /// What one entry is, from the client's side. One table, so that verdicts, calls, the README
+    /// What one entry is, from the client's side. One table, so that verdicts, calls, the docs
     /// and `mcp-verdict rules` use the same words.
     pub enum ExchangeKind {
         /// A POSTed JSON-RPC request (or a batch holding one).

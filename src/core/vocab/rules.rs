@@ -1,6 +1,7 @@
 //! The catalogue of spec rules the analyzer checks, each with a stable id and a level.
 //!
-//! One table, so that the README, the CLI's rule listing and the checks cannot drift apart.
+//! One table, so that the CLI's rule listing (which docs/rules.md points at) and the checks
+//! cannot drift apart.
 
 wire_names! {
     /// Requirement level of a broken rule.

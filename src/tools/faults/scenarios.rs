@@ -1,7 +1,7 @@
 //! The fault scenarios. One table: each entry holds its name, what the server does on its path
 //! (the handler), what the client does after the first call, and the verdicts and calls a correct
 //! analyzer must give, so a name cannot drift from its behaviour and `--list`, the demo, the
-//! tests and the README agree. The entries live in `call_faults.rs` (one `tools/call`
+//! tests and docs/faults.md agree. The entries live in `call_faults.rs` (one `tools/call`
 //! misbehaves) and `session_faults.rs` (the fault needs several exchanges); the types they are
 //! written in are in `vocab.rs`, the reply builders in `replies.rs`.
 

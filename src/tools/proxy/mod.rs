@@ -12,7 +12,7 @@
 //! `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`] (outputs).
 //!
 //! Memory per stream is bounded: hyper's buffers on both connections, one chunk in flight, and
-//! the analysis buffers bounded by [`Limits`](crate::Limits) (see the README for the figure).
+//! the analysis buffers bounded by [`Limits`](crate::Limits) (see docs/proxy.md for the figure).
 
 mod arrivals;
 pub mod calls;
