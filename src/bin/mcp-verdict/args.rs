@@ -29,7 +29,8 @@ use crate::units;
         "  cat capture.har | mcp-verdict replay --format jsonl\n",
         "  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool echo\n",
         "  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16 --timeout 3s\n",
-        "  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict"
+        "  mkdir -p ~/.local/share/bash-completion/completions && mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n",
+        "  mcp-verdict man --dir ~/.local/share/man/man1"
     )
 )]
 pub(crate) struct Cli {
@@ -77,19 +78,25 @@ pub(crate) enum Command {
     Rules(RulesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
-        after_help = "Examples:\n  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict\n  mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish"
+        after_help = "Examples (the directory first: a fresh account has none):\n  mkdir -p ~/.local/share/bash-completion/completions && mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mkdir -p ~/.zfunc && mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict   # with fpath+=(~/.zfunc) before compinit\n  mkdir -p ~/.config/fish/completions && mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish"
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) on standard output; `man soak` for one command's page.
+    /// Print the man page (roff) on standard output; `man soak` for one command's page, `man
+    /// --dir DIR` to write every page (the tool's and each command's) into DIR.
     #[command(
-        after_help = "Examples:\n  mcp-verdict man > /usr/local/share/man/man1/mcp-verdict.1\n  mcp-verdict man soak | man -l -"
+        after_help = "Examples:\n  mcp-verdict man --dir ~/.local/share/man/man1   # creates it; then `man mcp-verdict-soak`\n  mcp-verdict man soak | man -l -"
     )]
     Man {
         /// A command whose page to print (default: the tool's page).
+        #[arg(conflicts_with = "dir")]
         command: Option<String>,
+        /// Write every page into DIR (created if missing): mcp-verdict.1 and one
+        /// mcp-verdict-COMMAND.1 per command.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 

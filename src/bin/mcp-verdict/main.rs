@@ -53,6 +53,9 @@ fn main() -> ExitCode {
         },
         Command::Rules(args) => rules::run(&args.out),
         Command::Completions { shell } => docs::completions::<Cli>(shell),
-        Command::Man { command } => docs::man::<Cli>(command.as_deref()),
+        Command::Man { command, dir } => match dir {
+            Some(dir) => docs::man_dir::<Cli>(&dir),
+            None => docs::man::<Cli>(command.as_deref()),
+        },
     }
 }
