@@ -184,8 +184,8 @@ pub(crate) struct SoakArgs {
     pub(crate) html: Option<PathBuf>,
     /// Export one span per call and the mcp.client.operation.duration histogram as OTLP/HTTP
     /// protobuf to this collector, e.g. http://127.0.0.1:4318.
-    #[cfg(feature = "otel")]
     #[arg(long, value_name = "URL")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
     /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
     #[arg(long, value_name = "FILE.xml")]
@@ -195,6 +195,8 @@ pub(crate) struct SoakArgs {
     /// `none`; never grouped by the traffic heuristic).
     #[arg(long, value_name = "FILE")]
     pub(crate) calls: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) tls: TlsArgs,
     #[command(flatten)]
     pub(crate) out: StyleArgs,
     #[command(flatten)]
@@ -263,8 +265,8 @@ pub(crate) struct ProxyArgs {
     pub(crate) html: Option<PathBuf>,
     /// Export a span per exchange as it finishes and the mcp.client.operation.duration
     /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
-    #[cfg(feature = "otel")]
     #[arg(long, value_name = "URL")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
@@ -325,9 +327,15 @@ pub(crate) struct ProbeArgs {
     /// Call this tool after listing tools.
     #[arg(long, conflicts_with = "all_tools")]
     pub(crate) tool: Option<String>,
-    /// Call every listed tool, with arguments made from its inputSchema (one verdict each).
+    /// Call every listed tool that is safe to call, with arguments made from its inputSchema
+    /// (one verdict each): read-only (readOnlyHint) or declared not destructive
+    /// (destructiveHint: false). The others (destructiveHint: true, or no hint: MCP's default
+    /// is destructive) are listed as skipped, on stderr and in JSON output.
     #[arg(long)]
     pub(crate) all_tools: bool,
+    /// With --all-tools, also call the tools that are or may be destructive.
+    #[arg(long, requires = "all_tools")]
+    pub(crate) include_destructive: bool,
     /// Tool arguments, a JSON object (with --tool).
     #[arg(long, requires = "tool")]
     pub(crate) args: Option<String>,
@@ -336,8 +344,8 @@ pub(crate) struct ProbeArgs {
     pub(crate) headers: Vec<String>,
     /// Export one span per exchange and the mcp.client.operation.duration histogram as
     /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
-    #[cfg(feature = "otel")]
     #[arg(long, value_name = "URL")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(short = 'o', long, value_name = "FILE.har")]
@@ -351,6 +359,8 @@ pub(crate) struct ProbeArgs {
     /// Deadline without any bytes, the wait for the response head included, e.g. 10s.
     #[arg(long, value_parser = units::duration)]
     pub(crate) idle_timeout: Option<Duration>,
+    #[command(flatten)]
+    pub(crate) tls: TlsArgs,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
     #[command(flatten)]
@@ -377,6 +387,19 @@ pub(crate) struct ReplayArgs {
     pub(crate) redact: RedactArgs,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
+}
+
+/// `--insecure` and `--cacert`: for servers whose certificate the platform's roots do not vouch
+/// for (self-signed, a private CA).
+#[derive(clap::Args)]
+pub(crate) struct TlsArgs {
+    /// Also trust the certificates in this PEM file (a private CA, a self-signed server).
+    #[arg(long, value_name = "FILE.pem")]
+    pub(crate) cacert: Option<PathBuf>,
+    /// Accept any server certificate, unchecked (expired, self-signed, another host's): the
+    /// connection is encrypted but not authenticated. For test servers only.
+    #[arg(long)]
+    pub(crate) insecure: bool,
 }
 
 /// `--format` and `--color` of the commands that print no verdict stream (soak, serve-faults,
