@@ -231,6 +231,13 @@ pub(crate) struct ProxyArgs {
     /// No human line per exchange and per call on stderr.
     #[arg(long)]
     pub(crate) quiet: bool,
+    /// human: a line per exchange on stderr and a summary at stop; jsonl: also one verdict per
+    /// line on stdout (the lines of --log). A proxy streams, so there is no one-document json.
+    #[arg(long, value_enum, default_value_t = ProxyFormatArg::Human)]
+    pub(crate) format: ProxyFormatArg,
+    /// Colour of the summary at stop (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub(crate) color: ColorArg,
     /// Largest request head, e.g. 64KiB (larger: 431).
     #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "64KiB")]
     pub(crate) max_head_bytes: usize,
@@ -486,6 +493,15 @@ pub(crate) enum FormatArg {
     Jsonl,
 }
 
+/// `proxy --format`: the proxy streams, so no one-document JSON.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProxyFormatArg {
+    /// Human lines on stderr.
+    Human,
+    /// One verdict per line on stdout.
+    Jsonl,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum OutputFormatArg {
     /// A readable table.
@@ -508,13 +524,15 @@ pub(crate) enum ColorArg {
 impl ColorArg {
     /// Whether to colour standard output.
     pub(crate) fn enabled(self) -> bool {
+        self.enabled_on(io::stdout().is_terminal())
+    }
+
+    /// Whether to colour an output that is (or is not) a terminal.
+    pub(crate) fn enabled_on(self, terminal: bool) -> bool {
         match self {
             ColorArg::Always => true,
             ColorArg::Never => false,
-            ColorArg::Auto => {
-                io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
+            ColorArg::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
     }
 }

@@ -16,6 +16,7 @@ mod faults;
 mod output;
 mod probe;
 mod proxy;
+mod proxy_summary;
 mod replay;
 mod replay_files;
 mod report;
