@@ -717,6 +717,8 @@ fn format_and_color_on_every_command_that_prints_verdicts() {
     .spawn()
     .unwrap();
     let err = BufReader::new(proxy.stderr.take().unwrap());
+    // Killed if the test fails before it stops the proxy.
+    let mut proxy = Reaped(Some(proxy));
     let (first_tx, first) = std::sync::mpsc::channel();
     let drained = std::thread::spawn(move || {
         let mut all = String::new();
@@ -733,6 +735,7 @@ fn format_and_color_on_every_command_that_prints_verdicts() {
     let through = format!("http://127.0.0.1:{port}/mcp");
     let out = run(&["probe", &through, "--tool", "echo"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let proxy = proxy.0.take().unwrap();
     let kill = Command::new("kill")
         .args(["-INT", &proxy.id().to_string()])
         .status()
@@ -753,6 +756,18 @@ fn format_and_color_on_every_command_that_prints_verdicts() {
         err.contains("\x1b[32m") && err.contains("exchanges,") && err.contains("0 incomplete"),
         "the summary at stop, coloured: {err}"
     );
+}
+
+/// A child process killed and reaped on drop unless taken out.
+struct Reaped(Option<Child>);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 // ---- 6. Completions and man pages on a fresh account ---------------------------------------
