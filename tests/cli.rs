@@ -464,7 +464,8 @@ fn connection_failures_say_why_and_urls_get_helpful_errors() {
         "--color",
         "never",
     ]);
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    // No server for the handshake: unusable input (issue 33), with the cause.
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
         text(&out).contains(&format!(
             "the connection failed: connection refused: nothing listens on 127.0.0.1:{port}"

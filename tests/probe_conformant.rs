@@ -96,7 +96,8 @@ async fn serve(mut stream: TcpStream, seen: Seen) -> std::io::Result<()> {
                 "tools": [{"name": "add_numbers", "inputSchema": {"type": "object",
                     "properties": {"a": {"type": "number"}, "b": {"type": "number"},
                                    "unit": {"type": "string", "enum": ["m", "km"]}},
-                    "required": ["a", "b", "unit"]}}]})),
+                    "required": ["a", "b", "unit"]},
+                    "annotations": {"readOnlyHint": true}}]})),
             ),
             Some("tools/call") => (
                 200,
@@ -212,7 +213,8 @@ async fn all_tools_against_the_fault_server_gives_one_verdict_per_tool() {
         ("lookup", "TOOL_SUCCESS"),
         ("progress", "TOOL_SUCCESS"),
         ("fail", "TOOL_ERROR"),
-        ("pay", "TOOL_SUCCESS"),
+        // `pay` (destructiveHint: true) is skipped without --include-destructive
+        // (tests/promises.rs).
         ("test_simple_text", "TOOL_SUCCESS"),
         ("test_error_handling", "TOOL_ERROR"),
     ];

@@ -76,6 +76,13 @@ pub(crate) fn of_error(e: &(dyn StdError + 'static), url: &reqwest::Url) -> Stri
     if looks_like_dns(&lower) {
         return format!("DNS: cannot resolve {host}{through}: {}", last(&chain));
     }
+    if url.scheme() == "https" && lower.contains("invalidcontenttype") {
+        // The reply to the TLS hello was not TLS: most likely an HTTP response.
+        return format!(
+            "TLS with {host}:{port}{through}: the server speaks plain HTTP; did you mean {}?",
+            plain_http(url)
+        );
+    }
     if lower.contains("certificate")
         || lower.contains("tls")
         || lower.contains("handshake")
@@ -100,7 +107,8 @@ pub(crate) fn of_error(e: &(dyn StdError + 'static), url: &reqwest::Url) -> Stri
     );
     if url.scheme() == "https" && closed && !lower.contains("connection closed before message") {
         return format!(
-            "TLS with {host}:{port}{through}: the server closed the connection during the handshake (does it speak plain HTTP?): {}",
+            "TLS with {host}:{port}{through}: the server closed the connection during the handshake; if it speaks plain HTTP, did you mean {}? ({})",
+            plain_http(url),
             last(&chain)
         );
     }
@@ -114,6 +122,14 @@ pub(crate) fn of_error(e: &(dyn StdError + 'static), url: &reqwest::Url) -> Stri
         }
         _ => format!("{host}:{port}{through}: {}", last(&chain)),
     }
+}
+
+/// `url` as `http://`, on the same port (an `https://` URL without one keeps 443), without
+/// userinfo or query (they may carry secrets).
+fn plain_http(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or("?");
+    let port = url.port_or_known_default().unwrap_or(443);
+    format!("http://{host}:{port}{}", url.path())
 }
 
 fn last(chain: &[String]) -> &str {
@@ -147,5 +163,16 @@ mod tests {
         assert!(
             of_io(&dns, "nowhere.invalid", 80).starts_with("DNS: cannot resolve nowhere.invalid")
         );
+    }
+
+    #[test]
+    fn the_plain_http_suggestion_keeps_the_port_and_drops_secrets() {
+        let at = |u: &str| plain_http(&reqwest::Url::parse(u).unwrap());
+        assert_eq!(at("https://example.com/mcp"), "http://example.com:443/mcp");
+        assert_eq!(
+            at("https://user:pw@127.0.0.1:8443/mcp?token=x"),
+            "http://127.0.0.1:8443/mcp"
+        );
+        assert_eq!(at("https://[::1]:9/"), "http://[::1]:9/");
     }
 }

@@ -70,6 +70,16 @@ pub struct ClientBuilder {
     redaction: Redaction,
     http: Option<reqwest::Client>,
     follow_redirects: usize,
+    #[cfg(feature = "tls")]
+    tls: TlsTrust,
+}
+
+/// Which server certificates the built-in client accepts besides the platform's roots.
+#[cfg(feature = "tls")]
+#[derive(Default)]
+struct TlsTrust {
+    roots: Vec<reqwest::Certificate>,
+    accept_invalid_certs: bool,
 }
 
 impl ClientBuilder {
@@ -146,6 +156,26 @@ impl ClientBuilder {
         self
     }
 
+    /// Also trusts these root certificates (a private CA, a self-signed server), beside the
+    /// platform's. Applies to the built-in reqwest client only.
+    #[cfg(feature = "tls")]
+    pub fn root_certificates(
+        mut self,
+        certs: impl IntoIterator<Item = reqwest::Certificate>,
+    ) -> Self {
+        self.tls.roots.extend(certs);
+        self
+    }
+
+    /// Accepts any server certificate without checking it (expired, self-signed, another
+    /// host's): encrypted, not authenticated; for test servers. Applies to the built-in reqwest
+    /// client only.
+    #[cfg(feature = "tls")]
+    pub fn accept_invalid_certs(mut self, accept: bool) -> Self {
+        self.tls.accept_invalid_certs = accept;
+        self
+    }
+
     /// Uses this reqwest client (connection pool, proxies, TLS settings). Its own redirect
     /// policy applies (reqwest's default follows up to 10, forwarding custom headers).
     pub fn http_client(mut self, http: reqwest::Client) -> Self {
@@ -165,16 +195,28 @@ impl ClientBuilder {
         })?;
         let http = match self.http {
             Some(http) => http,
-            None => reqwest::Client::builder()
-                .redirect(redirect_policy(
+            None => {
+                let builder = reqwest::Client::builder().redirect(redirect_policy(
                     &url,
                     self.follow_redirects,
                     self.headers.iter().any(|(n, _)| {
                         Redaction::on().hides_header(n) || self.redaction.hides_header(n)
                     }),
-                ))
-                .build()
-                .map_err(|e| BuildError::Http(e.to_string()))?,
+                ));
+                #[cfg(feature = "tls")]
+                let builder = {
+                    let builder =
+                        builder.tls_danger_accept_invalid_certs(self.tls.accept_invalid_certs);
+                    if self.tls.roots.is_empty() {
+                        builder
+                    } else {
+                        builder.tls_certs_merge(self.tls.roots)
+                    }
+                };
+                builder
+                    .build()
+                    .map_err(|e| BuildError::Http(e.to_string()))?
+            }
         };
         let mut driver = Driver::new(self.limits).redaction(self.redaction);
         if self.recorder.is_some() {
@@ -282,6 +324,8 @@ impl Client {
             redaction: Redaction::on(),
             http: None,
             follow_redirects: 0,
+            #[cfg(feature = "tls")]
+            tls: TlsTrust::default(),
         }
     }
 

@@ -29,7 +29,8 @@ use crate::units;
         "  cat capture.har | mcp-verdict replay --format jsonl\n",
         "  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool echo\n",
         "  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16 --timeout 3s\n",
-        "  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict"
+        "  mkdir -p ~/.local/share/bash-completion/completions && mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n",
+        "  mcp-verdict man --dir ~/.local/share/man/man1"
     )
 )]
 pub(crate) struct Cli {
@@ -77,19 +78,25 @@ pub(crate) enum Command {
     Rules(RulesArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     #[command(
-        after_help = "Examples:\n  mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict\n  mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish"
+        after_help = "Examples (the directory first: a fresh account has none):\n  mkdir -p ~/.local/share/bash-completion/completions && mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n  mkdir -p ~/.zfunc && mcp-verdict completions zsh > ~/.zfunc/_mcp-verdict   # with fpath+=(~/.zfunc) before compinit\n  mkdir -p ~/.config/fish/completions && mcp-verdict completions fish > ~/.config/fish/completions/mcp-verdict.fish"
     )]
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) on standard output; `man soak` for one command's page.
+    /// Print the man page (roff) on standard output; `man soak` for one command's page, `man
+    /// --dir DIR` to write every page (the tool's and each command's) into DIR.
     #[command(
-        after_help = "Examples:\n  mcp-verdict man > /usr/local/share/man/man1/mcp-verdict.1\n  mcp-verdict man soak | man -l -"
+        after_help = "Examples:\n  mcp-verdict man --dir ~/.local/share/man/man1   # creates it; then `man mcp-verdict-soak`\n  mcp-verdict man soak | man -l -"
     )]
     Man {
         /// A command whose page to print (default: the tool's page).
+        #[arg(conflicts_with = "dir")]
         command: Option<String>,
+        /// Write every page into DIR (created if missing): mcp-verdict.1 and one
+        /// mcp-verdict-COMMAND.1 per command.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -177,8 +184,8 @@ pub(crate) struct SoakArgs {
     pub(crate) html: Option<PathBuf>,
     /// Export one span per call and the mcp.client.operation.duration histogram as OTLP/HTTP
     /// protobuf to this collector, e.g. http://127.0.0.1:4318.
-    #[cfg(feature = "otel")]
     #[arg(long, value_name = "URL")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
     /// Write JUnit XML (one test case per gate: complete calls and each threshold) to FILE.
     #[arg(long, value_name = "FILE.xml")]
@@ -188,6 +195,8 @@ pub(crate) struct SoakArgs {
     /// `none`; never grouped by the traffic heuristic).
     #[arg(long, value_name = "FILE")]
     pub(crate) calls: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) tls: TlsArgs,
     #[command(flatten)]
     pub(crate) out: StyleArgs,
     #[command(flatten)]
@@ -222,6 +231,13 @@ pub(crate) struct ProxyArgs {
     /// No human line per exchange and per call on stderr.
     #[arg(long)]
     pub(crate) quiet: bool,
+    /// human: a line per exchange on stderr and a summary at stop; jsonl: also one verdict per
+    /// line on stdout (the lines of --log). A proxy streams, so there is no one-document json.
+    #[arg(long, value_enum, default_value_t = ProxyFormatArg::Human)]
+    pub(crate) format: ProxyFormatArg,
+    /// Colour of the summary at stop (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub(crate) color: ColorArg,
     /// Largest request head, e.g. 64KiB (larger: 431).
     #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "64KiB")]
     pub(crate) max_head_bytes: usize,
@@ -260,8 +276,8 @@ pub(crate) struct ProxyArgs {
     pub(crate) max_timeline_messages: usize,
     /// Export a span per exchange as it finishes and the mcp.client.operation.duration
     /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
-    #[cfg(feature = "otel")]
     #[arg(long, value_name = "URL")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
@@ -322,9 +338,15 @@ pub(crate) struct ProbeArgs {
     /// Call this tool after listing tools.
     #[arg(long, conflicts_with = "all_tools")]
     pub(crate) tool: Option<String>,
-    /// Call every listed tool, with arguments made from its inputSchema (one verdict each).
+    /// Call every listed tool that is safe to call, with arguments made from its inputSchema
+    /// (one verdict each): read-only (readOnlyHint) or declared not destructive
+    /// (destructiveHint: false). The others (destructiveHint: true, or no hint: MCP's default
+    /// is destructive) are listed as skipped, on stderr and in JSON output.
     #[arg(long)]
     pub(crate) all_tools: bool,
+    /// With --all-tools, also call the tools that are or may be destructive.
+    #[arg(long, requires = "all_tools")]
+    pub(crate) include_destructive: bool,
     /// Tool arguments, a JSON object (with --tool).
     #[arg(long, requires = "tool")]
     pub(crate) args: Option<String>,
@@ -333,8 +355,8 @@ pub(crate) struct ProbeArgs {
     pub(crate) headers: Vec<String>,
     /// Export one span per exchange and the mcp.client.operation.duration histogram as
     /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
-    #[cfg(feature = "otel")]
     #[arg(long, value_name = "URL")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
     /// Write what was seen as HAR 1.2 (replay gives the same verdicts).
     #[arg(short = 'o', long, value_name = "FILE.har")]
@@ -352,6 +374,8 @@ pub(crate) struct ProbeArgs {
     /// JUnit, OTLP, the server summary), e.g. 16MiB; stderr names any body cut.
     #[arg(long, value_name = "SIZE", value_parser = units::size, default_value = "16MiB")]
     pub(crate) record_max_body_bytes: u64,
+    #[command(flatten)]
+    pub(crate) tls: TlsArgs,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
     #[command(flatten)]
@@ -378,6 +402,19 @@ pub(crate) struct ReplayArgs {
     pub(crate) redact: RedactArgs,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
+}
+
+/// `--insecure` and `--cacert`: for servers whose certificate the platform's roots do not vouch
+/// for (self-signed, a private CA).
+#[derive(clap::Args)]
+pub(crate) struct TlsArgs {
+    /// Also trust the certificates in this PEM file (a private CA, a self-signed server).
+    #[arg(long, value_name = "FILE.pem")]
+    pub(crate) cacert: Option<PathBuf>,
+    /// Accept any server certificate, unchecked (expired, self-signed, another host's): the
+    /// connection is encrypted but not authenticated. For test servers only.
+    #[arg(long)]
+    pub(crate) insecure: bool,
 }
 
 /// `--format` and `--color` of the commands that print no verdict stream (soak, serve-faults,
@@ -472,6 +509,15 @@ pub(crate) enum FormatArg {
     Jsonl,
 }
 
+/// `proxy --format`: the proxy streams, so no one-document JSON.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProxyFormatArg {
+    /// Human lines on stderr.
+    Human,
+    /// One verdict per line on stdout.
+    Jsonl,
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum OutputFormatArg {
     /// A readable table.
@@ -494,13 +540,15 @@ pub(crate) enum ColorArg {
 impl ColorArg {
     /// Whether to colour standard output.
     pub(crate) fn enabled(self) -> bool {
+        self.enabled_on(io::stdout().is_terminal())
+    }
+
+    /// Whether to colour an output that is (or is not) a terminal.
+    pub(crate) fn enabled_on(self, terminal: bool) -> bool {
         match self {
             ColorArg::Always => true,
             ColorArg::Never => false,
-            ColorArg::Auto => {
-                io::stdout().is_terminal()
-                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
+            ColorArg::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
     }
 }

@@ -15,7 +15,7 @@ use mcp_verdict::adapters::{ClientBuilder, Handshake};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::args::{OutputArgs, OutputFormatArg};
+use crate::args::{OutputArgs, OutputFormatArg, TlsArgs};
 use crate::exit;
 /// Unusable input: the message on stderr, exit 2 (the rule in [`exit`]).
 pub(crate) use crate::exit::unusable as fail;
@@ -73,6 +73,94 @@ pub(crate) fn with_headers(
     Ok(builder)
 }
 
+/// `--cacert` and `--insecure` onto the client. An unreadable file, or one without a PEM
+/// certificate, is unusable input (checked before anything is sent).
+pub(crate) fn with_tls(builder: ClientBuilder, tls: &TlsArgs) -> Result<ClientBuilder, String> {
+    let mut builder = builder.accept_invalid_certs(tls.insecure);
+    if let Some(path) = &tls.cacert {
+        let flag = format!("--cacert {}", path.display());
+        let pem = std::fs::read(path).map_err(|e| format!("{flag}: {e}"))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("{flag}: not a PEM certificate file: {e}"))?;
+        if certs.is_empty() {
+            return Err(format!(
+                "{flag}: no certificate in it (expected PEM: -----BEGIN CERTIFICATE-----)"
+            ));
+        }
+        builder = builder.root_certificates(certs);
+    }
+    Ok(builder)
+}
+
+/// Checks, before any work, that the output `flag` names can be written, without writing it:
+/// an existing file is opened for writing (not truncated), a missing one created and removed
+/// again (so its directory takes files). `-` is standard output. The message names the flag.
+pub(crate) fn check_out(flag: &str, path: &Path) -> Result<(), String> {
+    if path.as_os_str() == "-" {
+        return Ok(());
+    }
+    let cannot = |e: io::Error| format!("{flag} {}: cannot be written: {e}", path.display());
+    if path.is_dir() {
+        return Err(cannot(io::Error::from(io::ErrorKind::IsADirectory)));
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(cannot);
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(cannot)?;
+    let _ = std::fs::remove_file(path);
+    Ok(())
+}
+
+/// Creates the output `flag` names before any work (a bad path fails at once); the message
+/// names the flag.
+pub(crate) fn create_out(flag: &str, path: &Path) -> Result<File, String> {
+    if path.is_dir() {
+        return Err(format!(
+            "{flag} {}: cannot be written: it is a directory",
+            path.display()
+        ));
+    }
+    File::create(path).map_err(|e| format!("{flag} {}: cannot be written: {e}", path.display()))
+}
+
+/// `--otlp` in a build without the `otel` feature: refused, naming the feature, before any work.
+pub(crate) fn otlp_available(otlp: Option<&str>) -> Result<(), String> {
+    match otlp_refusal(otlp.is_some(), cfg!(feature = "otel")) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The refusal of `--otlp` (`asked`) in a build without `otel` (`built`: with it).
+fn otlp_refusal(asked: bool, built: bool) -> Option<String> {
+    (asked && !built).then(|| {
+        "--otlp: this build has no OpenTelemetry export; rebuild with the `otel` feature (on by \
+         default: `cargo install --locked --path .`; with --no-default-features add \
+         `--features otel`)"
+            .to_owned()
+    })
+}
+
+/// Binds the metrics address before any work (in use, or not allowed: exit 2 at once); served
+/// later on the runtime with [`serve_metrics`].
+pub(crate) fn bind_metrics(flag: &str, addr: &str) -> Result<std::net::TcpListener, String> {
+    let at = metrics_addr(addr)?;
+    let listener =
+        std::net::TcpListener::bind(at).map_err(|e| format!("{flag} {at}: cannot listen: {e}"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| format!("{flag} {at}: {e}"))?;
+    Ok(listener)
+}
+
 /// Checks an endpoint URL before any work: a scheme is needed (and suggested when missing).
 pub(crate) fn endpoint(url: &str) -> Result<(), String> {
     match reqwest::Url::parse(url) {
@@ -110,10 +198,8 @@ pub(crate) fn open_out(
     match path {
         None => Ok(None),
         Some(p) if p.as_os_str() == "-" => Ok(Some(Box::new(io::stdout()))),
-        Some(p) => match File::create(p) {
-            Ok(f) => Ok(Some(Box::new(io::BufWriter::new(f)))),
-            Err(e) => Err(format!("{flag} {}: {e}", p.display())),
-        },
+        Some(p) => create_out(flag, p)
+            .map(|f| Some(Box::new(io::BufWriter::new(f)) as Box<dyn io::Write + Send>)),
     }
 }
 
@@ -215,5 +301,45 @@ pub(crate) fn warn_unlisted(name: &str, unlisted: u64, limits: mcp_verdict::Limi
             "mcp-verdict: {name}: {unlisted} server requests not listed in their verdicts past --max-server-requests {} (each lists the most recent of its stream)",
             limits.max_server_requests
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn otlp_without_the_feature_is_refused_naming_it() {
+        let e = otlp_refusal(true, false).expect("refused");
+        assert!(
+            e.starts_with("--otlp:") && e.contains("`otel` feature"),
+            "{e}"
+        );
+        assert_eq!(otlp_refusal(true, true), None);
+        assert_eq!(otlp_refusal(false, false), None);
+    }
+
+    #[test]
+    fn output_checks_name_the_flag_and_leave_files_alone() {
+        let dir =
+            std::env::temp_dir().join(format!("mcp-verdict-check-out-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing").join("x.html");
+        let e = check_out("--html", &missing).unwrap_err();
+        assert!(
+            e.starts_with("--html ") && e.contains("cannot be written"),
+            "{e}"
+        );
+        let e = check_out("--junit", &dir).unwrap_err();
+        assert!(e.starts_with("--junit "), "{e}");
+        let kept = dir.join("kept");
+        std::fs::write(&kept, "old").unwrap();
+        check_out("--html", &kept).unwrap();
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "old");
+        let new = dir.join("new");
+        check_out("--html", &new).unwrap();
+        assert!(!new.exists(), "a check creates nothing");
+        assert!(check_out("--log", Path::new("-")).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -153,6 +153,15 @@ fn run_demo(list: &[Scenario]) -> Result<Vec<demo::Run>, ExitCode> {
 }
 
 pub fn demo(args: DemoArgs) -> ExitCode {
+    // The recordings' directory first: a bad path fails before the run, not after it.
+    if let Some(dir) = &args.record
+        && let Err(e) = std::fs::create_dir_all(dir).and_then(|()| writable_dir(dir))
+    {
+        return fail(format!(
+            "--record {}: cannot be written: {e}",
+            dir.display()
+        ));
+    }
     let runs = match selected(&args.scenarios).and_then(|list| run_demo(&list)) {
         Ok(runs) => runs,
         Err(code) => return code,
@@ -166,12 +175,56 @@ pub fn demo(args: DemoArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
-    let failed = print_runs(&runs, args.out.color.enabled(), args.verbose);
+    let failed = match args.out.format {
+        FormatArg::Human => print_runs(&runs, args.out.color.enabled(), args.verbose),
+        FormatArg::Json | FormatArg::Jsonl => print_runs_json(&runs, args.out.format),
+    };
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     }
+}
+
+/// Whether a file can be created in `dir` (created and removed again).
+fn writable_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    let probe = dir.join(format!(".mcp-verdict-{}", std::process::id()));
+    std::fs::File::create(&probe)?;
+    std::fs::remove_file(probe)
+}
+
+/// One object per scenario: its name, what it expects, what the call got, whether it passed,
+/// the mismatches and every verdict. `json`: one array; `jsonl`: one object per line. Returns
+/// how many failed.
+fn print_runs_json(runs: &[demo::Run], format: FormatArg) -> usize {
+    let objects: Vec<serde_json::Value> = runs
+        .iter()
+        .map(|run| {
+            let got = run.call().map(|v| {
+                serde_json::json!({"outcome": v.outcome, "advice": v.retry.advice, "status": v.status})
+            });
+            serde_json::json!({
+                "scenario": run.scenario.name,
+                "era": run.scenario.era_str(),
+                "tool": run.scenario.tool,
+                "expect": run.scenario.expect,
+                "got": got,
+                "passed": run.passed(),
+                "mismatches": run.mismatches,
+                "verdicts": run.verdicts,
+            })
+        })
+        .collect();
+    let mut out = std::io::stdout().lock();
+    let _ = match format {
+        FormatArg::Json => writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&objects).unwrap_or_default()
+        ),
+        _ => objects.iter().try_for_each(|o| writeln!(out, "{o}")),
+    };
+    runs.iter().filter(|r| !r.passed()).count()
 }
 
 /// Writes each run's exchanges as `dir/<scenario>.har`, creating `dir`.

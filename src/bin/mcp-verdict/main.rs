@@ -16,6 +16,7 @@ mod faults;
 mod output;
 mod probe;
 mod proxy;
+mod proxy_summary;
 mod replay;
 mod replay_files;
 mod report;
@@ -53,6 +54,9 @@ fn main() -> ExitCode {
         },
         Command::Rules(args) => rules::run(&args.out),
         Command::Completions { shell } => docs::completions::<Cli>(shell),
-        Command::Man { command } => docs::man::<Cli>(command.as_deref()),
+        Command::Man { command, dir } => match dir {
+            Some(dir) => docs::man_dir::<Cli>(&dir),
+            None => docs::man::<Cli>(command.as_deref()),
+        },
     }
 }

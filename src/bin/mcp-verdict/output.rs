@@ -32,6 +32,15 @@ pub struct Printer<W: Write> {
     tally: BTreeMap<Outcome, u64>,
     /// The one count of completeness: the summary line and the exit code both read it.
     completeness: Tally,
+    /// `probe --all-tools`: the tools not called (JSON: the file's `skipped_tools`).
+    skipped_tools: Option<Vec<SkippedTool>>,
+}
+
+/// A tool `probe --all-tools` did not call, and why.
+#[derive(Clone, Serialize)]
+pub struct SkippedTool {
+    pub name: String,
+    pub reason: String,
 }
 
 /// Skipped entries listed per file in JSON output; `skipped_total` counts them all.
@@ -65,7 +74,31 @@ impl<W: Write> Printer<W> {
             title: None,
             tally: BTreeMap::new(),
             completeness: Tally::default(),
+            skipped_tools: None,
         }
+    }
+
+    /// The tools `probe --all-tools` left out: a `skipped_tools` array in the file's JSON
+    /// object, a `{"file", "skipped_tool", "reason"}` line each in JSON lines (human output has
+    /// them on stderr, from the caller).
+    pub fn skipped_tools(&mut self, file: &str, tools: &[SkippedTool]) {
+        match self.format {
+            Format::Json => self.skipped_tools = Some(tools.to_vec()),
+            Format::Jsonl => {
+                for t in tools {
+                    let line = serde_json::json!({"file": file, "skipped_tool": t.name, "reason": t.reason});
+                    self.emit(&format!("{line}\n"));
+                }
+            }
+            Format::Human | Format::Silent => {}
+        }
+    }
+
+    /// Counts a verdict for the summary line and the exit code without printing a row (the
+    /// proxy's summary at stop: its rows went out live).
+    pub fn count(&mut self, v: &Verdict) {
+        *self.tally.entry(v.outcome).or_default() += 1;
+        self.completeness.add(v);
     }
 
     /// Writes a whole document (JUnit) to the output.
@@ -247,8 +280,15 @@ impl<W: Write> Printer<W> {
                 let skipped = serde_json::to_string(&self.skipped).unwrap_or_default();
                 let total = self.skipped_total;
                 let error = serde_json::to_string(&error).unwrap_or_default();
+                let tools = match self.skipped_tools.take() {
+                    Some(t) => format!(
+                        ",\"skipped_tools\":{}",
+                        serde_json::to_string(&t).unwrap_or_default()
+                    ),
+                    None => String::new(),
+                };
                 self.emit(&format!(
-                    "\n],\"skipped\":{skipped},\"skipped_total\":{total},\"error\":{error}}}"
+                    "\n],\"skipped\":{skipped},\"skipped_total\":{total}{tools},\"error\":{error}}}"
                 ));
             }
             Format::Jsonl => {

@@ -14,8 +14,11 @@ use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
 use crate::args::{OutputFormatArg, ProbeArgs};
-use crate::cli::{endpoint, exit_code, fail, handshake_of, runtime, tool_args, with_headers};
-use crate::output::Printer;
+use crate::cli::{
+    check_out, create_out, endpoint, exit_code, fail, handshake_of, otlp_available, runtime,
+    tool_args, with_headers, with_tls,
+};
+use crate::output::{Printer, SkippedTool};
 use crate::report::{Run, Trace, TraceObserver};
 use crate::tool_args;
 
@@ -48,7 +51,9 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     };
     let calls = match (&args.tool, args.all_tools) {
         (Some(name), _) => Calls::One(name.clone(), tool_args),
-        (None, true) => Calls::All,
+        (None, true) => Calls::All {
+            include_destructive: args.include_destructive,
+        },
         (None, false) => Calls::None,
     };
     #[cfg(feature = "otel")]
@@ -63,16 +68,33 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         0
     };
     let began = SystemTime::now();
-    let judged = runtime.block_on(session(&client, handshake, calls, keep));
+    let Session {
+        verdicts: judged,
+        no_server,
+        unlisted,
+        skipped,
+    } = runtime.block_on(session(&client, handshake, calls, keep));
+    // Unusable input (exit 2): no server answered the handshake, or the tool is not listed.
+    if no_server && let Some((last, _)) = judged.last() {
+        eprintln!(
+            "mcp-verdict: no server for the handshake: {}",
+            policy.text(&last.retry.reason)
+        );
+    }
+    let refused = no_server || unlisted.is_some();
     // Taken, not copied: the recording holds up to `--record-max-body-bytes` per exchange.
     let recorded = std::mem::take(&mut *recorder.lock().unwrap_or_else(|p| p.into_inner()));
     if args.record.is_some() || args.out.wants_run() || exporting {
         say_cut(&recorded, &args.limits.limits(), args.record_max_body_bytes);
     }
-    let unlisted = client.server_requests_unlisted();
-    crate::cli::warn_unlisted(&policy.url(&args.url), unlisted, args.limits.limits());
+    let requests_unlisted = client.server_requests_unlisted();
+    crate::cli::warn_unlisted(
+        &policy.url(&args.url),
+        requests_unlisted,
+        args.limits.limits(),
+    );
     if args.calls {
-        return print_calls(&args, judged, &recorded, record, &policy);
+        return print_calls(&args, judged, &recorded, record, &policy, refused);
     }
 
     let mut printer = args.out.printer();
@@ -82,8 +104,11 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     }
     let shown_url = policy.url(&args.url).into_owned();
     let verdicts = print_verdicts(&mut printer, &args.url, judged, &recorded, human, &policy);
+    if args.all_tools {
+        printer.skipped_tools(&shown_url, &skipped);
+    }
     printer.end_file(&shown_url, None);
-    let mut unusable = false;
+    let mut unusable = refused;
     if args.out.wants_run() || exporting {
         let judged: Vec<Verdict> = verdicts.iter().map(|(v, _)| v.clone()).collect();
         let calls = mcp_verdict::replay::calls_of(&judged, &recorded);
@@ -123,16 +148,20 @@ pub fn run(args: ProbeArgs) -> ExitCode {
     exit_code(&printer, unusable)
 }
 
-/// The arguments that need checking before any work. The record file is opened here, so a bad
-/// path fails at once.
+/// The arguments that need checking before any work. The record file is opened here, and the
+/// report's path checked, so a bad path fails at once (before anything is sent).
 fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), String> {
     endpoint(&args.url)?;
     let handshake = handshake_of(&args.protocol)?;
     let tool_args = tool_args(args.args.as_deref())?;
+    otlp_available(args.otlp.as_deref())?;
+    if let Some(path) = &args.out.html {
+        check_out("--html", path)?;
+    }
     let record = args
         .record
-        .as_ref()
-        .map(|p| std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display())))
+        .as_deref()
+        .map(|p| create_out("--record", p))
         .transpose()?;
     Ok((handshake, tool_args, record))
 }
@@ -160,7 +189,7 @@ fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Cli
     if args.record.is_some() || args.out.wants_run() || otlp_asked || human || args.calls {
         builder = builder.record(recorder.clone());
     }
-    with_headers(builder, &args.headers)?
+    with_tls(with_headers(builder, &args.headers)?, &args.tls)?
         .build()
         .map_err(|e| format!("bad URL {e}"))
 }
@@ -173,6 +202,7 @@ fn print_calls(
     recorded: &[Entry],
     record: Option<std::fs::File>,
     policy: &Redaction,
+    refused: bool,
 ) -> ExitCode {
     let verdicts: Vec<Verdict> = judged
         .into_iter()
@@ -183,10 +213,11 @@ fn print_calls(
         })
         .collect();
     let calls = mcp_verdict::replay::calls_of(&verdicts, recorded);
-    let unusable = match (record, &args.record) {
-        (Some(file), Some(path)) => !write_har(path, file, recorded),
-        _ => false,
-    };
+    let unusable = refused
+        | match (record, &args.record) {
+            (Some(file), Some(path)) => !write_har(path, file, recorded),
+            _ => false,
+        };
     crate::calls_out::print(&args.out, &policy.url(&args.url), &calls, unusable)
 }
 
@@ -230,8 +261,41 @@ enum Calls {
     None,
     /// `--tool NAME --args JSON`.
     One(String, Value),
-    /// `--all-tools`: every listed tool, arguments from its `inputSchema`.
-    All,
+    /// `--all-tools`: every listed tool that is safe to call (or every one, with
+    /// `--include-destructive`), arguments from its `inputSchema`.
+    All {
+        include_destructive: bool,
+    },
+}
+
+/// What the probe session came to.
+struct Session {
+    /// Every exchange's verdict, in order.
+    verdicts: Vec<(Verdict, Measured)>,
+    /// No exchange of the handshake reached a server (each one `CONNECTION_FAILED`).
+    no_server: bool,
+    /// `--tool NAME` that the (whole) `tools/list` does not list: not called.
+    unlisted: Option<String>,
+    /// `--all-tools`: the tools not called, and why.
+    skipped: Vec<SkippedTool>,
+}
+
+/// Why `--all-tools` does not call `tool` without `--include-destructive`; `None` when its
+/// annotations say it is safe: `readOnlyHint: true`, or `destructiveHint: false`. A tool with
+/// neither is taken at MCP's defaults (`readOnlyHint: false`, `destructiveHint: true`): it may
+/// be destructive, so it is not called either.
+fn destructive(tool: &Value) -> Option<&'static str> {
+    let hint = |name: &str| tool.get("annotations")?.get(name)?.as_bool();
+    if hint("readOnlyHint") == Some(true) {
+        return None;
+    }
+    match hint("destructiveHint") {
+        Some(false) => None,
+        Some(true) => Some("declared destructive (destructiveHint: true)"),
+        None => Some(
+            "may be destructive: not read-only and no destructiveHint (MCP's default is destructive)",
+        ),
+    }
 }
 
 /// How many `tools/list` pages `--all-tools` reads at most.
@@ -252,27 +316,102 @@ fn write_har(path: &std::path::Path, file: std::fs::File, entries: &[har::Entry]
 type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
-/// without live timings (the client runs them as one step); the others are measured, each
-/// with the arrival times of its first `keep` messages.
-async fn session(
-    client: &Client,
-    handshake: Handshake,
-    calls: Calls,
-    keep: usize,
-) -> Vec<(Verdict, Measured)> {
+/// without live timings (the client runs them as one step); the others are measured.
+async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usize) -> Session {
     let mut verdicts: Vec<(Verdict, Measured)> = client
         .handshake(handshake)
         .await
         .into_iter()
         .map(|v| (v, None))
         .collect();
+    let mut session = Session {
+        no_server: !verdicts.is_empty()
+            && verdicts
+                .iter()
+                .all(|(v, _)| v.outcome == Outcome::ConnectionFailed),
+        verdicts: Vec::new(),
+        unlisted: None,
+        skipped: Vec::new(),
+    };
     if !verdicts
         .last()
         .is_some_and(|(v, _)| v.complete && v.error_code.is_none())
     {
-        return verdicts;
+        session.verdicts = verdicts;
+        return session;
     }
-    let mut tools = Vec::new();
+    let (tools, listed) = list_tools(client, &calls, &mut verdicts, keep).await;
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t.get("name")?.as_str())
+        .collect();
+    let planned: Vec<(String, Value)> = match calls {
+        Calls::None => Vec::new(),
+        Calls::One(name, _) if listed && !names.contains(&name.as_str()) => {
+            // Unusable input (exit 2), as for soak: every call would be a JSON-RPC error.
+            eprintln!(
+                "mcp-verdict: tool {name:?} is not in tools/list (it lists: {}); not called",
+                if names.is_empty() {
+                    "nothing".into()
+                } else {
+                    names.join(", ")
+                }
+            );
+            session.unlisted = Some(name);
+            Vec::new()
+        }
+        Calls::One(name, args) => {
+            if !names.contains(&name.as_str()) {
+                eprintln!(
+                    "mcp-verdict: tools/list could not be read whole; calling {name:?} unchecked"
+                );
+            }
+            vec![(name, args)]
+        }
+        Calls::All {
+            include_destructive,
+        } => {
+            let mut planned = Vec::new();
+            for t in &tools {
+                let Some(name) = t.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                if let Some(why) = destructive(t).filter(|_| !include_destructive) {
+                    eprintln!(
+                        "mcp-verdict: --all-tools: not calling {name:?}: {why}; --include-destructive calls it"
+                    );
+                    session.skipped.push(SkippedTool {
+                        name: name.to_owned(),
+                        reason: why.to_owned(),
+                    });
+                    continue;
+                }
+                let schema = t.get("inputSchema").unwrap_or(&Value::Null);
+                planned.push((name.to_owned(), tool_args::arguments_for(schema)));
+            }
+            planned
+        }
+    };
+    for (i, (name, args)) in planned.into_iter().enumerate() {
+        // A progress token, so servers that report progress do (and the stream shows it).
+        let token = format!("probe-{}", i + 1);
+        let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
+        verdicts.push(measured(client, "tools/call", params, keep).await.0);
+    }
+    session.verdicts = verdicts;
+    session
+}
+
+/// Reads `tools/list`, each page's verdict into `verdicts`: the first page only, unless
+/// `--all-tools` (every page) or `--tool` (until the tool is found). Returns the tools and
+/// whether the list was read to its end (so that a missing tool is known to be missing).
+async fn list_tools(
+    client: &Client,
+    calls: &Calls,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+    keep: usize,
+) -> (Vec<Value>, bool) {
+    let mut tools: Vec<Value> = Vec::new();
     let mut cursor: Option<Value> = None;
     for _ in 0..MAX_LIST_PAGES {
         let params = match cursor.take() {
@@ -282,53 +421,25 @@ async fn session(
         let (verdict, answer) = measured(client, "tools/list", params, keep).await;
         verdicts.push(verdict);
         let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
-            break;
+            return (tools, false);
         };
         if let Some(list) = result.get("tools").and_then(Value::as_array) {
             tools.extend(list.iter().cloned());
         }
-        // Only --all-tools needs every page.
-        match result.get("nextCursor") {
-            Some(c) if matches!(calls, Calls::All) && !c.is_null() => cursor = Some(c.clone()),
-            _ => break,
-        }
-    }
-    let planned: Vec<(String, Value)> = match calls {
-        Calls::None => Vec::new(),
-        Calls::One(name, args) => {
-            // Said before the call (which is made all the same: the server's answer is the point).
-            let names: Vec<&str> = tools
+        let more = match calls {
+            Calls::None => false,
+            Calls::One(name, _) => !tools
                 .iter()
-                .filter_map(|t| t.get("name")?.as_str())
-                .collect();
-            if !names.contains(&name.as_str()) {
-                eprintln!(
-                    "mcp-verdict: tool {name:?} is not in tools/list (it lists: {}); calling it anyway",
-                    if names.is_empty() {
-                        "nothing".into()
-                    } else {
-                        names.join(", ")
-                    }
-                );
-            }
-            vec![(name, args)]
+                .any(|t| t.get("name").and_then(Value::as_str) == Some(name)),
+            Calls::All { .. } => true,
+        };
+        match result.get("nextCursor") {
+            Some(c) if !c.is_null() && more => cursor = Some(c.clone()),
+            Some(c) if !c.is_null() => return (tools, false),
+            _ => return (tools, true),
         }
-        Calls::All => tools
-            .iter()
-            .filter_map(|t| {
-                let name = t.get("name")?.as_str()?.to_owned();
-                let schema = t.get("inputSchema").unwrap_or(&Value::Null);
-                Some((name, tool_args::arguments_for(schema)))
-            })
-            .collect(),
-    };
-    for (i, (name, args)) in planned.into_iter().enumerate() {
-        // A progress token, so servers that report progress do (and the stream shows it).
-        let token = format!("probe-{}", i + 1);
-        let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
-        verdicts.push(measured(client, "tools/call", params, keep).await.0);
     }
-    verdicts
+    (tools, false)
 }
 
 /// One request, with the arrival times (from just before sending) of its first `keep` server
@@ -390,28 +501,6 @@ fn traces(
             trace
         })
         .collect()
-}
-
-/// Says on stderr which recorded bodies were cut: the recording keeps
-/// `min(record_max_body_bytes, max_body_bytes) + 1` bytes of each, so one recorded at that
-/// length went on past it (and its replay judges the part that was kept).
-fn say_cut(recorded: &[Entry], limits: &mcp_verdict::Limits, record_max: u64) {
-    let kept = limits.max_body_bytes.min(record_max).saturating_add(1);
-    for (i, e) in recorded.iter().enumerate() {
-        if e.response_body.len() as u64 == kept {
-            let flag = if record_max < limits.max_body_bytes {
-                "--record-max-body-bytes"
-            } else {
-                "--max-body-bytes"
-            };
-            eprintln!(
-                "mcp-verdict: exchange {i} ({}): body longer than {}; the recording keeps its first {} and one byte more ({flag}), and replay judges that",
-                method_of(e).as_deref().unwrap_or(&e.method),
-                crate::units::show_size(kept - 1),
-                crate::units::show_size(kept - 1),
-            );
-        }
-    }
 }
 
 fn root_path(url: &str) -> bool {
@@ -495,4 +584,59 @@ fn tool_error_text(entries: &[Entry]) -> Option<String> {
         .filter_map(|c| c.get("text").and_then(Value::as_str))
         .collect();
     (!texts.is_empty()).then(|| texts.join(" / "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--all-tools` calls a tool only when its annotations say it is safe; no annotations is
+    /// MCP's default: destructive.
+    #[test]
+    fn only_read_only_or_non_destructive_tools_are_safe() {
+        let tool = |annotations: Value| json!({"name": "t", "annotations": annotations});
+        assert_eq!(destructive(&tool(json!({"readOnlyHint": true}))), None);
+        assert_eq!(
+            destructive(&tool(
+                json!({"readOnlyHint": true, "destructiveHint": true})
+            )),
+            None,
+            "destructiveHint means nothing on a read-only tool"
+        );
+        assert_eq!(destructive(&tool(json!({"destructiveHint": false}))), None);
+        assert!(
+            destructive(&tool(
+                json!({"readOnlyHint": false, "destructiveHint": true})
+            ))
+            .is_some_and(|w| w.contains("declared destructive"))
+        );
+        assert!(
+            destructive(&tool(json!({"readOnlyHint": false})))
+                .is_some_and(|w| w.contains("MCP's default"))
+        );
+        assert!(destructive(&json!({"name": "bare"})).is_some_and(|w| w.contains("MCP's default")));
+        assert!(destructive(&tool(json!({"readOnlyHint": "yes"}))).is_some());
+    }
+}
+
+/// Says on stderr which recorded bodies were cut: the recording keeps
+/// `min(record_max_body_bytes, max_body_bytes) + 1` bytes of each, so one recorded at that
+/// length went on past it (and its replay judges the part that was kept).
+fn say_cut(recorded: &[Entry], limits: &mcp_verdict::Limits, record_max: u64) {
+    let kept = limits.max_body_bytes.min(record_max).saturating_add(1);
+    for (i, e) in recorded.iter().enumerate() {
+        if e.response_body.len() as u64 == kept {
+            let flag = if record_max < limits.max_body_bytes {
+                "--record-max-body-bytes"
+            } else {
+                "--max-body-bytes"
+            };
+            eprintln!(
+                "mcp-verdict: exchange {i} ({}): body longer than {}; the recording keeps its first {} and one byte more ({flag}), and replay judges that",
+                method_of(e).as_deref().unwrap_or(&e.method),
+                crate::units::show_size(kept - 1),
+                crate::units::show_size(kept - 1),
+            );
+        }
+    }
 }

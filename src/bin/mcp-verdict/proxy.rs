@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use mcp_verdict::proxy::{CallLog, Config, HumanCallLines, HumanLines, JsonLog, Metrics, Proxy};
 
-use crate::args::ProxyArgs;
-use crate::cli::{fail, metrics_addr, open_out, serve_metrics};
+use crate::args::{ProxyArgs, ProxyFormatArg};
+use crate::cli::{create_out, fail, metrics_addr, open_out, otlp_available, serve_metrics};
+use crate::proxy_summary::Summary;
 use crate::report::proxy::ProxyReports;
 
 fn config(args: &ProxyArgs) -> Result<Config, String> {
@@ -42,10 +43,13 @@ struct Prepared {
     metrics_at: Option<std::net::SocketAddr>,
     log: Option<Box<dyn io::Write + Send>>,
     calls: Option<Box<dyn io::Write + Send>>,
+    /// The summary line at stop (not with `--quiet`).
+    summary: Option<Arc<Summary>>,
 }
 
 fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
     let mut config = config(args)?;
+    otlp_available(args.otlp.as_deref())?;
     let reports = ProxyReports::for_args(args, &mut config)?;
     let metrics_at = args
         .metrics_listen
@@ -55,14 +59,20 @@ fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
     let log = open_out("--log", args.log.as_deref())?;
     let calls = open_out("--calls", args.calls.as_deref())?;
     if let Some(path) = &args.record {
-        File::create(path).map_err(|e| format!("--record {}: {e}", path.display()))?;
+        create_out("--record", path)?;
     }
+    let summary = (!args.quiet).then(|| {
+        Arc::new(Summary::new(
+            args.color.enabled_on(io::stderr().is_terminal()),
+        ))
+    });
     Ok(Prepared {
         config,
         reports,
         metrics_at,
         log,
         calls,
+        summary,
     })
 }
 
@@ -76,8 +86,16 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
         .record
         .as_ref()
         .map_or_else(|| "proxy".to_owned(), |p| p.display().to_string());
+    let log_on_stdout = args.log.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if args.format == ProxyFormatArg::Jsonl && !log_on_stdout {
+        let stdout: Box<dyn io::Write + Send> = Box::new(io::stdout());
+        builder = builder.sink(Arc::new(JsonLog::new(stdout, file_label.clone())));
+    }
     if let Some(out) = p.log {
         builder = builder.sink(Arc::new(JsonLog::new(out, file_label)));
+    }
+    if let Some(summary) = p.summary {
+        builder = builder.sink(summary);
     }
     if let Some(out) = p.calls {
         builder = builder.call_sink(Arc::new(CallLog::new(out)));
@@ -149,6 +167,7 @@ pub fn run(args: ProxyArgs) -> ExitCode {
     };
     let config = prepared.config.clone();
     let reports = prepared.reports.clone();
+    let summary = prepared.summary.clone();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -156,20 +175,23 @@ pub fn run(args: ProxyArgs) -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
-    let code = rt.block_on(async move {
+    let (code, served) = rt.block_on(async move {
         let proxy = match build(&args, prepared).await {
             Ok(p) => p,
-            Err(e) => return fail(config.redaction().text(&e)),
+            Err(e) => return (fail(config.redaction().text(&e)), false),
         };
         announce(&proxy, &config);
         stopped().await;
         match stop(&args, &proxy) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => fail(e),
+            Ok(()) => (ExitCode::SUCCESS, true),
+            Err(e) => (fail(e), true),
         }
     });
     // Exchanges still in flight end (cancelled) as the runtime stops, and reach the sinks first.
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    if let Some(summary) = summary.filter(|_| served) {
+        summary.print();
+    }
     match reports {
         Some(r) if r.finish() => ExitCode::from(2),
         _ => code,

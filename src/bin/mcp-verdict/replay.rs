@@ -9,7 +9,7 @@ use mcp_verdict::replay::{self, Item};
 use mcp_verdict::{Driver, Limits, Redaction, har};
 
 use crate::args::ReplayArgs;
-use crate::cli::exit_code;
+use crate::cli::{check_out, exit_code};
 use crate::output::Printer;
 use crate::replay_files::{self, open_capture};
 use crate::report::{Run, Trace, TraceObserver};
@@ -17,6 +17,12 @@ use crate::{calls_out, exit};
 
 /// Judges every MCP exchange of the named captures.
 pub fn run(args: ReplayArgs) -> ExitCode {
+    // The report's path before any capture is read: a bad one fails at once.
+    if let Some(path) = &args.out.html
+        && let Err(e) = check_out("--html", path)
+    {
+        return exit::unusable(e);
+    }
     let (files, mut unusable) = match capture_paths(&args.files) {
         Ok(found) => found,
         Err(code) => return code,

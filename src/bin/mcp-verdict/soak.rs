@@ -13,8 +13,8 @@ use mcp_verdict::soak::{self, Live, MixEntry, Report, SoakConfig, SoakError};
 
 use crate::args::{FormatArg, SoakArgs};
 use crate::cli::{
-    endpoint, fail, handshake_of, metrics_addr, open_out, runtime, serve_metrics, tool_args,
-    with_headers,
+    bind_metrics, check_out, create_out, endpoint, fail, handshake_of, open_out, otlp_available,
+    runtime, serve_metrics, tool_args, with_headers, with_tls,
 };
 use crate::exit;
 use crate::report::html::Sample;
@@ -51,22 +51,19 @@ fn mix_of(args: &SoakArgs) -> Result<Vec<MixEntry>, String> {
 }
 
 /// An output file, created before the run so that a bad path fails before the work.
-fn output_file(path: Option<&PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
-    path.map(|p| {
-        File::create(p)
-            .map(|f| (p.clone(), f))
-            .map_err(|e| format!("{}: {e}", p.display()))
-    })
-    .transpose()
+fn output_file(flag: &str, path: Option<&PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
+    path.map(|p| create_out(flag, p).map(|f| (p.clone(), f)))
+        .transpose()
 }
 
 /// What the run needs, checked before any work: a bad argument or path fails first.
 struct Setup {
     client: Client,
     config: SoakConfig,
-    listen: Option<std::net::SocketAddr>,
+    listen: Option<std::net::TcpListener>,
     report_out: Option<(PathBuf, File)>,
     metrics_file: Option<(PathBuf, File)>,
+    calls: Option<Box<dyn Write + Send>>,
 }
 
 fn setup(args: &SoakArgs) -> Result<Setup, String> {
@@ -76,13 +73,22 @@ fn setup(args: &SoakArgs) -> Result<Setup, String> {
     if let Some(r) = args.rate {
         check_rate(r)?;
     }
+    otlp_available(args.otlp.as_deref())?;
+    // Every output before anything is sent: a bad path fails in a second, not after the run.
+    if let Some(path) = &args.html {
+        check_out("--html", path)?;
+    }
+    if let Some(path) = &args.junit {
+        check_out("--junit", path)?;
+    }
+    let report_out = output_file("--report-out", args.report_out.as_ref())?;
+    let metrics_file = output_file("--metrics-file", args.metrics_file.as_ref())?;
+    let calls = open_out("--calls", args.calls.as_deref())?;
     let listen = args
         .metrics_listen
         .as_deref()
-        .map(metrics_addr)
+        .map(|a| bind_metrics("--metrics-listen", a))
         .transpose()?;
-    let report_out = output_file(args.report_out.as_ref())?;
-    let metrics_file = output_file(args.metrics_file.as_ref())?;
     let builder = Client::builder(args.url.clone())
         .redaction(args.redact.policy())
         .limits(args.limits.limits())
@@ -90,7 +96,7 @@ fn setup(args: &SoakArgs) -> Result<Setup, String> {
             overall: Some(args.timeout),
             ..Deadlines::default()
         });
-    let client = with_headers(builder, &args.headers)?
+    let client = with_tls(with_headers(builder, &args.headers)?, &args.tls)?
         .build()
         .map_err(|e| format!("bad URL {e}"))?;
     let config = SoakConfig {
@@ -108,6 +114,7 @@ fn setup(args: &SoakArgs) -> Result<Setup, String> {
         listen,
         report_out,
         metrics_file,
+        calls,
     })
 }
 
@@ -136,6 +143,7 @@ pub fn run(args: SoakArgs) -> ExitCode {
         listen,
         report_out,
         metrics_file,
+        calls,
     } = match setup(&args) {
         Ok(s) => s,
         Err(e) => return fail(args.redact.policy().text(&e)),
@@ -162,14 +170,10 @@ pub fn run(args: SoakArgs) -> ExitCode {
         hooks.push(otel_hook(o.clone(), &args.url, policy.clone()));
     }
     let mut prelude = None;
-    match open_out("--calls", args.calls.as_deref()) {
-        Ok(Some(out)) => {
-            let (call, before) = calls_hooks(out);
-            hooks.push(call);
-            prelude = Some(before);
-        }
-        Ok(None) => {}
-        Err(e) => return fail(e),
+    if let Some(out) = calls {
+        let (call, before) = calls_hooks(out);
+        hooks.push(call);
+        prelude = Some(before);
     }
     let live = match hooks.len() {
         0 => Live::default(),
@@ -262,14 +266,13 @@ async fn drive(
     client: &Client,
     config: &SoakConfig,
     live: Arc<Live>,
-    listen: Option<std::net::SocketAddr>,
+    listen: Option<std::net::TcpListener>,
     samples: Option<Arc<Mutex<Vec<Sample>>>>,
 ) -> Result<Result<Report, SoakError>, String> {
     tokio::spawn(on_ctrl_c(live.clone()));
-    if let Some(addr) = listen {
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|e| format!("--metrics-listen {addr}: {e}"))?;
+    if let Some(listener) = listen {
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|e| format!("--metrics-listen: {e}"))?;
         let live = live.clone();
         tokio::spawn(serve_metrics(listener, move || {
             live.snapshot().prometheus()
@@ -429,7 +432,7 @@ async fn progress_bar(live: Arc<Live>) {
 }
 
 pub fn merge(files: &[PathBuf], out: Option<&Path>, json: bool) -> ExitCode {
-    let out = match output_file(out.map(Path::to_path_buf).as_ref()) {
+    let out = match output_file("--report-out", out.map(Path::to_path_buf).as_ref()) {
         Ok(o) => o,
         Err(e) => return fail(e),
     };

@@ -524,7 +524,7 @@ fn fault_tools() -> Value {
         {"name": "progress", "description": "Reports progress, then returns.", "inputSchema": {"type": "object"},
          "annotations": {"readOnlyHint": true}},
         {"name": "fail", "description": "Always fails (isError).", "inputSchema": {"type": "object"},
-         "annotations": {"readOnlyHint": false, "idempotentHint": true}},
+         "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": true}},
         {"name": "pay", "description": "Moves money. Not idempotent.", "inputSchema": {"type": "object"},
          "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false}}
     ])
