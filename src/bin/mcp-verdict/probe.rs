@@ -586,6 +586,28 @@ fn tool_error_text(entries: &[Entry]) -> Option<String> {
     (!texts.is_empty()).then(|| texts.join(" / "))
 }
 
+/// Says on stderr which recorded bodies were cut: the recording keeps
+/// `min(record_max_body_bytes, max_body_bytes) + 1` bytes of each, so one recorded at that
+/// length went on past it (and its replay judges the part that was kept).
+fn say_cut(recorded: &[Entry], limits: &mcp_verdict::Limits, record_max: u64) {
+    let kept = limits.max_body_bytes.min(record_max).saturating_add(1);
+    for (i, e) in recorded.iter().enumerate() {
+        if e.response_body.len() as u64 == kept {
+            let flag = if record_max < limits.max_body_bytes {
+                "--record-max-body-bytes"
+            } else {
+                "--max-body-bytes"
+            };
+            eprintln!(
+                "mcp-verdict: exchange {i} ({}): body longer than {}; the recording keeps its first {} and one byte more ({flag}), and replay judges that",
+                method_of(e).as_deref().unwrap_or(&e.method),
+                crate::units::show_size(kept - 1),
+                crate::units::show_size(kept - 1),
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,27 +638,5 @@ mod tests {
         );
         assert!(destructive(&json!({"name": "bare"})).is_some_and(|w| w.contains("MCP's default")));
         assert!(destructive(&tool(json!({"readOnlyHint": "yes"}))).is_some());
-    }
-}
-
-/// Says on stderr which recorded bodies were cut: the recording keeps
-/// `min(record_max_body_bytes, max_body_bytes) + 1` bytes of each, so one recorded at that
-/// length went on past it (and its replay judges the part that was kept).
-fn say_cut(recorded: &[Entry], limits: &mcp_verdict::Limits, record_max: u64) {
-    let kept = limits.max_body_bytes.min(record_max).saturating_add(1);
-    for (i, e) in recorded.iter().enumerate() {
-        if e.response_body.len() as u64 == kept {
-            let flag = if record_max < limits.max_body_bytes {
-                "--record-max-body-bytes"
-            } else {
-                "--max-body-bytes"
-            };
-            eprintln!(
-                "mcp-verdict: exchange {i} ({}): body longer than {}; the recording keeps its first {} and one byte more ({flag}), and replay judges that",
-                method_of(e).as_deref().unwrap_or(&e.method),
-                crate::units::show_size(kept - 1),
-                crate::units::show_size(kept - 1),
-            );
-        }
     }
 }
