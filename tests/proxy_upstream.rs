@@ -386,3 +386,44 @@ fn a_live_upstream_gets_no_warning() {
     drop(listener);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upstream_silent_past_the_head_timeout_gives_504_with_the_cause() {
+    bounded(async {
+        // Accepts, reads the request, and says nothing until dropped.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let upstream = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let task = tokio::spawn(async move {
+            let Ok((mut stream, _)) = listener.accept().await else {
+                return;
+            };
+            let _ = read_request(&mut stream).await;
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        });
+        let mut config = Config::new(upstream, "127.0.0.1:0".parse().unwrap());
+        config.upstream_head_timeout = Duration::from_millis(300);
+        let seen = Arc::new(ProxyVerdicts::default());
+        let proxy = Proxy::builder(config)
+            .sink(seen.clone())
+            .start()
+            .await
+            .unwrap();
+        let raw = exchange_raw(proxy.addr(), post("/mcp", CALL).as_bytes()).await;
+        let (status, _, body) = parse(&raw);
+        assert_eq!(status, 504, "{raw}");
+        assert_eq!(body["id"], 7);
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("--upstream-head-timeout"), "{message}");
+        let v = verdicts(&seen, 1).await;
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].status, None);
+        assert_eq!(v[0].end, End::Timeout);
+        assert!(
+            v[0].retry.reason.contains("--upstream-head-timeout"),
+            "{}",
+            v[0].retry.reason
+        );
+        task.abort();
+    })
+    .await;
+}
