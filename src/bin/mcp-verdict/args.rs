@@ -392,6 +392,10 @@ pub(crate) struct OutputArgs {
     /// Also write a self-contained HTML report (summary, sortable table, timelines) to FILE.
     #[arg(long, value_name = "FILE.html")]
     pub(crate) html: Option<PathBuf>,
+    /// Also write JUnit XML (one test case per exchange) to FILE, whatever --format prints
+    /// (the GitHub Action: --format markdown for the job summary, --junit for the test report).
+    #[arg(long, value_name = "FILE.xml")]
+    pub(crate) junit: Option<PathBuf>,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub(crate) color: ColorArg,
@@ -466,6 +470,8 @@ pub(crate) enum OutputFormatArg {
     Jsonl,
     /// JUnit XML: one test case per exchange, failures for incomplete ones.
     Junit,
+    /// Markdown: one table per file (failures first) and a summary line, for CI job summaries.
+    Markdown,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

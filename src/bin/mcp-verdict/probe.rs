@@ -116,6 +116,7 @@ fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), 
     endpoint(&args.url)?;
     let handshake = handshake_of(&args.protocol)?;
     let tool_args = tool_args(args.args.as_deref())?;
+    args.out.create_junit()?;
     let record = args
         .record
         .as_ref()

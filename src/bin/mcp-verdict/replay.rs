@@ -17,6 +17,9 @@ use crate::{calls_out, exit};
 
 /// Judges every MCP exchange of the named captures.
 pub fn run(args: ReplayArgs) -> ExitCode {
+    if let Err(e) = args.out.create_junit() {
+        return exit::unusable(e);
+    }
     let (files, mut unusable) = match capture_paths(&args.files) {
         Ok(found) => found,
         Err(code) => return code,
