@@ -12,6 +12,9 @@
 #   3. the proxy bench (`cargo bench --bench proxy`) in each, alternately, ROUNDS times: its
 #      proxied/direct req/s ratio (which normalizes load drift within each run) and the proxy
 #      thread's CPU per request. SKIP_PROXY=1 leaves it out.
+# Instruction counts need no symbols, so the release builds serve. To see where the
+# instructions go (callgrind_annotate, perf report), build with `--profile profiling` instead:
+# the release build with line tables and symbols, in target/profiling/ (docs/building.md).
 # Usage: benches/before_after.sh BEFORE_DIR AFTER_DIR [rounds]
 set -euo pipefail
 A=$(cd "$1" && pwd); B=$(cd "$2" && pwd); ROUNDS=${3:-5}

@@ -1,7 +1,7 @@
 //! Live adapters: the only code that touches tokio, futures and reqwest. The core stays sans-IO.
 
 pub mod body;
-mod cause;
+pub(crate) mod cause;
 pub mod client;
 #[cfg(feature = "tools")]
 pub mod h1;

@@ -441,6 +441,10 @@ pub(crate) struct OutputArgs {
     /// counts the rest.
     #[arg(long, value_name = "N", default_value_t = crate::report::TIMELINE_MESSAGES)]
     pub(crate) max_timeline_messages: usize,
+    /// Also write JUnit XML (one test case per exchange) to FILE, whatever --format prints
+    /// (the GitHub Action: --format markdown for the job summary, --junit for the test report).
+    #[arg(long, value_name = "FILE.xml")]
+    pub(crate) junit: Option<PathBuf>,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
     pub(crate) color: ColorArg,
@@ -528,6 +532,8 @@ pub(crate) enum OutputFormatArg {
     Jsonl,
     /// JUnit XML: one test case per exchange, failures for incomplete ones.
     Junit,
+    /// Markdown: one table per file (failures first) and a summary line, for CI job summaries.
+    Markdown,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

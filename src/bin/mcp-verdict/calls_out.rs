@@ -30,11 +30,17 @@ impl CallPrinter<io::StdoutLock<'static>> {
             OutputFormatArg::Human => FormatArg::Human,
             OutputFormatArg::Json => FormatArg::Json,
             OutputFormatArg::Jsonl => FormatArg::Jsonl,
-            OutputFormatArg::Junit => {
-                eprintln!("mcp-verdict: --calls prints human, json or jsonl, not junit");
+            OutputFormatArg::Junit | OutputFormatArg::Markdown => {
+                eprintln!(
+                    "mcp-verdict: --calls prints human, json or jsonl, not junit or markdown"
+                );
                 return None;
             }
         };
+        if out.junit.is_some() {
+            eprintln!("mcp-verdict: --calls does not write --junit reports (they show exchanges)");
+            return None;
+        }
         if out.html.is_some() {
             eprintln!("mcp-verdict: --calls does not write --html reports (they show exchanges)");
             return None;

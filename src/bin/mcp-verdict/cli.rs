@@ -248,17 +248,29 @@ impl OutputArgs {
             OutputFormatArg::Json => Format::Json,
             OutputFormatArg::Jsonl => Format::Jsonl,
             OutputFormatArg::Junit => Format::Silent,
+            OutputFormatArg::Markdown => Format::Markdown,
         };
         Printer::new(stdout.lock(), format, color)
     }
 
-    /// Whether a report needs the whole run (traces) kept.
-    pub(crate) fn wants_run(&self) -> bool {
-        self.html.is_some() || self.format == OutputFormatArg::Junit
+    /// Creates the `--junit` file now, so that a path that cannot be written fails before any
+    /// work (it is written at the end of the run).
+    pub(crate) fn create_junit(&self) -> Result<(), String> {
+        match &self.junit {
+            Some(p) => File::create(p)
+                .map(drop)
+                .map_err(|e| format!("--junit {}: {e}", p.display())),
+            None => Ok(()),
+        }
     }
 
-    /// Writes `--html` and, for `--format junit`, the JUnit document to the output. Returns
-    /// whether a file could not be written.
+    /// Whether a report needs the whole run (traces) kept.
+    pub(crate) fn wants_run(&self) -> bool {
+        self.html.is_some() || self.junit.is_some() || self.format == OutputFormatArg::Junit
+    }
+
+    /// Writes `--html`, `--junit FILE` and, for `--format junit`, the JUnit document to the
+    /// output. Returns whether a file could not be written.
     pub(crate) fn write_reports<W: Write>(
         &self,
         printer: &mut Printer<W>,
@@ -274,6 +286,9 @@ impl OutputArgs {
             if failed {
                 decision = Decision::of(true, all_complete, incomplete);
             }
+        }
+        if let Some(path) = &self.junit {
+            failed |= report::write_file(path, &report::junit::exchanges(run, &decision));
         }
         if self.format == OutputFormatArg::Junit {
             printer.document(&report::junit::exchanges(run, &decision));

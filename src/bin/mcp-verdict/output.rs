@@ -1,4 +1,5 @@
-//! Rendering verdicts: a readable table, one JSON document, or JSON lines.
+//! Rendering verdicts: a readable table, one JSON document, JSON lines, or markdown (one table
+//! per file, failures first: the CI job summary, its shape in docs/ci.md).
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -12,6 +13,8 @@ pub enum Format {
     Human,
     Json,
     Jsonl,
+    /// One markdown table per file, failures first, and a summary line (docs/ci.md).
+    Markdown,
     /// Nothing per verdict: the caller writes a whole document at the end (JUnit).
     Silent,
 }
@@ -34,6 +37,25 @@ pub struct Printer<W: Write> {
     completeness: Tally,
     /// `probe --all-tools`: the tools not called (JSON: the file's `skipped_tools`).
     skipped_tools: Option<Vec<SkippedTool>>,
+    /// Markdown: the rows of the file being read, written at its end (failures first).
+    md: MdFile,
+}
+
+/// Rows of a markdown table shown per file at most; past them a line counts the rest (a job
+/// summary holds 1 MiB). Failures come first, so they are the last to be left out.
+pub(crate) const MD_ROWS: usize = 500;
+
+/// One file's markdown rows, by group: failures, refused discovery probes, complete ones.
+#[derive(Default)]
+struct MdFile {
+    failures: Vec<String>,
+    probes: Vec<String>,
+    complete: Vec<String>,
+    /// Rows judged in this file, and how many were incomplete (forgiven probes aside).
+    total: u64,
+    incomplete: u64,
+    /// Rows past [`MD_ROWS`] in each group.
+    hidden: [u64; 3],
 }
 
 /// A tool `probe --all-tools` did not call, and why.
@@ -75,6 +97,7 @@ impl<W: Write> Printer<W> {
             tally: BTreeMap::new(),
             completeness: Tally::default(),
             skipped_tools: None,
+            md: MdFile::default(),
         }
     }
 
@@ -90,7 +113,7 @@ impl<W: Write> Printer<W> {
                     self.emit(&format!("{line}\n"));
                 }
             }
-            Format::Human | Format::Silent => {}
+            Format::Human | Format::Markdown | Format::Silent => {}
         }
     }
 
@@ -164,6 +187,7 @@ impl<W: Write> Printer<W> {
                 let file = serde_json::to_string(name).unwrap_or_default();
                 self.emit(&format!("{sep}{{\"file\":{file},\"verdicts\":["));
             }
+            Format::Markdown => self.md = MdFile::default(),
             Format::Jsonl | Format::Silent => {}
         }
         self.files += 1;
@@ -203,6 +227,7 @@ impl<W: Write> Printer<W> {
                         let text = serde_json::to_string(&**v).unwrap_or_default();
                         self.emit(&format!("{sep}{text}"));
                     }
+                    Format::Markdown => self.md_row(v),
                     Format::Silent => {}
                     Format::Jsonl => {
                         let text =
@@ -297,6 +322,7 @@ impl<W: Write> Printer<W> {
                     self.emit(&format!("{line}\n"));
                 }
             }
+            Format::Markdown => self.md_file(name, error),
             Format::Human | Format::Silent => {}
         }
         if self.format == Format::Human && self.title.take().is_none() {
@@ -313,25 +339,136 @@ impl<W: Write> Printer<W> {
                 self.emit("\n]\n");
             }
             Format::Human => {
-                let tally: Vec<String> =
-                    self.tally.iter().map(|(o, n)| format!("{n} {o}")).collect();
-                let c = &self.completeness;
-                let mut head = format!(
-                    "{} exchanges, {} complete, {} incomplete",
-                    c.total(),
-                    c.total() - c.incomplete() - c.forgiven(),
-                    c.incomplete()
-                );
-                if c.forgiven() > 0 {
-                    head.push_str(&format!(", {} legacy probe", c.forgiven()));
-                }
-                let head = self.paint(if c.all_complete() { GREEN } else { RED }, &head);
-                self.emit(&format!("{head}: {}\n", tally.join(", ")));
+                let (head, tally) = self.summary();
+                let all_complete = self.completeness.all_complete();
+                let head = self.paint(if all_complete { GREEN } else { RED }, &head);
+                self.emit(&format!("{head}: {tally}\n"));
+            }
+            Format::Markdown => {
+                let (head, tally) = self.summary();
+                self.emit(&format!("**{head}**: {tally}\n"));
             }
             Format::Jsonl | Format::Silent => {}
         }
         let _ = self.out.flush();
     }
+}
+
+impl<W: Write> Printer<W> {
+    /// The summary of the run: the head ("N exchanges, C complete, I incomplete") and the
+    /// count per outcome.
+    fn summary(&self) -> (String, String) {
+        let tally: Vec<String> = self.tally.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        let c = &self.completeness;
+        let mut head = format!(
+            "{} exchanges, {} complete, {} incomplete",
+            c.total(),
+            c.total() - c.incomplete() - c.forgiven(),
+            c.incomplete()
+        );
+        if c.forgiven() > 0 {
+            head.push_str(&format!(", {} legacy probe", c.forgiven()));
+        }
+        (head, tally.join(", "))
+    }
+
+    /// Keeps one markdown row of the file being read.
+    fn md_row(&mut self, v: &Verdict) {
+        let probe = is_discovery_refusal(v);
+        let (group, mark) = match (v.complete, probe) {
+            (true, _) => (2, "✅"),
+            (false, true) => (1, "⚠️"),
+            (false, false) => (0, "❌"),
+        };
+        let md = &mut self.md;
+        md.total += 1;
+        md.incomplete += u64::from(group == 0);
+        let rows = match group {
+            0 => &mut md.failures,
+            1 => &mut md.probes,
+            _ => &mut md.complete,
+        };
+        if rows.len() >= MD_ROWS {
+            md.hidden[group] += 1;
+            return;
+        }
+        let mut retry = v.retry.advice.as_str().to_owned();
+        if let Some(ms) = v.retry.after_ms {
+            retry = format!("{retry} after {ms} ms");
+        }
+        let mut why = notes_of(v);
+        if probe {
+            why.push("refused 2026-07-28 discovery: the legacy-server fallback when an initialize follows".into());
+        } else if !v.complete {
+            why.insert(0, v.retry.reason.to_string());
+        }
+        let violations: Vec<&str> = v.violations.iter().map(|x| x.rule.as_str()).collect();
+        rows.push(format!(
+            "| {} | {} | {} | {mark} {} | {} | {} | {} | {} | {} |\n",
+            v.index,
+            md_cell(&method_column(v)),
+            v.status.map_or_else(|| "-".into(), |s| s.to_string()),
+            v.outcome.as_str(),
+            v.layer.as_str(),
+            v.end.as_str(),
+            retry,
+            md_cell(&violations.join(", ")),
+            md_cell(&why.join("; ")),
+        ));
+    }
+
+    /// Writes the markdown section of a finished file: heading, counts, the table (failures
+    /// first), what was left out.
+    fn md_file(&mut self, name: &str, error: Option<&str>) {
+        let md = std::mem::take(&mut self.md);
+        let mut text = format!("### `{}`\n\n", name.replace('`', "'"));
+        if let Some(e) = error {
+            text.push_str(&format!("**error:** {}\n\n", md_cell(e)));
+        }
+        if md.total > 0 {
+            text.push_str(&format!(
+                "{} exchanges: {} incomplete, {} complete",
+                md.total,
+                md.incomplete,
+                md.total - md.incomplete - (md.probes.len() as u64 + md.hidden[1]),
+            ));
+        }
+        if self.skipped_total > 0 {
+            let sep = if md.total > 0 { "; " } else { "" };
+            text.push_str(&format!(
+                "{sep}{} entries skipped (not MCP)",
+                self.skipped_total
+            ));
+        }
+        if md.total > 0 || self.skipped_total > 0 {
+            text.push_str("\n\n");
+        }
+        if md.total > 0 {
+            text.push_str(
+                "| # | method | status | outcome | layer | end | retry | violations | why |\n\
+                 |---:|---|---:|---|---|---|---|---|---|\n",
+            );
+            for row in md.failures.iter().chain(&md.probes).chain(&md.complete) {
+                text.push_str(row);
+            }
+            let hidden: u64 = md.hidden.iter().sum();
+            if hidden > 0 {
+                text.push_str(&format!(
+                    "\n_{hidden} more rows not shown ({} incomplete); `--format json` has them all._\n",
+                    md.hidden[0]
+                ));
+            }
+            text.push('\n');
+        }
+        self.emit(&text);
+    }
+}
+
+/// Text made safe for one markdown table cell: no line breaks, pipes escaped.
+fn md_cell(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\r', '\n'], " ")
 }
 
 /// A refused `server/discover`: a legacy server's answer to the 2026-07-28 probe.
@@ -454,6 +591,108 @@ mod tests {
         assert!(
             line.starts_with("1 exchanges, 0 complete, 1 incomplete"),
             "{line}"
+        );
+    }
+
+    fn markdown(files: &[(&str, Vec<Verdict>)]) -> String {
+        let mut printer = Printer::new(Vec::new(), Format::Markdown, true);
+        for (name, verdicts) in files {
+            printer.begin_file(name);
+            for v in verdicts {
+                printer.item(name, &Item::Verdict(Box::new(v.clone())));
+            }
+            printer.end_file(name, None);
+        }
+        printer.finish();
+        String::from_utf8(printer.out).unwrap()
+    }
+
+    /// The documented shape (docs/ci.md): a heading and a table per file, failures first,
+    /// cells that cannot break the table, no colour codes, the summary line last.
+    #[test]
+    fn markdown_is_one_table_per_file_failures_first() {
+        let mut session = Session::default();
+        let ok = judge(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            200,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#,
+        );
+        let mut broken = judge(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            500,
+            "",
+        );
+        broken.index = 1;
+        broken.retry.reason = "a | b\nc".into();
+        let text = markdown(&[
+            ("a.har", vec![ok.clone(), broken]),
+            ("b.har", vec![ok.clone()]),
+        ]);
+        assert!(!text.contains('\x1b'), "no colour in markdown: {text}");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "### `a.har`");
+        assert_eq!(lines[2], "2 exchanges: 1 incomplete, 1 complete");
+        assert_eq!(
+            lines[4],
+            "| # | method | status | outcome | layer | end | retry | violations | why |"
+        );
+        assert!(
+            lines[6].starts_with("| 1 | tools/list | 500 | ❌ HTTP_ERROR |"),
+            "{}",
+            lines[6]
+        );
+        assert!(lines[6].ends_with("| a \\| b c |"), "{}", lines[6]);
+        assert!(
+            lines[7].starts_with("| 0 | tools/list | 200 | ✅ SUCCESS |"),
+            "{}",
+            lines[7]
+        );
+        assert_eq!(lines[9], "### `b.har`");
+        assert_eq!(
+            text.matches("| # | method").count(),
+            2,
+            "one table per file"
+        );
+        let last = lines.last().unwrap();
+        assert!(
+            last.starts_with("**3 exchanges, 2 complete, 1 incomplete**: "),
+            "{last}"
+        );
+        // Every table row has the header's nine cells (escaped pipes aside).
+        for row in lines.iter().filter(|l| l.starts_with("| ")) {
+            assert_eq!(row.replace("\\|", "").matches('|').count(), 10, "{row}");
+        }
+    }
+
+    #[test]
+    fn markdown_tables_are_capped_with_failures_kept() {
+        let mut session = Session::default();
+        let ok = judge(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            200,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        );
+        let bad = judge(
+            &mut session,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            503,
+            "",
+        );
+        let mut rows = vec![ok; MD_ROWS + 3];
+        rows.push(bad);
+        let text = markdown(&[("big.har", rows)]);
+        assert_eq!(
+            text.matches("HTTP_ERROR |").count(),
+            1,
+            "the failure is shown"
+        );
+        assert_eq!(text.matches("✅ SUCCESS").count(), MD_ROWS);
+        assert!(
+            text.contains("_3 more rows not shown (0 incomplete)"),
+            "{text}"
         );
     }
 }

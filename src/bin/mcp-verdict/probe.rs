@@ -158,6 +158,7 @@ fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), 
     if let Some(path) = &args.out.html {
         check_out("--html", path)?;
     }
+    args.out.create_junit()?;
     let record = args
         .record
         .as_deref()

@@ -5,7 +5,7 @@ use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_verdict::proxy::{CallLog, Config, HumanCallLines, HumanLines, JsonLog, Metrics, Proxy};
+use mcp_verdict::proxy::{CallLog, Config, JsonLog, Metrics, Proxy};
 
 use crate::args::{ProxyArgs, ProxyFormatArg};
 use crate::cli::{create_out, fail, metrics_addr, open_out, otlp_available, serve_metrics};
@@ -100,10 +100,10 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
     if let Some(out) = p.calls {
         builder = builder.call_sink(Arc::new(CallLog::new(out)));
     }
-    if !args.quiet && (io::stderr().is_terminal() || (args.log.is_none() && args.calls.is_none())) {
-        builder = builder
-            .sink(Arc::new(HumanLines))
-            .call_sink(Arc::new(HumanCallLines));
+    // The live lines stay when `--log` or `--calls` write elsewhere (stderr is not stdout);
+    // `--quiet` turns them off.
+    if !args.quiet {
+        builder = builder.human_lines();
     }
     if let Some(addr) = p.metrics_at {
         let listener = tokio::net::TcpListener::bind(addr)
@@ -134,6 +134,9 @@ fn announce(proxy: &Proxy, config: &Config) {
         proxy.url()
     );
 }
+
+/// How long the look at the upstream at start waits for a connection.
+const UPSTREAM_LOOK: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// At Ctrl-C: the calls still open, then the recording.
 fn stop(args: &ProxyArgs, proxy: &Proxy) -> Result<(), String> {
@@ -181,7 +184,22 @@ pub fn run(args: ProxyArgs) -> ExitCode {
             Err(e) => return (fail(config.redaction().text(&e)), false),
         };
         announce(&proxy, &config);
-        stopped().await;
+        // One quick look at the upstream, beside serving (never holding it up).
+        let look = proxy.check_upstream(UPSTREAM_LOOK);
+        let policy = config.redaction();
+        let upstream = policy.url(&config.upstream).into_owned();
+        tokio::select! {
+            () = stopped() => {}
+            looked = look => {
+                if let Err(cause) = looked {
+                    eprintln!(
+                        "mcp-verdict: WARNING: the upstream {upstream} does not answer ({}); serving anyway: each request gets a 502 naming the cause until it does",
+                        policy.text(&cause)
+                    );
+                }
+                stopped().await;
+            }
+        }
         match stop(&args, &proxy) {
             Ok(()) => (ExitCode::SUCCESS, true),
             Err(e) => (fail(e), true),

@@ -17,9 +17,13 @@ use crate::{calls_out, exit};
 
 /// Judges every MCP exchange of the named captures.
 pub fn run(args: ReplayArgs) -> ExitCode {
-    // The report's path before any capture is read: a bad one fails at once.
-    if let Some(path) = &args.out.html
-        && let Err(e) = check_out("--html", path)
+    // The reports' paths before any capture is read: a bad one fails at once.
+    if let Err(e) = args
+        .out
+        .html
+        .as_ref()
+        .map_or(Ok(()), |path| check_out("--html", path))
+        .and_then(|()| args.out.create_junit())
     {
         return exit::unusable(e);
     }

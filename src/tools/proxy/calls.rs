@@ -17,7 +17,7 @@ use std::time::SystemTime;
 
 use crate::calls::{Call, Calls, ExchangeFacts};
 use crate::request::Headers;
-use crate::verdict::Verdict;
+use crate::verdict::{Advice, End, Outcome, Verdict};
 
 use super::sinks::{ExchangeRecord, Sink};
 
@@ -163,21 +163,70 @@ impl CallSink for CallLog {
     }
 }
 
-/// A short line per call on standard error: number, method, tool, outcome, POSTs, retry origin.
-pub struct HumanCallLines;
+/// What a call line needs of an exchange: its outcome, how its body ended, the advice.
+type Ending = (Outcome, End, Advice);
 
-impl CallSink for HumanCallLines {
-    fn call(&self, c: &Call) {
-        eprintln!(
-            "call {:<4} {:<26} {:<20} {:<22} {:<10} posts {} entries {:?} retry {}",
+/// Exchanges remembered for call lines at most (a call is handed on after at most
+/// [`OPEN_CALLS`](crate::calls::OPEN_CALLS) later ones began; past this the oldest are let go).
+const ENDINGS_MAX: usize = 1 << 16;
+
+/// A short line per call on standard error: number, method, tool, outcome, whether complete,
+/// how the final exchange's body ended (`end`), its retry advice, POSTs and entries.
+///
+/// The end and the advice are the final exchange's verdict's: add it as a [`Sink`] too (before
+/// the calls are grouped; [`ProxyBuilder::human_lines`](super::ProxyBuilder::human_lines) does
+/// both). How a re-send came about (`retry_origin`) is in `--calls`, not here: it is not advice.
+///
+/// ```text
+/// call 0    tools/call                 echo                 TOOL_SUCCESS           complete   end eof       advice none                 posts 1 entries [0]
+/// ```
+#[derive(Default)]
+pub struct HumanCallLines {
+    endings: Mutex<BTreeMap<u64, Ending>>,
+}
+
+impl HumanCallLines {
+    /// The line for `c` (without the newline), its exchanges' verdicts taken from what this
+    /// sink saw; `-` when it saw none.
+    pub fn line(&self, c: &Call) -> String {
+        let mut endings = self.endings.lock().unwrap_or_else(|p| p.into_inner());
+        let mine: Vec<Ending> = c.entries.iter().filter_map(|i| endings.remove(i)).collect();
+        drop(endings);
+        // The final exchange decides the call: the latest with the call's outcome.
+        let last = mine
+            .iter()
+            .rev()
+            .find(|(o, _, _)| *o == c.outcome)
+            .or(mine.last());
+        format!(
+            "call {:<4} {:<26} {:<20} {:<22} {:<10} end {:<9} advice {:<20} posts {} entries {:?}",
             c.call,
             c.method.as_deref().unwrap_or("-"),
             c.tool.as_deref().unwrap_or(""),
             c.outcome.as_str(),
             if c.complete { "complete" } else { "incomplete" },
+            last.map_or("-", |(_, end, _)| end.as_str()),
+            last.map_or("-", |(_, _, advice)| advice.as_str()),
             c.post_count,
             c.entries,
-            c.retry_origin.map_or("-", |r| r.as_str()),
-        );
+        )
+    }
+}
+
+impl Sink for HumanCallLines {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        if let Some(v) = record.verdict {
+            let mut endings = self.endings.lock().unwrap_or_else(|p| p.into_inner());
+            endings.insert(record.index, (v.outcome, v.end, v.retry.advice));
+            while endings.len() > ENDINGS_MAX {
+                endings.pop_first();
+            }
+        }
+    }
+}
+
+impl CallSink for HumanCallLines {
+    fn call(&self, c: &Call) {
+        eprintln!("{}", self.line(c));
     }
 }

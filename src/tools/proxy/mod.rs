@@ -45,6 +45,7 @@ use shared::Shared;
 pub struct Proxy {
     addr: SocketAddr,
     path: String,
+    upstream: reqwest::Url,
     recorder: Option<Arc<Recorder>>,
     calls: Option<Arc<CallGrouper>>,
     shared: Arc<Shared>,
@@ -72,6 +73,15 @@ impl ProxyBuilder {
         self
     }
 
+    /// A human line per exchange ([`HumanLines`]) and per call ([`HumanCallLines`], which
+    /// also reads the exchanges for each call's end and retry advice) on standard error.
+    pub fn human_lines(self) -> Self {
+        let calls = Arc::new(HumanCallLines::default());
+        self.sink(Arc::new(HumanLines))
+            .sink(calls.clone())
+            .call_sink(calls)
+    }
+
     /// Keeps every exchange for a HAR recording ([`Proxy::recorder`]).
     pub fn record(mut self) -> Self {
         self.record = true;
@@ -93,6 +103,7 @@ impl ProxyBuilder {
             .map_err(|e| ProxyError::Bind(listen, e))?;
         let recorder = self.record.then(|| Arc::new(Recorder::default()));
         let path = url.path().to_owned();
+        let upstream = url.clone();
         let calls = (!self.call_sinks.is_empty())
             .then(|| Arc::new(CallGrouper::new(std::mem::take(&mut self.call_sinks))));
         if let Some(c) = &calls {
@@ -109,6 +120,7 @@ impl ProxyBuilder {
         Ok(Proxy {
             addr,
             path,
+            upstream,
             recorder,
             calls,
             shared,
@@ -136,6 +148,14 @@ impl Proxy {
     /// The endpoint clients use: the proxy's address with the upstream's path.
     pub fn url(&self) -> String {
         format!("http://{}{}", self.addr, self.path)
+    }
+
+    /// Whether anything answers at the upstream's host and port: one TCP connection, given up
+    /// after `wait`. `Err` names the cause as a `CONNECTION_FAILED` verdict would (refused,
+    /// DNS, timed out). The proxy serves either way; until the upstream answers, each client
+    /// gets a 502 naming the cause.
+    pub async fn check_upstream(&self, wait: std::time::Duration) -> Result<(), String> {
+        upstream::reachable(&self.upstream, wait).await
     }
 
     /// Closes every logical call still open and hands it to the call sinks (call it when the

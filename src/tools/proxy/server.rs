@@ -3,7 +3,7 @@
 //! the rest through [`forward`].
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
@@ -27,17 +27,12 @@ use crate::verdict::End;
 /// What the client receives: a forwarded body, or the proxy's own short refusal.
 pub type ClientBody = Either<TeeBody, Full<Bytes>>;
 
-/// The upstream failed before a response head: the client's connection is reset.
-#[derive(Debug)]
-struct NoResponse;
+/// The service never fails: every upstream failure becomes a response (see [`unanswered`]).
+type NoError = std::convert::Infallible;
 
-impl std::fmt::Display for NoResponse {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("no response from the upstream")
-    }
-}
-
-impl std::error::Error for NoResponse {}
+/// The JSON-RPC error code of the proxy's own answer when the upstream gave no response head
+/// (implementation-defined server error range).
+pub const UNANSWERED_CODE: i64 = -32000;
 
 /// Accepts connections on `listener` until the task is dropped.
 pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
@@ -163,7 +158,7 @@ async fn handle(
     reset: Arc<AtomicBool>,
     link: Arc<Link>,
     loopback: bool,
-) -> Result<Response<ClientBody>, NoResponse> {
+) -> Result<Response<ClientBody>, NoError> {
     if let Err(r) = check(&req, &shared, loopback) {
         return Ok(refusal(&r));
     }
@@ -177,6 +172,8 @@ async fn handle(
         Some(q) => format!("{path}?{q}"),
         None => path.to_owned(),
     };
+    // Kept (a reference count, not a copy) for the id of the proxy's own error answer.
+    let request_body = body.clone();
     let seen = headers::for_analysis(&parts.headers);
     let mut tap = Tap::begin(
         shared.clone(),
@@ -195,15 +192,18 @@ async fn handle(
     );
     let resp = match tokio::time::timeout(shared.config.upstream_head_timeout, sent).await {
         Ok(Ok(resp)) => resp,
-        Ok(Err(_)) => {
-            tap.finish(End::Reset);
-            reset.store(true, Ordering::Relaxed);
-            return Err(NoResponse);
+        Ok(Err(no)) => {
+            let cause = shared.config.redaction().text(&no.0).into_owned();
+            tap.finish_unanswered(End::Reset, &cause);
+            return Ok(unanswered(&shared, 502, &request_body, &cause));
         }
         Err(_) => {
-            tap.finish(End::Timeout);
-            reset.store(true, Ordering::Relaxed);
-            return Err(NoResponse);
+            let cause = format!(
+                "the upstream sent no response head within {:?} (--upstream-head-timeout)",
+                shared.config.upstream_head_timeout
+            );
+            tap.finish_unanswered(End::Timeout, &cause);
+            return Ok(unanswered(&shared, 504, &request_body, &cause));
         }
     };
     tap.on_head(resp.status.as_u16(), headers::for_analysis(&resp.headers));
@@ -220,4 +220,67 @@ async fn handle(
     Ok(out
         .body(Either::Left(body))
         .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))
+}
+
+/// The proxy's own answer when the upstream gave no response head: `status` (502, or 504 past
+/// `--upstream-head-timeout`) with a JSON-RPC error naming the cause, for the request's id when
+/// it has one (`null` otherwise: a notification, a batch, a GET), so that a client reads a
+/// reason instead of a connection reset. The connection stays usable.
+fn unanswered(shared: &Shared, status: u16, request: &[u8], cause: &str) -> Response<ClientBody> {
+    let id = match serde_json::from_slice::<serde_json::Value>(request) {
+        Ok(serde_json::Value::Object(mut m)) => match m.remove("id") {
+            Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => id,
+            _ => serde_json::Value::Null,
+        },
+        _ => serde_json::Value::Null,
+    };
+    let upstream = shared
+        .config
+        .redaction()
+        .url(shared.upstream.as_str())
+        .into_owned();
+    let what = if status == 504 {
+        "timed out"
+    } else {
+        "did not answer"
+    };
+    #[derive(serde::Serialize)]
+    struct Data<'a> {
+        upstream: &'a str,
+        cause: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    struct Error<'a> {
+        code: i64,
+        message: String,
+        data: Data<'a>,
+    }
+    #[derive(serde::Serialize)]
+    struct Answer<'a> {
+        jsonrpc: &'static str,
+        id: serde_json::Value,
+        error: Error<'a>,
+    }
+    let body = Answer {
+        jsonrpc: "2.0",
+        id,
+        error: Error {
+            code: UNANSWERED_CODE,
+            message: format!("mcp-verdict proxy: the upstream {what}: {cause}"),
+            data: Data {
+                upstream: &upstream,
+                cause,
+            },
+        },
+    };
+    let mut text = serde_json::to_string(&body).unwrap_or_default();
+    text.push('\n');
+    let mut resp = Response::new(Either::Right(Full::new(Bytes::from(text))));
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    resp.headers_mut().insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    resp
 }

@@ -97,35 +97,56 @@ pub(crate) fn write_line(out: &Mutex<Box<dyn Write + Send>>, value: &impl Serial
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
-/// A short line per exchange on standard error: index, method, tool, outcome, time.
+/// A short line per exchange on standard error: index, method, tool, outcome, how the body
+/// ended (the verdict's `end`: `eof`, `reset`, `open`, `timeout`, `cancelled`), the retry
+/// advice (`retry.advice`), time; for an exchange without a response head, the cause.
+///
+/// ```text
+/// #0    tools/call                 echo                 TOOL_SUCCESS           eof       none                 1.2 ms
+/// #1    tools/call                 echo                 CONNECTION_FAILED      reset     do_not_retry         0.4 ms  the connection failed: connection refused: nothing listens on 127.0.0.1:9; …
+/// ```
 pub struct HumanLines;
 
-impl Sink for HumanLines {
-    fn exchange(&self, record: &ExchangeRecord<'_>) {
+impl HumanLines {
+    /// The line for `record` (without the newline).
+    pub fn line(record: &ExchangeRecord<'_>) -> String {
         let ms = |d: Option<std::time::Duration>| {
             d.map_or_else(
                 || "-".to_string(),
                 |d| format!("{:.1} ms", d.as_secs_f64() * 1e3),
             )
         };
-        let line = match record.verdict {
-            Some(v) => format!(
-                "#{:<4} {:<26} {:<20} {:<22} {:<5} {}",
-                record.index,
-                v.method.as_deref().unwrap_or("-"),
-                v.tool.as_deref().unwrap_or(""),
-                v.outcome.as_str(),
-                if v.complete { "done" } else { "open" },
-                ms(record.timings.terminal.or(record.timings.end)),
-            ),
+        match record.verdict {
+            Some(v) => {
+                let mut line = format!(
+                    "#{:<4} {:<26} {:<20} {:<22} {:<9} {:<20} {}",
+                    record.index,
+                    v.method.as_deref().unwrap_or("-"),
+                    v.tool.as_deref().unwrap_or(""),
+                    v.outcome.as_str(),
+                    v.end.as_str(),
+                    v.retry.advice.as_str(),
+                    ms(record.timings.terminal.or(record.timings.end)),
+                );
+                if v.status.is_none() && !v.complete {
+                    line.push_str("  ");
+                    line.push_str(&v.retry.reason);
+                }
+                line
+            }
             None => format!(
                 "#{:<4} {:<26} {}",
                 record.index,
                 record.http_method,
                 record.note.unwrap_or("")
             ),
-        };
-        eprintln!("{line}");
+        }
+    }
+}
+
+impl Sink for HumanLines {
+    fn exchange(&self, record: &ExchangeRecord<'_>) {
+        eprintln!("{}", HumanLines::line(record));
     }
 }
 

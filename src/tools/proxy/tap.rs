@@ -19,7 +19,7 @@ use crate::driver::{Flight, Sent, Times};
 use crate::exchange::{Message, Observer, ResponseHead};
 use crate::request::Headers;
 use crate::sse::SseEvent;
-use crate::verdict::End;
+use crate::verdict::{End, Outcome};
 
 /// Times the first event and the final answer.
 struct Clock<'a> {
@@ -209,6 +209,18 @@ impl Tap {
 
     /// The exchange ended: judge it and hand it to the sinks. Later calls do nothing.
     pub fn finish(&mut self, end: End) {
+        self.finish_with(end, None);
+    }
+
+    /// The upstream gave no response head (`end`: `Reset` when the connection failed or broke
+    /// off, `Timeout` past `--upstream-head-timeout`): judged through the one path like any
+    /// exchange (no head and `Reset` is `CONNECTION_FAILED`), with `cause` in the verdict's
+    /// `retry.reason`, as the client adapter words it.
+    pub fn finish_unanswered(&mut self, end: End, cause: &str) {
+        self.finish_with(end, Some(cause));
+    }
+
+    fn finish_with(&mut self, end: End, cause: Option<&str>) {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
@@ -230,7 +242,14 @@ impl Tap {
                 inject.at(AnalysisStep::Finish);
                 shared.driver().finish(flight, end, times, &mut clock)
             })) {
-                Ok(f) => finished = Some(f),
+                Ok(mut f) => {
+                    if let Some(cause) = cause {
+                        for verdict in &mut f.rows {
+                            explain(verdict, cause);
+                        }
+                    }
+                    finished = Some(f);
+                }
                 Err(_) => {
                     self.analysis_failed = true;
                     self.note = Some(FAILED.into());
@@ -270,6 +289,18 @@ impl Tap {
         if let (Some(recorder), Some(entry)) = (&self.shared.recorder, entry) {
             recorder.keep(entry);
         }
+    }
+}
+
+/// Puts `cause` into the reason of a verdict about an exchange without a response head.
+fn explain(verdict: &mut crate::verdict::Verdict, cause: &str) {
+    if verdict.status.is_none()
+        && matches!(
+            verdict.outcome,
+            Outcome::ConnectionFailed | Outcome::TimedOut
+        )
+    {
+        crate::adapters::cause::explain(verdict, cause);
     }
 }
 

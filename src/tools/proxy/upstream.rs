@@ -20,6 +20,7 @@ use hyper::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
 
 use super::config::ProxyError;
+use crate::adapters::cause;
 
 /// Any error of an upstream body.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -55,9 +56,10 @@ pub enum Upstream {
 #[derive(Default)]
 pub struct Link(Mutex<Option<SendRequest<Full<Bytes>>>>);
 
-/// The upstream did not answer with a head.
+/// The upstream did not answer with a head: why, in the words of `adapters::cause` (refused,
+/// DNS, TLS, a close or reset before the head).
 #[derive(Debug)]
-pub struct NoAnswer;
+pub struct NoAnswer(pub String);
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -116,9 +118,11 @@ impl Upstream {
                 headers.insert(HOST, host.clone());
                 let mut req = hyper::Request::new(Full::new(body));
                 *req.method_mut() = method;
-                *req.uri_mut() = path_and_query.parse().map_err(|_| NoAnswer)?;
+                *req.uri_mut() = path_and_query.parse().map_err(|_| {
+                    NoAnswer(format!("cannot forward to the path {path_and_query:?}"))
+                })?;
                 *req.headers_mut() = headers;
-                let resp = send_plain(link, connect_to, req).await?;
+                let resp = send_plain(link, connect_to, url, req).await?;
                 let (parts, body) = resp.into_parts();
                 Ok(Answer {
                     status: parts.status,
@@ -127,15 +131,15 @@ impl Upstream {
                 })
             }
             Upstream::Tls(http) => {
-                let mut url = url.clone();
-                url.set_query(path_and_query.split_once('?').map(|(_, q)| q));
+                let mut target = url.clone();
+                target.set_query(path_and_query.split_once('?').map(|(_, q)| q));
                 let resp = http
-                    .request(method, url)
+                    .request(method, target)
                     .headers(headers)
                     .body(body)
                     .send()
                     .await
-                    .map_err(|_| NoAnswer)?;
+                    .map_err(|e| NoAnswer(cause::of_error(&e, url)))?;
                 let (parts, body) = hyper::Response::from(resp).into_parts();
                 Ok(Answer {
                     status: parts.status,
@@ -153,6 +157,7 @@ impl Upstream {
 async fn send_plain(
     link: &Link,
     connect_to: &str,
+    url: &reqwest::Url,
     req: hyper::Request<Full<Bytes>>,
 ) -> Result<hyper::Response<hyper::body::Incoming>, NoAnswer> {
     let kept = link.0.lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -166,14 +171,49 @@ async fn send_plain(
             Ok(resp) => return Ok(resp),
             Err(mut e) => match e.take_message() {
                 Some(unsent) => req = unsent,
-                None => return Err(NoAnswer),
+                None => return Err(NoAnswer(of_hyper(e.error(), url))),
             },
         }
     }
-    let mut sender = connect(connect_to).await?;
+    let mut sender = connect(connect_to, url).await?;
     let answer = sender.send_request(req);
     put_back(link, sender);
-    answer.await.map_err(|_| NoAnswer)
+    answer.await.map_err(|e| NoAnswer(of_hyper(&e, url)))
+}
+
+/// The cause of a failed exchange on an upstream connection: a close before the head is named
+/// as such (hyper calls it an incomplete message), anything else as `adapters::cause` reads it.
+fn of_hyper(e: &hyper::Error, url: &reqwest::Url) -> String {
+    if e.is_incomplete_message() {
+        let (host, port) = host_port(url);
+        format!("{host}:{port} closed the connection before the response head")
+    } else {
+        cause::of_error(e, url)
+    }
+}
+
+/// The upstream's host and port, as causes name them.
+fn host_port(url: &reqwest::Url) -> (&str, u16) {
+    (
+        url.host_str().unwrap_or("?"),
+        url.port_or_known_default().unwrap_or(0),
+    )
+}
+
+/// One TCP connection to the upstream's host and port, dropped at once: whether anything
+/// answers there, within `wait`. `Err` says why not, in the words the verdicts use.
+pub async fn reachable(url: &reqwest::Url, wait: Duration) -> Result<(), String> {
+    let (host, port) = host_port(url);
+    // `host_str` keeps an IPv6 address's brackets, as `connect` wants them.
+    let at = format!("{host}:{port}");
+    match tokio::time::timeout(wait, tokio::net::TcpStream::connect(&at)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(cause::of_io(&e, host, port)),
+        Err(_) => Err(format!(
+            "timed out connecting to {host}:{port} (no answer within {} ms)",
+            wait.as_millis()
+        )),
+    }
 }
 
 fn put_back(link: &Link, sender: SendRequest<Full<Bytes>>) {
@@ -181,15 +221,19 @@ fn put_back(link: &Link, sender: SendRequest<Full<Bytes>>) {
 }
 
 /// A new HTTP/1.1 connection to the upstream; its connection task runs on its own.
-async fn connect(connect_to: &str) -> Result<SendRequest<Full<Bytes>>, NoAnswer> {
+async fn connect(
+    connect_to: &str,
+    url: &reqwest::Url,
+) -> Result<SendRequest<Full<Bytes>>, NoAnswer> {
+    let (host, port) = host_port(url);
     let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(connect_to))
         .await
-        .map_err(|_| NoAnswer)?
-        .map_err(|_| NoAnswer)?;
+        .map_err(|_| NoAnswer(format!("timed out connecting to {host}:{port}")))?
+        .map_err(|e| NoAnswer(cause::of_io(&e, host, port)))?;
     let _ = stream.set_nodelay(true);
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
         .await
-        .map_err(|_| NoAnswer)?;
+        .map_err(|e| NoAnswer(of_hyper(&e, url)))?;
     tokio::spawn(conn);
     Ok(sender)
 }
