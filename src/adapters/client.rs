@@ -528,7 +528,11 @@ impl Client {
             url: self.inner.url.as_str(),
             headers,
             body,
-            started: Some(rfc3339(SystemTime::now())),
+            started: self
+                .inner
+                .entries
+                .is_some()
+                .then(|| rfc3339(SystemTime::now())),
             from_client: true,
         })
     }

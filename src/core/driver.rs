@@ -51,6 +51,8 @@ pub struct Sent<'a> {
     /// Request body as sent.
     pub body: &'a [u8],
     /// When it was sent (RFC 3339), when known now; a capture may give it at the end instead.
+    /// Only a recording reads it: a live adapter that does not record passes `None` and formats
+    /// no time.
     pub started: Option<String>,
     /// Sent by one of this crate's MCP client adapters: MCP by construction, judged whatever
     /// it looks like. Their requests also carry the `Accept` both media types that makes
@@ -75,15 +77,15 @@ pub struct Times {
 pub fn not_mcp(url: &str, req: &Request) -> Option<String> {
     let has_mcp_header = req.headers.known(Known::McpProtocolVersion).is_some()
         || req.headers.known(Known::McpSessionId).is_some();
-    let accept = req
-        .headers
-        .known(Known::Accept)
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    let accepts_sse = accept.contains("text/event-stream");
+    // Read only where it decides (most requests are told by their body or an MCP header).
+    let accepts = |media: &str| {
+        req.headers
+            .known(Known::Accept)
+            .is_some_and(|a| a.to_ascii_lowercase().contains(media))
+    };
     match (req.http_method.as_ref(), req.kind) {
         ("POST", BodyKind::Unreadable | BodyKind::None)
-            if has_mcp_header || (accepts_sse && accept.contains("application/json")) =>
+            if has_mcp_header || (accepts("text/event-stream") && accepts("application/json")) =>
         {
             None
         }
@@ -94,7 +96,11 @@ pub fn not_mcp(url: &str, req: &Request) -> Option<String> {
         ("POST", _) => None,
         ("GET", BodyKind::Request) => None, // a resumption linked to its request
         ("GET" | "DELETE", _) if has_mcp_header => None,
-        ("GET", _) if req.headers.known(Known::LastEventId).is_some() || accepts_sse => None,
+        ("GET", _)
+            if req.headers.known(Known::LastEventId).is_some() || accepts("text/event-stream") =>
+        {
+            None
+        }
         (m, _) if has_mcp_header => {
             Some(format!("{m} {}: not an MCP entry", crate::redact::url(url)))
         }

@@ -249,7 +249,10 @@ impl VerdictHttpClient {
             url: sent.url().as_str(),
             headers: headers_of(sent.headers()),
             body,
-            started: Some(super::client::rfc3339(std::time::SystemTime::now())),
+            started: self
+                .entries
+                .is_some()
+                .then(|| super::client::rfc3339(std::time::SystemTime::now())),
             from_client: true,
         });
         if let Some(r) = &self.recording {

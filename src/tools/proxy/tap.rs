@@ -118,7 +118,10 @@ impl Tap {
                 url,
                 headers,
                 body,
-                started: Some(crate::adapters::client::rfc3339_with(wall, true)),
+                started: shared
+                    .recorder
+                    .is_some()
+                    .then(|| crate::adapters::client::rfc3339_with(wall, true)),
                 from_client: false,
             })
         }));
