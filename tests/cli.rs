@@ -10,36 +10,10 @@ use std::io::Write;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_verdict::faults::FaultServer;
 use serde_json::Value;
+use support::{fault_server, runtime, wait_bounded};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-verdict");
-
-/// A runtime that serves in the background while the test drives the binary.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn fault_server(rt: &tokio::runtime::Runtime) -> FaultServer {
-    rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap()
-}
-
-/// Waits for `child` at most `limit`, killing it past that (the test then fails on the code).
-fn wait_bounded(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(BIN)

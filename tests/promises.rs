@@ -12,6 +12,8 @@
 //! - the README's completion and man lines work in an empty home; `man --dir` writes every page;
 //! - `probe --all-tools` calls no tool that is (or may be) destructive unless asked.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -20,38 +22,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mcp_verdict::faults::FaultServer;
 use serde_json::Value;
+use support::{fault_server, runtime, wait_bounded};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-verdict");
 
 /// How long one run of the binary may take before it is killed (and the test fails).
 const RUN_BOUND: Duration = Duration::from_secs(60);
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-fn fault_server(rt: &tokio::runtime::Runtime) -> FaultServer {
-    rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap()
-}
-
-/// Waits for `child` at most `limit`, killing it past that.
-fn wait_bounded(mut child: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
 
 fn command(args: &[&str]) -> Command {
     let mut cmd = Command::new(BIN);

@@ -397,3 +397,32 @@ pub async fn list_and_call(client: &rmcp::Peer<rmcp::RoleClient>) {
         .expect("progress");
     assert_eq!(progress.is_error, Some(false));
 }
+
+/// A runtime that serves in the background while a test drives the binary.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// The built-in fault server on an OS-chosen loopback port.
+#[cfg(feature = "tools")]
+pub fn fault_server(rt: &tokio::runtime::Runtime) -> mcp_verdict::faults::FaultServer {
+    rt.block_on(mcp_verdict::faults::FaultServer::start("127.0.0.1:0"))
+        .unwrap()
+}
+
+/// Waits for `child` at most `limit`, killing it past that (the test then fails on the code).
+pub fn wait_bounded(mut child: std::process::Child, limit: Duration) -> std::process::Output {
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
