@@ -518,6 +518,11 @@ impl Drop for TlsServer {
 fn self_signed_servers_with_cacert_or_insecure() {
     let dir = temp_dir("tls");
     if make_certificates(&dir).is_none() {
+        // `.ci/run` installs openssl and sets MCP_VERDICT_CI: there a missing one fails.
+        assert!(
+            std::env::var_os("MCP_VERDICT_CI").is_none(),
+            "no `openssl` on PATH under .ci/run, which installs it"
+        );
         eprintln!(
             "SKIPPED self_signed_servers_with_cacert_or_insecure: no `openssl` on PATH to make a certificate and serve it"
         );
