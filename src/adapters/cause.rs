@@ -17,6 +17,7 @@ const PROXY_VARS: [&str; 6] = [
 ];
 
 /// The cause of a failed connection attempt from an I/O error.
+#[cfg_attr(not(feature = "tools"), allow(dead_code))] // the proxy's and soak's own connections
 pub(crate) fn of_io(e: &io::Error, host: &str, port: u16) -> String {
     match e.kind() {
         io::ErrorKind::ConnectionRefused => {

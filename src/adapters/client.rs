@@ -539,6 +539,7 @@ impl Client {
 
     /// Starts judging a prepared request sent by another transport ([`super::h1`]): the body
     /// to send and the flight to feed.
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))] // the soak tool's h1 path
     pub(crate) fn begin_prepared(&self, prepared: &Prepared) -> (Vec<u8>, Flight) {
         let body = self.instance(prepared);
         let headers: Headers = prepared.headers.iter().cloned().collect();
@@ -575,6 +576,7 @@ impl Client {
     }
 
     /// The verdict of a prepared call cancelled before it got an answer (soak's Ctrl-C).
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))] // the soak tool's h1 path
     pub(crate) fn cancelled(&self, prepared: &Prepared) -> Verdict {
         let (_, flight) = self.begin_prepared(prepared);
         let rows = self.judge_failure(flight, End::Cancelled, None, Instant::now());
@@ -608,6 +610,7 @@ impl Client {
     }
 
     /// The deadlines every call runs under.
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))] // the soak tool's h1 path
     pub(crate) fn deadlines(&self) -> Deadlines {
         self.inner.deadlines
     }
@@ -618,6 +621,7 @@ impl Client {
     }
 
     /// The headers of a prepared request, as sent.
+    #[cfg_attr(not(feature = "tools"), allow(dead_code))] // the soak tool's h1 path
     pub(crate) fn prepared_headers(prepared: &Prepared) -> &[(String, String)] {
         &prepared.headers
     }

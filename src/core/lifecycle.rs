@@ -141,7 +141,6 @@ impl Lifecycle {
     /// A server request seen on a stream that is still open: the client may answer it before
     /// the stream ends (a server that waits for the answer), so it is waiting from now on.
     /// Its entry index is not known yet: `u64::MAX` stands for it.
-    #[cfg(feature = "client")]
     pub(crate) fn server_request_seen(&mut self, id: Value, method: String) {
         if self.noted_live.len() == PENDING {
             self.noted_live.pop_front();
