@@ -528,7 +528,7 @@ pub(crate) fn deliver(
     entries: Option<&EntrySink>,
 ) -> Vec<Verdict> {
     if let (Some(entries), Some(entry)) = (entries, finished.entry) {
-        entries(entry);
+        entries(*entry);
     }
     if let Some(sink) = sink {
         for verdict in &finished.rows {

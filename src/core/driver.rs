@@ -169,18 +169,24 @@ impl Driver {
     pub fn begin(&mut self, sent: Sent<'_>) -> Flight {
         let index = sent.index.unwrap_or(self.next_index);
         self.next_index = index + 1;
-        let entry = self.record_cap.map(|_| Entry {
-            index,
-            method: sent.method.to_owned(),
-            url: self.redaction.url(sent.url).into_owned(),
-            request_headers: self.redaction.headers(&sent.headers),
-            request_body: sent.body.to_vec(),
-            response: None,
-            response_body: Vec::new(),
-            end: End::Eof,
-            started: sent.started.clone(),
-            time_ms: None,
-            timings: None,
+        let recording = self.record_cap.map(|cap| {
+            Box::new(Recording {
+                entry: Entry {
+                    index,
+                    method: sent.method.to_owned(),
+                    url: self.redaction.url(sent.url).into_owned(),
+                    request_headers: self.redaction.headers(&sent.headers),
+                    request_body: sent.body.to_vec(),
+                    response: None,
+                    response_body: Vec::new(),
+                    end: End::Eof,
+                    started: sent.started.clone(),
+                    time_ms: None,
+                    timings: None,
+                },
+                cap,
+                redaction: self.redaction.clone(),
+            })
         });
         let request = Request::new(sent.method, sent.headers, sent.body);
         let shape = shape_text(&request, sent.body);
@@ -205,9 +211,7 @@ impl Driver {
         Flight {
             index,
             judging,
-            entry,
-            record_cap: self.record_cap.unwrap_or(0),
-            redaction: self.record_cap.map(|_| self.redaction.clone()),
+            recording,
             started: sent.started,
             noted: 0,
         }
@@ -271,11 +275,12 @@ impl Driver {
         let Flight {
             index,
             judging,
-            mut entry,
+            recording,
             started,
             ..
         } = flight;
         let started = times.started.or(started);
+        let mut entry = recording.map(|r| Box::new(r.entry));
         if let Some(e) = entry.as_mut() {
             e.end = end;
             e.time_ms = times.elapsed_ms;
@@ -377,6 +382,15 @@ struct Batch {
     cap: usize,
 }
 
+/// A flight's recording: the entry being filled, its body cap and the policy its head is shown
+/// under.
+#[derive(Debug)]
+struct Recording {
+    entry: Entry,
+    cap: u64,
+    redaction: Redaction,
+}
+
 /// One exchange between [`Driver::begin`] and [`Driver::finish`]: fed without the driver, so
 /// that many can be in flight while their session is shared.
 #[derive(Debug)]
@@ -384,10 +398,9 @@ struct Batch {
 pub struct Flight {
     index: u64,
     judging: Judging,
-    entry: Option<Entry>,
-    record_cap: u64,
-    /// The policy the recorded head is shown under (only when recording).
-    redaction: Option<Redaction>,
+    /// What is recorded, when the driver records (boxed: a flight moves between an adapter's
+    /// steps, and most flights record nothing).
+    recording: Option<Box<Recording>>,
     started: Option<String>,
     /// Server requests the session was told about ([`Driver::note`]).
     noted: u64,
@@ -418,10 +431,10 @@ impl Flight {
 
     /// The response head arrived.
     pub fn on_head(&mut self, head: ResponseHead) {
-        if let (Some(entry), Some(redaction)) = (self.entry.as_mut(), &self.redaction) {
-            entry.response = Some(ResponseHead {
+        if let Some(r) = self.recording.as_mut() {
+            r.entry.response = Some(ResponseHead {
                 status: head.status,
-                headers: redaction.headers(&head.headers),
+                headers: r.redaction.headers(&head.headers),
             });
         }
         match &mut self.judging {
@@ -434,12 +447,10 @@ impl Flight {
     /// Body bytes, in any chunking; each SSE event and JSON-RPC message goes to `observer` as
     /// it is framed.
     pub fn feed(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
-        if let Some(entry) = self.entry.as_mut() {
-            let room = self
-                .record_cap
-                .saturating_sub(entry.response_body.len() as u64);
+        if let Some(r) = self.recording.as_mut() {
+            let room = r.cap.saturating_sub(r.entry.response_body.len() as u64);
             let take = usize::try_from(room).unwrap_or(usize::MAX).min(chunk.len());
-            entry.response_body.extend_from_slice(&chunk[..take]);
+            r.entry.response_body.extend_from_slice(&chunk[..take]);
         }
         match &mut self.judging {
             Judging::One(exchange) => exchange.feed_with(chunk, observer),
@@ -482,8 +493,9 @@ pub struct Finished {
     pub requests: Vec<Request>,
     /// Not an MCP exchange: why.
     pub skipped: Option<Skipped>,
-    /// The recorded HAR entry, when the driver records.
-    pub entry: Option<Entry>,
+    /// The recorded HAR entry, when the driver records (boxed: a finished flight is handed on
+    /// by value).
+    pub entry: Option<Box<Entry>>,
 }
 
 #[cfg(test)]

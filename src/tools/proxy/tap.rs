@@ -272,7 +272,7 @@ impl Tap {
             request_body: &self.body,
             started: self.wall,
             timings: self.timings,
-            entry: entry.as_ref(),
+            entry: entry.as_deref(),
             messages: self.arrivals.as_slice(),
             messages_dropped: self.arrivals.dropped(),
         };
@@ -290,7 +290,7 @@ impl Tap {
             }
         }
         if let (Some(recorder), Some(entry)) = (&self.shared.recorder, entry) {
-            recorder.keep(entry);
+            recorder.keep(*entry);
         }
     }
 }
