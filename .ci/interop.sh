@@ -121,9 +121,12 @@ echo "interop: server-everything $VERSION listening at $url"
 
 # --- probe -----------------------------------------------------------------------------------
 # probe exits 1 when any exchange is incomplete; the 2026 discover probe of this 2025 server
-# always is, so the exit code is not checked here: the verdicts are.
+# always is, so the exit code is checked only where it is unusable input (2): a tool the server
+# does not list is not called.
 probe() { # name tool args
-  "$bin" probe "$url" --tool "$2" --args "$3" --timeout 20 --format jsonl >"$work/$1.jsonl" || true
+  local rc=0
+  "$bin" probe "$url" --tool "$2" --args "$3" --timeout 20 --format jsonl >"$work/$1.jsonl" || rc=$?
+  echo "$rc" >"$work/$1.rc"
 }
 probe echo echo '{"message":"hi"}'
 probe progress trigger-long-running-operation '{"duration":0.3,"steps":3}'
@@ -159,9 +162,10 @@ cases = {
     # probe sends a progress token, so the three progress notifications precede the result.
     "progress": handshake() + [("tools/call", "trigger-long-running-operation", "TOOL_SUCCESS",
                                 dict(tail, event_count=4))],
-    # The TypeScript SDK answers an unknown tool with an isError result, not a JSON-RPC error.
-    "unknown": handshake() + [("tools/call", "no-such-tool", "TOOL_ERROR", dict(tail, event_count=1))],
+    # A tool tools/list does not name is not called (probe exits 2: unusable input).
+    "unknown": handshake(),
 }
+exit_codes = {"unknown": 2}
 if rmcp:
     # rmcp puts a progress token on every request: 3 progress notifications, then the result.
     cases["rmcp-progress"] = handshake() + [("tools/call", "trigger-long-running-operation",
@@ -188,6 +192,12 @@ for name, expected in cases.items():
                 print(f"  MISMATCH at index {v['index']}: {v['http_method']} gave {v['outcome']}"
                       f" {[x['rule'] for x in v['violations']]}")
                 failures += 1
+    if name in exit_codes:
+        with open(f"{work}/{name}.rc") as f:
+            rc = int(f.read().strip() or "0")
+        if rc != exit_codes[name]:
+            print(f"  MISMATCH: probe exited {rc}, expected {exit_codes[name]}")
+            failures += 1
     if len(seen) != len(expected):
         print(f"  MISMATCH: {len(seen)} verdicts, expected {len(expected)}")
         failures += 1
