@@ -169,24 +169,22 @@ impl Driver {
     pub fn begin(&mut self, sent: Sent<'_>) -> Flight {
         let index = sent.index.unwrap_or(self.next_index);
         self.next_index = index + 1;
-        let recording = self.record_cap.map(|cap| {
-            Box::new(Recording {
-                entry: Entry {
-                    index,
-                    method: sent.method.to_owned(),
-                    url: self.redaction.url(sent.url).into_owned(),
-                    request_headers: self.redaction.headers(&sent.headers),
-                    request_body: sent.body.to_vec(),
-                    response: None,
-                    response_body: Vec::new(),
-                    end: End::Eof,
-                    started: sent.started.clone(),
-                    time_ms: None,
-                    timings: None,
-                },
-                cap,
-                redaction: self.redaction.clone(),
-            })
+        let recording = self.record_cap.map(|cap| Recording {
+            entry: Box::new(Entry {
+                index,
+                method: sent.method.to_owned(),
+                url: self.redaction.url(sent.url).into_owned(),
+                request_headers: self.redaction.headers(&sent.headers),
+                request_body: sent.body.to_vec(),
+                response: None,
+                response_body: Vec::new(),
+                end: End::Eof,
+                started: sent.started,
+                time_ms: None,
+                timings: None,
+            }),
+            cap,
+            redaction: self.redaction.clone(),
         });
         let request = Request::new(sent.method, sent.headers, sent.body);
         let shape = shape_text(&request, sent.body);
@@ -212,7 +210,6 @@ impl Driver {
             index,
             judging,
             recording,
-            started: sent.started,
             noted: 0,
         }
     }
@@ -276,16 +273,15 @@ impl Driver {
             index,
             judging,
             recording,
-            started,
             ..
         } = flight;
-        let started = times.started.or(started);
-        let mut entry = recording.map(|r| Box::new(r.entry));
+        let mut entry = recording.map(|r| r.entry);
         if let Some(e) = entry.as_mut() {
             e.end = end;
             e.time_ms = times.elapsed_ms;
+            // A capture gives its start time with the end; a live adapter gave it at begin.
             if e.started.is_none() {
-                e.started.clone_from(&started);
+                e.started = times.started;
             }
         }
         let mut finished = Finished {
@@ -382,11 +378,12 @@ struct Batch {
     cap: usize,
 }
 
-/// A flight's recording: the entry being filled, its body cap and the policy its head is shown
+/// A flight's recording: the entry being filled (boxed: a flight moves between an adapter's
+/// steps, and the entry is handed on as it is), its body cap and the policy its head is shown
 /// under.
 #[derive(Debug)]
 struct Recording {
-    entry: Entry,
+    entry: Box<Entry>,
     cap: u64,
     redaction: Redaction,
 }
@@ -398,10 +395,8 @@ struct Recording {
 pub struct Flight {
     index: u64,
     judging: Judging,
-    /// What is recorded, when the driver records (boxed: a flight moves between an adapter's
-    /// steps, and most flights record nothing).
-    recording: Option<Box<Recording>>,
-    started: Option<String>,
+    /// What is recorded, when the driver records.
+    recording: Option<Recording>,
     /// Server requests the session was told about ([`Driver::note`]).
     noted: u64,
 }
