@@ -11,9 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+mod peak;
+
 use mcp_verdict::adapters::{Client, ClientBuilder};
 use mcp_verdict::faults::{FaultServer, ServeLimits};
 use mcp_verdict::{Advice, Outcome};
+use peak::{Run, measure, vm_hwm_kib};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -27,67 +30,15 @@ fn bin() -> String {
 /// A child that takes longer than this is killed and the test fails.
 const CHILD_DEADLINE: Duration = Duration::from_secs(60);
 
-/// What a finished child left.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    /// Peak resident set, in KiB.
-    peak_kib: u64,
-    took: Duration,
-}
-
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// Runs `mcp-verdict args…`, sampling its peak RSS every 10 ms until it exits.
+/// Runs `mcp-verdict args…`, sampling its peak RSS until it exits.
 fn run(args: &[&str]) -> Run {
-    let started = Instant::now();
-    let mut child = Command::new(bin())
+    let child = Command::new(bin())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    let pid = child.id();
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let readers = (
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        }),
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        }),
-    );
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = vm_hwm_kib(pid) {
-            peak = peak.max(kib);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > CHILD_DEADLINE {
-            let _ = child.kill();
-            panic!("mcp-verdict {args:?} ran past {CHILD_DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        code: status.code(),
-        stdout: readers.0.join().unwrap(),
-        stderr: readers.1.join().unwrap(),
-        peak_kib: peak,
-        took: started.elapsed(),
-    }
+    measure(child, CHILD_DEADLINE, &format!("mcp-verdict {args:?}"))
 }
 
 /// The verdicts of `--format json` output for one target.

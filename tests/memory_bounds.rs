@@ -11,11 +11,14 @@
 
 use std::io::Read;
 use std::net::{SocketAddr, TcpListener as StdListener};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+mod peak;
+
+use peak::{Run, measure, sigterm};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -30,61 +33,6 @@ const BOUND_KIB: u64 = 64 * 1000 * 1000 / 1024;
 /// A child that takes longer than this is killed and the test fails.
 const CHILD_DEADLINE: Duration = Duration::from_secs(90);
 
-fn vm_hwm_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
-/// What a finished child left.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-    peak_kib: u64,
-    took: Duration,
-}
-
-/// Reads all of `pipe` (when there is one) on a thread of its own.
-fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(mut pipe) = pipe {
-            let _ = pipe.read_to_string(&mut s);
-        }
-        s
-    })
-}
-
-/// Waits for `child`, sampling its peak RSS every 5 ms until it exits.
-fn measure(mut child: Child) -> Run {
-    let started = Instant::now();
-    let pid = child.id();
-    let readers = (drain(child.stdout.take()), drain(child.stderr.take()));
-    let mut peak = 0;
-    let status = loop {
-        if let Some(kib) = vm_hwm_kib(pid) {
-            peak = peak.max(kib);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > CHILD_DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the child ran past {CHILD_DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    Run {
-        code: status.code(),
-        stdout: readers.0.join().unwrap(),
-        stderr: readers.1.join().unwrap(),
-        peak_kib: peak,
-        took: started.elapsed(),
-    }
-}
-
 /// Runs `mcp-verdict args…` to the end.
 fn run(args: &[&str]) -> Run {
     let child = Command::new(bin())
@@ -94,7 +42,7 @@ fn run(args: &[&str]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
-    measure(child)
+    measure(child, CHILD_DEADLINE, "the child")
 }
 
 /// An MCP server on 127.0.0.1 (2025-11-25, one tool `forever`) whose answer to `endless` is an
@@ -460,15 +408,8 @@ fn proxy_of_an_endless_stream_stays_under_64_mb_recording_and_drawing_it() {
         .expect("the proxy judged the exchange");
     std::thread::sleep(Duration::from_millis(200));
     // Stopped as a service manager would; its reports are written on the way out.
-    let term = format!("kill -TERM {}", child.id());
-    assert!(
-        Command::new("sh")
-            .args(["-c", &term])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let r = measure(child);
+    sigterm(&child);
+    let r = measure(child, CHILD_DEADLINE, "the proxy");
     let log = log.join().unwrap();
     eprintln!(
         "proxy --record --html: {} KiB peak, {} MiB through, exit {:?}\n{}",

@@ -10,6 +10,7 @@
 //! Every test is bounded in time and in requests.
 #![cfg(feature = "cli")]
 
+mod peak;
 mod support;
 
 use std::io::{Read, Write};
@@ -255,14 +256,7 @@ impl Running {
 
     /// SIGTERM; waits (at most 30 s); standard error.
     fn stop(mut self) -> String {
-        let term = format!("kill -TERM {}", self.child.id());
-        assert!(
-            Command::new("sh")
-                .args(["-c", &term])
-                .status()
-                .unwrap()
-                .success()
-        );
+        peak::sigterm(&self.child);
         let start = Instant::now();
         while self.child.try_wait().unwrap().is_none() {
             assert!(start.elapsed() < Duration::from_secs(30), "no stop in 30 s");
