@@ -8,7 +8,9 @@
 //! cargo bench --bench exchange
 //! ```
 //!
-//! Criterion's rows (`exchange/json`, `exchange/sse`) give the time per exchange; the run ends
+//! Criterion's rows (`exchange/json`, `exchange/sse`) give the time per exchange, and
+//! `exchange/json-driver`, `exchange/sse-driver` the same fed through the `Driver` (the path of
+//! the adapters: request shapes, the recording decision, the finished rows); the run ends
 //! with interleaved rounds (the two kinds take turns, order rotated), printing each kind's
 //! median time per exchange. Goal: under 1 µs. The `core_cost` example runs the same loop for
 //! an instruction counter.
@@ -31,6 +33,11 @@ fn exchanges(c: &mut Criterion) {
         let mut session = Session::default();
         group.bench_function(name, |b| {
             b.iter(|| exchange::judge(&mut session, content_type, black_box(&body)))
+        });
+        // The same through the driver, as the adapters feed it.
+        let mut driver = mcp_verdict::Driver::new(mcp_verdict::Limits::default());
+        group.bench_function(format!("{name}-driver"), |b| {
+            b.iter(|| exchange::drive(&mut driver, content_type, black_box(&body)))
         });
     }
     group.finish();

@@ -46,3 +46,38 @@ pub fn judge(session: &mut Session, content_type: &str, body: &[u8]) {
     let v = session.finish(&mut ex, End::Eof);
     assert!(v.complete);
 }
+
+/// [`judge`] through the [`Driver`](mcp_verdict::Driver), as the proxy and the other adapters
+/// feed it: the request as sent, the head, the body, the end; nothing recorded.
+#[inline(always)]
+pub fn drive(driver: &mut mcp_verdict::Driver, content_type: &str, body: &[u8]) {
+    let headers = Headers::from_iter([
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ]);
+    let mut flight = driver.begin(mcp_verdict::Sent {
+        index: None,
+        method: "POST",
+        url: "http://127.0.0.1/mcp",
+        headers,
+        body: REQUEST,
+        started: None,
+        from_client: false,
+    });
+    flight.on_head(ResponseHead {
+        status: 200,
+        headers: Headers::from_iter([
+            ("content-type", content_type),
+            ("content-length", "120"),
+            ("date", "Thu, 03 Dec 2026 06:40:00 GMT"),
+        ]),
+    });
+    flight.feed(body, &mut ());
+    let times = mcp_verdict::Times {
+        started: None,
+        elapsed_ms: Some(1.0),
+    };
+    let finished = driver.finish(flight, End::Eof, times, &mut ());
+    assert!(finished.rows.iter().all(|v| v.complete));
+}

@@ -535,7 +535,7 @@ pub(crate) fn deliver(
             sink(verdict);
         }
     }
-    finished.rows
+    finished.rows.into_vec()
 }
 
 impl<S, E> Stream for JudgedBody<S>

@@ -18,6 +18,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use smallvec::SmallVec;
 
 use crate::entry::Entry;
 use crate::exchange::{Exchange, Observer, ResponseHead};
@@ -118,6 +119,19 @@ pub struct Driver {
     record_cap: Option<u64>,
     /// Index of the next live exchange.
     next_index: u64,
+    /// The box of the last finished exchange, for the next one (an exchange is too big for
+    /// the allocator's fast path, and one is begun per request).
+    spare: SpareBox,
+}
+
+/// An emptied exchange box; a clone of the driver starts without one.
+#[derive(Debug, Default)]
+struct SpareBox(Option<Box<Exchange>>);
+
+impl Clone for SpareBox {
+    fn clone(&self) -> Self {
+        SpareBox(None)
+    }
 }
 
 impl Driver {
@@ -202,7 +216,13 @@ impl Driver {
             }
         } else {
             match self.start(index, sent.url, request, shape, sent.from_client) {
-                Ok(exchange) => Judging::One(Box::new(exchange)),
+                Ok(exchange) => Judging::One(match self.spare.0.take() {
+                    Some(mut boxed) => {
+                        *boxed = exchange;
+                        boxed
+                    }
+                    None => Box::new(exchange),
+                }),
                 Err(reason) => Judging::Skipped(reason),
             }
         };
@@ -286,8 +306,8 @@ impl Driver {
         }
         let mut finished = Finished {
             index,
-            rows: Vec::new(),
-            requests: Vec::new(),
+            rows: SmallVec::new(),
+            requests: SmallVec::new(),
             skipped: None,
             entry,
         };
@@ -295,7 +315,8 @@ impl Driver {
             Judging::One(mut exchange) => {
                 let verdict = self.session.finish_with(&mut exchange, end, observer);
                 finished.rows.push(verdict);
-                finished.requests.push(exchange.into_request());
+                finished.requests.push(exchange.take_request());
+                self.spare.0 = Some(exchange);
             }
             Judging::Skipped(reason) => finished.skipped = Some(Skipped { index, reason }),
             Judging::Batch(batch) => {
@@ -482,10 +503,11 @@ pub struct Finished {
     /// Its position.
     pub index: u64,
     /// One verdict per request id of a 2025-03-26 batch (each with its `batch_position`), one
-    /// otherwise; none when it was not judged.
-    pub rows: Vec<Verdict>,
+    /// otherwise; none when it was not judged. (Room for one in place: the commonest flight
+    /// then allocates nothing for its rows.)
+    pub rows: SmallVec<[Verdict; 1]>,
     /// The request each row judged (the same order).
-    pub requests: Vec<Request>,
+    pub requests: SmallVec<[Request; 1]>,
     /// Not an MCP exchange: why.
     pub skipped: Option<Skipped>,
     /// The recorded HAR entry, when the driver records (boxed: a finished flight is handed on

@@ -175,6 +175,30 @@ struct Message {
     params: Option<Params>,
     /// Has `result` or `error`.
     answer: bool,
+    /// Set by [`Message::scan`] alone: see [`PlainCall`].
+    plain_call: PlainCall,
+}
+
+/// A `tools/call` request as the SDKs write it, whose shape is known without the full check:
+/// `jsonrpc` `"2.0"` first, an integer or string `id`, one `params` of `name` (a string),
+/// `arguments` (an object) and `_meta` (of `progressToken` only, a string or an integer), and
+/// no other member. On the 2025 revisions it has no shape problem; on 2026-07-28 it lacks the
+/// required `_meta` members (see [`crate::shapes::plain_call_problems`]). It may say "check"
+/// where the check would agree, never "plain" where the check says otherwise
+/// (`tests::a_plain_call_has_the_shape_problems_the_check_finds`). A hint of how the text was
+/// read, not a fact of the request: it never makes two readings differ.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PlainCall {
+    /// The message is a plain call.
+    pub(crate) plain: bool,
+    /// Its `params` has `_meta`.
+    pub(crate) meta: bool,
+}
+
+impl PartialEq for PlainCall {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl<'de> Deserialize<'de> for Message {
@@ -279,14 +303,19 @@ impl Message {
     fn scan(text: &str) -> Option<Message> {
         let b = text.as_bytes();
         let mut m = Message::default();
+        // Whether every member so far is one a plain call has (see [`PlainCall`]).
+        let mut plain = b.starts_with(scan::LEAD);
         let mut member = |key: &[u8], at: usize| match key {
             b"params" => {
-                let (params, end) = Params::scan(text, at)?;
+                let (params, end, params_plain) = Params::scan(text, at)?;
+                // A repeated `params` is left to the check.
+                plain &= params_plain && m.params.is_none();
                 m.params = Some(params);
                 Some(end)
             }
             b"method" => {
                 let (method, end) = text_at(text, at, 1)?;
+                plain &= method == Some("tools/call");
                 m.method = method.map(method_name);
                 Some(end)
             }
@@ -298,6 +327,7 @@ impl Message {
             b"id" => {
                 let end = scan::any(b, at, 1)?;
                 let raw = &text[at..end];
+                plain &= is_small_integer(raw);
                 m.id = match b[at] {
                     b'{' | b'[' => return None,
                     b'-' | b'0'..=b'9' => Some(Value::Number(flat::number(raw)?)),
@@ -306,6 +336,7 @@ impl Message {
                 Some(end)
             }
             _ => {
+                plain = false;
                 m.answer |= key == b"result" || key == b"error";
                 scan::any(b, at, 1)
             }
@@ -319,6 +350,10 @@ impl Message {
                 return None;
             }
             scan::members(b, open, &mut member)?
+        };
+        m.plain_call = PlainCall {
+            plain: plain && m.id.is_some() && m.params.is_some(),
+            meta: m.params.as_ref().is_some_and(|p| p.meta.is_some()),
         };
         (scan::ws(b, end) == b.len()).then_some(m)
     }
@@ -342,18 +377,21 @@ impl Message {
 impl Params {
     /// [`Message::scan`] of `params` (its text, checked already).
     /// `params` at `at` in `text`, with the index after it.
-    fn scan(text: &str, at: usize) -> Option<(Params, usize)> {
+    /// The third value: whether `params` is one of a plain call (see [`PlainCall`]).
+    fn scan(text: &str, at: usize) -> Option<(Params, usize, bool)> {
         let b = text.as_bytes();
         if b[at] != b'{' {
             // serde_json reads any other value in full (a number must be in range): read it
             // so too, to tell.
             let end = scan::any(b, at, 1)?;
-            return value_of(&text[at..end]).map(|_| (Params::default(), end));
+            return value_of(&text[at..end]).map(|_| (Params::default(), end, false));
         }
         let mut p = Params::default();
+        let mut plain = true;
         let end = scan::members(b, at, |key, at| {
             if let b"name" | b"uri" | b"protocolVersion" = key {
                 let (value, end) = text_at(text, at, 2)?;
+                plain &= key == b"name" && value.is_some();
                 match key {
                     b"name" => p.name = value.map(SmolStr::new),
                     b"uri" => p.uri = value.map(str::to_owned),
@@ -364,17 +402,23 @@ impl Params {
             let end = scan::any(b, at, 2)?;
             match key {
                 b"_meta" => {
+                    plain &= plain_meta(&text[at..end]);
                     p.meta = match value_of(&text[at..end])? {
                         Value::Object(m) => Some(m),
                         _ => None,
                     }
                 }
-                b"inputResponses" | b"requestState" => p.mrtr = true,
-                _ => {}
+                b"arguments" => plain &= b[at] == b'{',
+                b"inputResponses" | b"requestState" => {
+                    plain = false;
+                    p.mrtr = true;
+                }
+                _ => plain = false,
             }
             Some(end)
         })?;
-        Some((p, end))
+        let plain = plain && p.name.is_some();
+        Some((p, end, plain))
     }
 
     /// Members as the serde visitor reads them; anything but an object gives the default.
@@ -425,6 +469,32 @@ fn value_of(raw: &str) -> Option<Value> {
     flat::with_tree(raw, |tree| tree.to_value().into_owned())
 }
 
+/// A JSON integer every reading keeps exact: optional `-`, at most 15 digits.
+fn is_small_integer(raw: &str) -> bool {
+    let digits = raw.strip_prefix('-').unwrap_or(raw);
+    (1..=15).contains(&digits.len()) && digits.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// `_meta` of a plain call (its text, scanned already): an object whose members are all
+/// `progressToken`, each a string without escapes or a small integer.
+fn plain_meta(raw: &str) -> bool {
+    let b = raw.as_bytes();
+    if b.first() != Some(&b'{') {
+        return false;
+    }
+    let mut plain = true;
+    let read = scan::members(b, 0, |key, at| {
+        let end = scan::any(b, at, 1)?;
+        plain &= key == b"progressToken"
+            && match b[at] {
+                b'"' => scan::string_escapes(b, at).is_some_and(|(_, plain)| plain),
+                _ => is_small_integer(&raw[at..end]),
+            };
+        Some(end)
+    });
+    read.is_some() && plain
+}
+
 /// A batch element: a message object, or `None` for anything else.
 struct Item(Option<Message>);
 
@@ -469,6 +539,8 @@ pub struct Request {
     pub(crate) batch_ids: Vec<Value>,
     /// What `params` of the (first) request holds, as far as the checks read it.
     pub params: Option<Params>,
+    /// Whether the text was read as a plain call (see [`PlainCall`]).
+    pub(crate) plain_call: PlainCall,
 }
 
 impl Request {
@@ -504,6 +576,7 @@ impl Request {
         match body {
             Body::Single(m) => {
                 let answered = m.id.clone();
+                self.plain_call = m.plain_call;
                 self.kind = self.take_message(m);
                 if self.kind == BodyKind::Response {
                     // The id of the server request this answers (links it to that request).
@@ -533,6 +606,7 @@ impl Request {
             id: None,
             batch_ids: Vec::new(),
             params: None,
+            plain_call: PlainCall::default(),
         }
     }
 
@@ -771,6 +845,97 @@ mod tests {
         // Not UTF-8, not JSON: unreadable both ways.
         assert_eq!(Body::read(b"{\"id\":1,\"method\":\"\xff\"}"), None);
         assert_eq!(Body::read(b"{\"id\":1,"), None);
+    }
+
+    /// Wherever the reading vouches for a plain call, the full shape check finds what
+    /// [`crate::shapes::plain_call_problems`] says for each revision; and it does vouch for the
+    /// calls the SDKs send.
+    #[test]
+    fn a_plain_call_has_the_shape_problems_the_check_finds() {
+        use crate::version::ProtocolVersion as V;
+        let bases = [
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "hi", "n": [1, 2.5]}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "r-1", "method": "tools/call",
+                "params": {"name": "add", "arguments": {}, "_meta": {"progressToken": 7}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "x", "_meta": {"progressToken": "p"}}}),
+        ];
+        let (mut vouched, mut seen) = (0, 0);
+        for base in &bases {
+            let mut texts: Vec<String> = Vec::new();
+            // As written (serde_json sorts the members), and as the SDKs write it: compact,
+            // `jsonrpc` first; and with repeated members.
+            for mut v in variants(base) {
+                texts.push(v.to_string());
+                let Some(object) = v.as_object_mut() else {
+                    continue;
+                };
+                let jsonrpc = object.remove("jsonrpc");
+                let text = v.to_string();
+                let Some(rest) = text.strip_prefix('{').filter(|r| r.len() > 1) else {
+                    continue;
+                };
+                match jsonrpc {
+                    Some(j) => texts.push(format!(r#"{{"jsonrpc":{j},{rest}"#)),
+                    None => texts.push(format!(r#"{{"jsonrpc":"2.0",{rest}"#)),
+                }
+                texts.push(format!(r#"{{"jsonrpc":"2.0",{rest}"#));
+                texts.push(format!(r#"{{"jsonrpc":"2.0","jsonrpc":"1.0",{rest}"#));
+                texts.push(format!(r#"{{"jsonrpc":"2.0","method":"tools/list",{rest}"#));
+                texts.push(format!(r#"{{"jsonrpc":"2.0","params":{{"name":1}},{rest}"#));
+                texts.push(format!(
+                    r#"{{"jsonrpc":"2.0",{}}}}},"params":{{"name":"a","_meta":{{"progressToken":1.5}}}}}}"#,
+                    &rest[..rest.len() - 1]
+                ));
+            }
+            for huge in ["1e3", "12345678901234567890", "-0.0", "true"] {
+                texts.push(format!(
+                    r#"{{"jsonrpc":"2.0","id":{huge},"method":"tools/call","params":{{"name":"a"}}}}"#
+                ));
+                texts.push(format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"a","_meta":{{"progressToken":{huge}}}}}}}"#
+                ));
+            }
+            for text in &texts {
+                let req = Request::new("POST", Headers::new(), text.as_bytes());
+                seen += 1;
+                if !req.plain_call.plain {
+                    continue;
+                }
+                vouched += 1;
+                for version in [
+                    V::V2025_03_26,
+                    V::V2025_06_18,
+                    V::V2025_11_25,
+                    V::V2026_07_28,
+                ] {
+                    let found = crate::shapes::problems_in(text, version, None);
+                    let said = crate::shapes::plain_call_problems(version, req.plain_call);
+                    let said: Option<Vec<(crate::rules::Rule, String)>> =
+                        said.map(|s| s.iter().map(|&(r, d)| (r, d.to_owned())).collect());
+                    if let Some(said) = said {
+                        assert_eq!(found, said, "{version:?} {text}");
+                    }
+                }
+            }
+        }
+        assert!(seen > 300, "{seen}");
+        assert!(vouched > 100, "{vouched} of {seen}");
+        for sdk in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
+            r#"{"jsonrpc":"2.0","id":"4a","method":"tools/call","params":{"name":"e","arguments":{},"_meta":{"progressToken":2}}}"#,
+        ] {
+            let call = Request::new("POST", Headers::new(), sdk.as_bytes()).plain_call;
+            assert!(call.plain, "{sdk}");
+        }
+        // The one the 2026-07-28 fast path answers: no `_meta` at all (as the proxy bench
+        // sends it); a repeated `params` is left to the check.
+        let bare = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e"}}"#;
+        let call = Request::new("POST", Headers::new(), bare).plain_call;
+        assert!(crate::shapes::plain_call_problems(V::V2026_07_28, call).is_some());
+        let twice = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"e"},"params":{"name":"f","_meta":{}}}"#;
+        assert!(!Request::new("POST", Headers::new(), twice).plain_call.plain);
     }
 
     #[test]

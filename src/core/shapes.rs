@@ -685,6 +685,28 @@ pub(crate) fn problems_in(
     })
 }
 
+/// The shape problems of a plain call ([`PlainCall`](crate::request::PlainCall)) on
+/// `version`, as the full check words them, where they are known without it: none on the 2025
+/// revisions; on 2026-07-28, the missing `_meta` when it has none (with `_meta`, its required
+/// members depend on more than a plain call says, so the check reads it). `None`: check.
+pub(crate) fn plain_call_problems(
+    version: ProtocolVersion,
+    call: crate::request::PlainCall,
+) -> Option<&'static [(Rule, &'static str)]> {
+    const NO_META: &[(Rule, &str)] = &[(
+        Rule::ShapeMissingMember,
+        "params._meta: required by CallToolRequestParams, absent",
+    )];
+    match version {
+        _ if !call.plain => None,
+        ProtocolVersion::V2025_03_26
+        | ProtocolVersion::V2025_06_18
+        | ProtocolVersion::V2025_11_25 => Some(&[]),
+        ProtocolVersion::V2026_07_28 if !call.meta => Some(NO_META),
+        ProtocolVersion::V2026_07_28 => None,
+    }
+}
+
 /// [`check`] for the analyzer: the rule and the detail of each problem.
 pub(crate) fn problems<'a, J: Json<'a>>(
     version: ProtocolVersion,

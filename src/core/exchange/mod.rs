@@ -357,6 +357,15 @@ impl Exchange {
     /// [`check_request_shape`](Self::check_request_shape) of the request's text as sent
     /// (read without building a `Value` where it can be). Text that is not JSON has no shape.
     pub(crate) fn check_request_text(&mut self, text: &str) {
+        // The commonest request, told as it was read (no second reading of its text).
+        if let Some(found) =
+            crate::shapes::plain_call_problems(self.setup.version, self.req.plain_call)
+        {
+            for &(rule, detail) in found {
+                self.findings.add(rule, format!("request: {detail}"), None);
+            }
+            return;
+        }
         for (rule, detail) in crate::shapes::problems_in(text, self.setup.version, None) {
             self.findings.add(rule, format!("request: {detail}"), None);
         }
@@ -365,6 +374,13 @@ impl Exchange {
     /// The request, once the exchange is judged.
     pub(crate) fn into_request(self) -> Request {
         self.req
+    }
+
+    /// The request, once the exchange is judged, leaving an empty one (the exchange is done
+    /// with; its box may be reused).
+    pub(crate) fn take_request(&mut self) -> Request {
+        let empty = Request::new(&self.req.http_method, Headers::new(), b"");
+        std::mem::replace(&mut self.req, empty)
     }
 
     /// The request being judged.

@@ -6,25 +6,30 @@
 //! included, except that the upstream request asks for an unencoded body (`Accept-Encoding` is
 //! not forwarded) so that the bytes the analysis reads are the bytes of the messages.
 
-use reqwest::header::HeaderMap;
-
 use crate::request::Headers;
 
-/// Hop-by-hop headers, lowercase.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "proxy-connection",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
+use reqwest::header::{
+    ACCEPT_ENCODING, CONNECTION, CONTENT_LENGTH, HOST, HeaderMap, HeaderName, PROXY_AUTHENTICATE,
+    PROXY_AUTHORIZATION, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
+};
+
+/// Hop-by-hop headers (`Connection` is looked at on its own).
+const HOP_BY_HOP: [HeaderName; 8] = [
+    HeaderName::from_static("keep-alive"),
+    PROXY_AUTHENTICATE,
+    PROXY_AUTHORIZATION,
+    HeaderName::from_static("proxy-connection"),
+    TE,
+    TRAILER,
+    TRANSFER_ENCODING,
+    UPGRADE,
 ];
 
+/// What the upstream request also goes without.
+const NOT_UPSTREAM: [HeaderName; 3] = [HOST, CONTENT_LENGTH, ACCEPT_ENCODING];
+
 fn connection_tokens(map: &HeaderMap) -> Vec<String> {
-    map.get_all("connection")
+    map.get_all(CONNECTION)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
@@ -34,13 +39,21 @@ fn connection_tokens(map: &HeaderMap) -> Vec<String> {
 }
 
 /// `map` without hop-by-hop headers, the headers its `Connection` names, and `also_drop`
-/// (removed in place: most requests have none of them, and then nothing is copied).
-fn filtered(mut map: HeaderMap, also_drop: &[&str]) -> HeaderMap {
+/// (removed in place). One pass over the names finds whether any is there: most messages have
+/// none, and then nothing is looked up or copied.
+fn filtered(mut map: HeaderMap, also_drop: &[HeaderName]) -> HeaderMap {
+    let doomed = |name: &HeaderName| {
+        name == CONNECTION || HOP_BY_HOP.contains(name) || also_drop.contains(name)
+    };
+    if !map.keys().any(doomed) {
+        return map;
+    }
     for name in connection_tokens(&map) {
         map.remove(name.as_str());
     }
+    map.remove(CONNECTION);
     for name in HOP_BY_HOP.iter().chain(also_drop) {
-        map.remove(*name);
+        map.remove(name);
     }
     map
 }
@@ -48,7 +61,7 @@ fn filtered(mut map: HeaderMap, also_drop: &[&str]) -> HeaderMap {
 /// The client's request headers as sent upstream: without hop-by-hop headers, `Host` (the
 /// upstream's own is used), `Content-Length` (set from the body) and `Accept-Encoding`.
 pub fn upstream_request(map: HeaderMap) -> HeaderMap {
-    filtered(map, &["host", "content-length", "accept-encoding"])
+    filtered(map, &NOT_UPSTREAM)
 }
 
 /// The upstream's response headers as sent to the client: without hop-by-hop headers.
@@ -92,5 +105,14 @@ mod tests {
         let down = client_response(map.clone());
         assert!(down.contains_key("host") && down.contains_key("accept-encoding"));
         assert!(!down.contains_key("x-private") && !down.contains_key("transfer-encoding"));
+        // Nothing to drop: passed on as it is; one hop-by-hop name alone is still found.
+        let mut plain = HeaderMap::new();
+        plain.insert("mcp-session-id", HeaderValue::from_static("abc"));
+        plain.insert("content-type", HeaderValue::from_static("application/json"));
+        assert_eq!(client_response(plain.clone()), plain);
+        plain.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        assert!(!client_response(plain.clone()).contains_key("keep-alive"));
+        plain.insert("host", HeaderValue::from_static("h"));
+        assert!(!upstream_request(plain).contains_key("host"));
     }
 }
