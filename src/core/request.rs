@@ -17,6 +17,7 @@ use crate::shapes::node::Json;
 /// The vocabulary is a leaf; the request's own words are reachable here too.
 pub use crate::vocab::kinds::BodyKind;
 use crate::vocab::kinds::ExchangeKind;
+pub(crate) use crate::vocab::kinds::PlainCall;
 
 /// The members of a request's `params` that the checks read. Everything else (a tool call's
 /// `arguments`, often the bulk of the body) is skipped while parsing, never built as a tree.
@@ -177,28 +178,6 @@ struct Message {
     answer: bool,
     /// Set by [`Message::scan`] alone: see [`PlainCall`].
     plain_call: PlainCall,
-}
-
-/// A `tools/call` request as the SDKs write it, whose shape is known without the full check:
-/// `jsonrpc` `"2.0"` first, an integer or string `id`, one `params` of `name` (a string),
-/// `arguments` (an object) and `_meta` (of `progressToken` only, a string or an integer), and
-/// no other member. On the 2025 revisions it has no shape problem; on 2026-07-28 it lacks the
-/// required `_meta` members (see [`crate::shapes::plain_call_problems`]). It may say "check"
-/// where the check would agree, never "plain" where the check says otherwise
-/// (`tests::a_plain_call_has_the_shape_problems_the_check_finds`). A hint of how the text was
-/// read, not a fact of the request: it never makes two readings differ.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct PlainCall {
-    /// The message is a plain call.
-    pub(crate) plain: bool,
-    /// Its `params` has `_meta`.
-    pub(crate) meta: bool,
-}
-
-impl PartialEq for PlainCall {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
 }
 
 impl<'de> Deserialize<'de> for Message {

@@ -685,13 +685,13 @@ pub(crate) fn problems_in(
     })
 }
 
-/// The shape problems of a plain call ([`PlainCall`](crate::request::PlainCall)) on
+/// The shape problems of a plain call ([`PlainCall`](crate::vocab::kinds::PlainCall)) on
 /// `version`, as the full check words them, where they are known without it: none on the 2025
 /// revisions; on 2026-07-28, the missing `_meta` when it has none (with `_meta`, its required
 /// members depend on more than a plain call says, so the check reads it). `None`: check.
 pub(crate) fn plain_call_problems(
     version: ProtocolVersion,
-    call: crate::request::PlainCall,
+    call: crate::vocab::kinds::PlainCall,
 ) -> Option<&'static [(Rule, &'static str)]> {
     const NO_META: &[(Rule, &str)] = &[(
         Rule::ShapeMissingMember,

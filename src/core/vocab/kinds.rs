@@ -64,3 +64,25 @@ pub enum BodyKind {
     /// A body that is not a JSON-RPC message.
     Unreadable,
 }
+
+/// A `tools/call` request as the SDKs write it, whose shape is known without the full check:
+/// `jsonrpc` `"2.0"` first, an integer or string `id`, one `params` of `name` (a string),
+/// `arguments` (an object) and `_meta` (of `progressToken` only, a string or an integer), and
+/// no other member. On the 2025 revisions it has no shape problem; on 2026-07-28 it lacks the
+/// required `_meta` members (see `shapes::plain_call_problems`). It may say "check"
+/// where the check would agree, never "plain" where the check says otherwise
+/// (`request.rs`, `a_plain_call_has_the_shape_problems_the_check_finds`). A hint of how the text was
+/// read, not a fact of the request: it never makes two readings differ.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PlainCall {
+    /// The message is a plain call.
+    pub(crate) plain: bool,
+    /// Its `params` has `_meta`.
+    pub(crate) meta: bool,
+}
+
+impl PartialEq for PlainCall {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
