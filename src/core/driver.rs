@@ -67,6 +67,14 @@ pub struct Times {
     pub started: Option<String>,
     /// From sending the request to the end of the exchange, in milliseconds.
     pub elapsed_ms: Option<f64>,
+    /// From sending the request to the response head, in milliseconds (evidence of which box
+    /// made the status: `crate::origin`).
+    pub head_ms: Option<f64>,
+    /// The request's own timeout, in milliseconds, when the adapter has one.
+    pub timeout_ms: Option<f64>,
+    /// The error the capturing client recorded (a HAR `_error`), as written: it goes into the
+    /// verdict's `client_error`.
+    pub error: Option<String>,
 }
 
 /// Why the request of `method` to `url` is not an MCP exchange, or `None` if it is one. The
@@ -182,6 +190,8 @@ impl Driver {
                 started: sent.started,
                 time_ms: None,
                 timings: None,
+                timeout_ms: None,
+                error: None,
             }),
             cap,
             redaction: self.redaction.clone(),
@@ -279,6 +289,15 @@ impl Driver {
         if let Some(e) = entry.as_mut() {
             e.end = end;
             e.time_ms = times.elapsed_ms;
+            if times.head_ms.is_some() {
+                e.timings = Some(crate::entry::Timings {
+                    send: None,
+                    wait: times.head_ms,
+                    receive: None,
+                });
+            }
+            e.timeout_ms = times.timeout_ms;
+            e.error.clone_from(&times.error);
             // A capture gives its start time with the end; a live adapter gave it at begin.
             if e.started.is_none() {
                 e.started = times.started;
@@ -293,6 +312,8 @@ impl Driver {
         };
         match judging {
             Judging::One(mut exchange) => {
+                exchange.head_ms = times.head_ms;
+                exchange.timeout_ms = times.timeout_ms;
                 let verdict = self.session.finish_with(&mut exchange, end, observer);
                 finished.rows.push(verdict);
                 finished.requests.push(exchange.into_request());
@@ -310,6 +331,8 @@ impl Driver {
                     // Judged as MCP at begin: the members need no second look.
                     let started = self.start(index, "", member, shape.as_deref(), true);
                     let Ok(mut exchange) = started else { continue };
+                    exchange.head_ms = times.head_ms;
+                    exchange.timeout_ms = times.timeout_ms;
                     if let Some(head) = &head {
                         exchange.on_head(head.clone());
                         exchange.feed_with(&body, observer);
@@ -321,7 +344,25 @@ impl Driver {
                 }
             }
         }
+        if let Some(error) = &times.error {
+            for v in &mut finished.rows {
+                client_failure(v, error);
+            }
+        }
         finished
+    }
+}
+
+/// The capturing client said the transfer failed (`net::ERR_…`): kept as written, and the
+/// failure is the network's or the client's, not the server's.
+fn client_failure(v: &mut Verdict, error: &str) {
+    v.client_error = Some(error.to_owned());
+    if !v.complete {
+        v.retry.reason = format!(
+            "{}; the client recorded `{error}`: a network or client failure, not the server's",
+            v.retry.reason
+        )
+        .into();
     }
 }
 
