@@ -62,6 +62,16 @@ fn http_faults() -> Vec<Scenario> {
         s("gateway-html-502-slow", "nginx's own HTML 502 page after 300 ms (a gateway gave up on its upstream)", "pay",
           expect(O::HttpError, A::DoNotRetry, 502, None).made_by(crate::verdict::StatusOrigin::Intermediary),
           |_| Action::Reply(super::vocab::Reply::After { ms: 300, reply: Box::new(gateway_502()) })),
+        s("slow-answer", "a correct answer after 1.5 s (a slow tool: behind a gateway with a 1 s timeout, a 504)", "lookup",
+          success(None),
+          |c| Action::Reply(super::vocab::Reply::After {
+              ms: 1500,
+              reply: Box::new(super::vocab::Reply::Body {
+                  status: 200,
+                  headers: vec![("Content-Type".into(), "application/json".into())],
+                  body: c.ok().to_string().into_bytes(),
+              }),
+          })),
     ]
 }
 
