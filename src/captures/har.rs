@@ -128,7 +128,18 @@ struct RawResponse {
 /// An `_error` as text: a string is kept as written; any other value says only that the
 /// transfer failed (it is skipped without being built, however deep).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct ErrorText(pub(crate) Option<String>);
+pub(crate) struct ErrorText {
+    /// The text, when it is one.
+    pub(crate) text: Option<String>,
+    /// Present and neither `null` nor empty: the transfer failed.
+    pub(crate) failed: bool,
+}
+
+impl ErrorText {
+    fn other(failed: bool) -> ErrorText {
+        ErrorText { text: None, failed }
+    }
+}
 
 /// Longest `_error` text kept (Chrome's are a few dozen bytes).
 const MAX_ERROR_TEXT: usize = 512;
@@ -146,33 +157,36 @@ impl<'de> Deserialize<'de> for ErrorText {
                 while !s.is_char_boundary(end) {
                     end -= 1;
                 }
-                Ok(ErrorText((!s.is_empty()).then(|| s[..end].to_owned())))
+                Ok(ErrorText {
+                    text: (!s.is_empty()).then(|| s[..end].to_owned()),
+                    failed: !s.is_empty(),
+                })
             }
             fn visit_unit<E: de::Error>(self) -> Result<ErrorText, E> {
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(false))
             }
             fn visit_none<E: de::Error>(self) -> Result<ErrorText, E> {
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(false))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<ErrorText, E> {
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(true))
             }
             fn visit_i64<E: de::Error>(self, _: i64) -> Result<ErrorText, E> {
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(true))
             }
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<ErrorText, E> {
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(true))
             }
             fn visit_f64<E: de::Error>(self, _: f64) -> Result<ErrorText, E> {
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(true))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<ErrorText, A::Error> {
                 while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(true))
             }
             fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<ErrorText, A::Error> {
                 while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(ErrorText(None))
+                Ok(ErrorText::other(true))
             }
         }
         d.deserialize_any(V)
@@ -235,7 +249,9 @@ fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, St
 /// say how the body ended (`_mcp_end`).
 pub(crate) fn client_end(end: End, unstated: bool, error: Option<&str>) -> End {
     match error {
-        Some(e) if unstated && end == End::Reset && e.trim() == "net::ERR_ABORTED" => End::Cancelled,
+        Some(e) if unstated && end == End::Reset && e.trim() == "net::ERR_ABORTED" => {
+            End::Cancelled
+        }
         _ => end,
     }
 }
@@ -248,10 +264,14 @@ impl RawEntry {
             Some(p) => decode_text(p.text, p.encoding.as_deref())?,
             None => Vec::new(),
         };
-        let entry_error = self.error.as_ref().and_then(|e| e.as_str()).map(str::to_owned);
-        let response_error = self.response.as_ref().and_then(|r| r.error.0.clone());
-        let failed =
-            self.error.as_ref().is_some_and(|e| !e.is_null()) || response_error.is_some();
+        let entry_error = self
+            .error
+            .as_ref()
+            .and_then(|e| e.as_str())
+            .map(str::to_owned);
+        let response_error = self.response.as_ref().and_then(|r| r.error.text.clone());
+        let failed = self.error.as_ref().is_some_and(|e| !e.is_null())
+            || self.response.as_ref().is_some_and(|r| r.error.failed);
         let error = response_error.or(entry_error);
         let mut captured = true;
         let (response, response_body) = match self.response {
@@ -596,6 +616,47 @@ mod tests {
         let bad =
             br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
         assert!(parse(bad).unwrap_err().to_string().contains("entry 0"));
+    }
+
+    /// Chrome DevTools writes a failed transfer's `net::ERR_*` as `response._error`: both
+    /// readers keep its text, and `net::ERR_ABORTED` (the page cancelled) is the client's end.
+    #[test]
+    fn chrome_response_error_is_kept_by_both_readers() {
+        let doc = |error: &str| {
+            format!(
+                r#"{{"log":{{"entries":[{{"request":{{"method":"POST","url":"http://x/mcp","headers":[]}},
+                "response":{{"status":200,"headers":[{{"name":"Content-Type","value":"text/event-stream"}}],
+                "content":{{"text":"data: {{}}\n\n"}},"_error":"{error}"}}}}]}}}}"#
+            )
+        };
+        struct Tails(Vec<EntryTail>);
+        impl EntrySink for Tails {
+            fn begin(&mut self, _: EntryHead) {}
+            fn body(&mut self, _: &[u8]) {}
+            fn finish(&mut self, tail: EntryTail) {
+                self.0.push(tail);
+            }
+        }
+        for (error, end) in [
+            ("net::ERR_INCOMPLETE_CHUNKED_ENCODING", End::Reset),
+            ("net::ERR_ABORTED", End::Cancelled),
+        ] {
+            let text = doc(error);
+            let whole = parse(text.as_bytes()).unwrap();
+            assert_eq!(whole[0].error.as_deref(), Some(error));
+            assert_eq!(whole[0].end, end, "{error}");
+            let mut tails = Tails(Vec::new());
+            stream_entries(text.as_bytes(), 1 << 20, &mut tails).unwrap();
+            assert_eq!(tails.0[0].error.as_deref(), Some(error));
+            assert_eq!(tails.0[0].end, end, "{error}");
+        }
+        // A non-string `_error` says only that the transfer failed, however it is nested.
+        let nested = doc("x").replace(r#""_error":"x""#, r#""_error":{"a":[[{"b":1}]]}"#);
+        let whole = parse(nested.as_bytes()).unwrap();
+        assert_eq!(
+            (whole[0].error.as_deref(), whole[0].end),
+            (None, End::Reset)
+        );
     }
 
     #[test]

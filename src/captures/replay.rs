@@ -79,7 +79,9 @@ impl EntrySink for Judge<'_> {
             started: tail.started,
             elapsed_ms: tail.time_ms,
             // The head came after sending and waiting (HAR's `send` and `wait` phases).
-            head_ms: tail.timings.and_then(|t| Some(t.send.unwrap_or(0.0) + t.wait?)),
+            head_ms: tail
+                .timings
+                .and_then(|t| Some(t.send.unwrap_or(0.0) + t.wait?)),
             timeout_ms: tail.timeout_ms,
             error: tail.error,
         };

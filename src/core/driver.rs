@@ -619,6 +619,31 @@ mod tests {
         assert_eq!(v.outcome, crate::Outcome::ToolSuccess);
     }
 
+    /// The capturing client's error goes into the verdict as written, and the head time and
+    /// the request's own timeout into the recording (so its replay sees the same evidence).
+    #[test]
+    fn client_error_and_times_are_kept() {
+        let mut driver = Driver::new(Limits::default()).recording(1 << 10);
+        let mut flight = driver.begin(sent("POST", Headers::new(), CALL));
+        flight.on_head(sse_head());
+        flight.feed(b"data: {}\n\n", &mut ());
+        let times = Times {
+            head_ms: Some(3.0),
+            timeout_ms: Some(10_000.0),
+            error: Some("net::ERR_CONNECTION_RESET".into()),
+            ..Times::default()
+        };
+        let finished = driver.finish(flight, End::Reset, times, &mut ());
+        let v = &finished.rows[0];
+        assert_eq!(v.client_error.as_deref(), Some("net::ERR_CONNECTION_RESET"));
+        assert!(v.retry.reason.contains("not the server's"), "{v:?}");
+        assert_eq!(v.status_origin, Some(crate::StatusOrigin::Server));
+        let entry = finished.entry.expect("recording");
+        assert_eq!(entry.timings.and_then(|t| t.wait), Some(3.0));
+        assert_eq!(entry.timeout_ms, Some(10_000.0));
+        assert_eq!(entry.error.as_deref(), Some("net::ERR_CONNECTION_RESET"));
+    }
+
     #[test]
     fn traffic_that_is_not_mcp_is_recorded_not_judged() {
         let mut driver = Driver::new(Limits::default()).recording(100);

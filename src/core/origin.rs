@@ -241,11 +241,11 @@ fn cloudflare_status(status: u16) -> Option<(&'static str, Reach)> {
         521 => ("521: the origin refused the connection", Reach::Never),
         522 => ("522: connecting to the origin timed out", Reach::Never),
         523 => ("523: the origin is unreachable", Reach::Never),
-        524 => (
-            "524: the origin took too long to answer",
-            Reach::Forwarded,
+        524 => ("524: the origin took too long to answer", Reach::Forwarded),
+        525 => (
+            "525: the TLS handshake with the origin failed",
+            Reach::Never,
         ),
-        525 => ("525: the TLS handshake with the origin failed", Reach::Never),
         526 => ("526: the origin's certificate is invalid", Reach::Never),
         527 => ("527: the Railgun connection failed", Reach::Unknown),
         530 => ("530: the origin could not be resolved", Reach::Never),
@@ -362,7 +362,9 @@ fn timing(f: &Facts<'_>, reach: Reach) -> String {
     let after = format!("; after {}", duration(ms));
     match (reach, f.timeout_ms) {
         (Reach::Never, _) if f.status == 502 && ms <= FAST_502_MS => {
-            format!("{after}: too fast to have waited on the server, the upstream connection failed")
+            format!(
+                "{after}: too fast to have waited on the server, the upstream connection failed"
+            )
         }
         (Reach::Forwarded, Some(t)) if ms < t => format!(
             "{after}, before the request's own {} timeout: the intermediary's timeout",

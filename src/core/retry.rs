@@ -280,7 +280,11 @@ mod tests {
         let mut f = facts(Outcome::HttpError);
         f.status = Some(502);
         f.reach = Reach::Never;
-        assert_eq!(advise(&f).advice, Advice::Retry, "destructive, never reached");
+        assert_eq!(
+            advise(&f).advice,
+            Advice::Retry,
+            "destructive, never reached"
+        );
         f.status = Some(504);
         f.reach = Reach::Forwarded;
         let a = advise(&f);

@@ -129,7 +129,10 @@ http {{
                 return Some(nginx);
             }
             if let Ok(Some(status)) = nginx.child.try_wait() {
-                panic!("nginx exited ({status}) before it listened: {}", nginx.log());
+                panic!(
+                    "nginx exited ({status}) before it listened: {}",
+                    nginx.log()
+                );
             }
             assert!(
                 Instant::now() < until,

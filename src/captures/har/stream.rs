@@ -351,16 +351,22 @@ impl<I: Input> Reader<I> {
             return Err(StreamError::MissingField("request"));
         };
         let response = e.response_head()?;
-        let response_error = match &e.response {
-            Some(Some(r)) => r.error.as_ref().and_then(|t| t.0.clone()),
-            _ => None,
+        let (response_error, response_failed) = match &e.response {
+            Some(Some(r)) => r
+                .error
+                .as_ref()
+                .map_or((None, false), |t| (t.text.clone(), t.failed)),
+            _ => (None, false),
         };
-        let entry_error = e.error.as_ref().and_then(|v| v.as_ref()?.as_str().map(str::to_owned));
+        let entry_error = e
+            .error
+            .as_ref()
+            .and_then(|v| v.as_ref()?.as_str().map(str::to_owned));
         let failed = e
             .error
             .as_ref()
             .is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_null()))
-            || response_error.is_some();
+            || response_failed;
         let error = response_error.or(entry_error);
         let base64 = is_base64(e.encoding());
         let has_response = response.is_some();
@@ -408,7 +414,10 @@ impl<I: Input> Reader<I> {
             started: e.started.flatten(),
             time_ms: e.time.flatten(),
             timings: e.timings.flatten(),
-            timeout_ms: e.timeout_ms.flatten().filter(|t| t.is_finite() && *t >= 0.0),
+            timeout_ms: e
+                .timeout_ms
+                .flatten()
+                .filter(|t| t.is_finite() && *t >= 0.0),
             error,
         });
         Ok(())

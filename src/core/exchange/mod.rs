@@ -632,7 +632,9 @@ impl Exchange {
     fn judge_origin(&self, head: &Head, body: &Body, v: &mut Verdict) -> crate::origin::Reach {
         let no_hints = crate::origin::Hints::default();
         let kept: &[u8] = match body {
-            Body::Buffer { buf, over: false, .. } => buf,
+            Body::Buffer {
+                buf, over: false, ..
+            } => buf,
             _ => &[],
         };
         let decided = crate::origin::decide(&crate::origin::Facts {

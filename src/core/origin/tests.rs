@@ -31,21 +31,50 @@ fn canonical_pages_are_the_intermediarys() {
     let nginx = hints(&[("Server", "nginx/1.22.1")]);
     let d = decide(&facts(502, &nginx, NGINX_502, Some("text/html")));
     assert_eq!(d.origin, StatusOrigin::Intermediary, "{d:?}");
-    assert!(d.reason.contains("nginx") && d.reason.contains("Server: nginx/1.22.1"), "{d:?}");
-    assert_eq!(d.reach, Reach::Unknown, "a slow or untimed 502 may have run the call");
+    assert!(
+        d.reason.contains("nginx") && d.reason.contains("Server: nginx/1.22.1"),
+        "{d:?}"
+    );
+    assert_eq!(
+        d.reach,
+        Reach::Unknown,
+        "a slow or untimed 502 may have run the call"
+    );
     let d = decide(&facts(504, &nginx, NGINX_504, Some("text/html")));
-    assert_eq!((d.origin, d.reach), (StatusOrigin::Intermediary, Reach::Forwarded));
+    assert_eq!(
+        (d.origin, d.reach),
+        (StatusOrigin::Intermediary, Reach::Forwarded)
+    );
     let none = Hints::default();
-    let d = decide(&facts(503, &none, "no healthy upstream", Some("text/plain")));
-    assert_eq!((d.origin, d.reach), (StatusOrigin::Intermediary, Reach::Never));
+    let d = decide(&facts(
+        503,
+        &none,
+        "no healthy upstream",
+        Some("text/plain"),
+    ));
+    assert_eq!(
+        (d.origin, d.reach),
+        (StatusOrigin::Intermediary, Reach::Never)
+    );
     assert!(d.reason.contains("envoy"), "{d:?}");
-    let d = decide(&facts(504, &none, "upstream request timeout", Some("text/plain")));
+    let d = decide(&facts(
+        504,
+        &none,
+        "upstream request timeout",
+        Some("text/plain"),
+    ));
     assert_eq!(d.reach, Reach::Forwarded);
     let reset = "upstream connect error or disconnect/reset before headers. reset reason: connection failure, transport failure reason: delayed connect error: 111";
     assert_eq!(decide(&facts(503, &none, reset, None)).reach, Reach::Never);
     let d = decide(&facts(503, &none, HAPROXY_503, Some("text/html")));
-    assert_eq!((d.origin, d.reach), (StatusOrigin::Intermediary, Reach::Never));
-    assert_eq!(decide(&facts(504, &none, HAPROXY_504, None)).reach, Reach::Forwarded);
+    assert_eq!(
+        (d.origin, d.reach),
+        (StatusOrigin::Intermediary, Reach::Never)
+    );
+    assert_eq!(
+        decide(&facts(504, &none, HAPROXY_504, None)).reach,
+        Reach::Forwarded
+    );
     let cf = hints(&[("Server", "cloudflare"), ("CF-RAY", "7d1f-AMS")]);
     let d = decide(&facts(522, &cf, CLOUDFLARE_522, Some("text/html")));
     assert_eq!(d.origin, StatusOrigin::Intermediary, "{d:?}");
@@ -59,7 +88,10 @@ fn cloudflare_statuses_tell_whether_the_origin_was_reached() {
     assert_eq!(decide(&facts(524, &cf, "", None)).reach, Reach::Forwarded);
     // Without Cloudflare on the path a 521 is only a status.
     let none = Hints::default();
-    assert_eq!(decide(&facts(521, &none, "", None)).origin, StatusOrigin::Server);
+    assert_eq!(
+        decide(&facts(521, &none, "", None)).origin,
+        StatusOrigin::Server
+    );
 }
 
 #[test]
@@ -72,14 +104,24 @@ fn the_servers_json_rpc_error_is_the_servers_behind_any_proxy() {
     assert_eq!(d.origin, StatusOrigin::Server, "{d:?}");
     // envoy says when the upstream answered.
     let envoy = hints(&[("Server", "envoy"), ("x-envoy-upstream-service-time", "12")]);
-    let d = decide(&facts(500, &envoy, "Internal Server Error", Some("text/plain")));
+    let d = decide(&facts(
+        500,
+        &envoy,
+        "Internal Server Error",
+        Some("text/plain"),
+    ));
     assert_eq!(d.origin, StatusOrigin::Server, "{d:?}");
 }
 
 #[test]
 fn no_evidence_is_the_server() {
     let none = Hints::default();
-    let d = decide(&facts(500, &none, "Internal Server Error", Some("text/plain")));
+    let d = decide(&facts(
+        500,
+        &none,
+        "Internal Server Error",
+        Some("text/plain"),
+    ));
     assert_eq!(d.origin, StatusOrigin::Server);
     let d = decide(&facts(200, &none, "", Some("text/event-stream")));
     assert_eq!(d.origin, StatusOrigin::Server);
@@ -93,7 +135,12 @@ fn no_evidence_is_the_server() {
 #[test]
 fn body_shape_against_the_servers_other_errors() {
     let none = Hints::default();
-    let mut f = facts(503, &none, "<html><body>Service Unavailable</body></html>", Some("text/html"));
+    let mut f = facts(
+        503,
+        &none,
+        "<html><body>Service Unavailable</body></html>",
+        Some("text/html"),
+    );
     assert_eq!(decide(&f).origin, StatusOrigin::Server);
     f.server_errors_jsonrpc = true;
     let d = decide(&f);
@@ -110,7 +157,10 @@ fn gateway_statuses_and_time() {
     let none = Hints::default();
     let mut f = facts(502, &none, "Bad Gateway", Some("text/plain"));
     let d = decide(&f);
-    assert_eq!((d.origin, d.reach), (StatusOrigin::Intermediary, Reach::Unknown));
+    assert_eq!(
+        (d.origin, d.reach),
+        (StatusOrigin::Intermediary, Reach::Unknown)
+    );
     f.head_ms = Some(3.0);
     let d = decide(&f);
     assert_eq!(d.reach, Reach::Never, "{d:?}");
@@ -121,13 +171,22 @@ fn gateway_statuses_and_time() {
     f.head_ms = Some(1000.0);
     f.timeout_ms = Some(30_000.0);
     let d = decide(&f);
-    assert_eq!((d.origin, d.reach), (StatusOrigin::Intermediary, Reach::Forwarded));
-    assert!(d.reason.contains("before the request's own 30.0 s timeout"), "{d:?}");
+    assert_eq!(
+        (d.origin, d.reach),
+        (StatusOrigin::Intermediary, Reach::Forwarded)
+    );
+    assert!(
+        d.reason.contains("before the request's own 30.0 s timeout"),
+        "{d:?}"
+    );
 }
 
 #[test]
 fn a_long_body_is_searched_only_at_its_start() {
     let none = Hints::default();
     let long = format!("{}<center>nginx</center>", "x".repeat(SCAN_BYTES));
-    assert_eq!(decide(&facts(500, &none, &long, Some("text/html"))).origin, StatusOrigin::Server);
+    assert_eq!(
+        decide(&facts(500, &none, &long, Some("text/html"))).origin,
+        StatusOrigin::Server
+    );
 }

@@ -82,7 +82,12 @@ impl Expect {
         got.sort_unstable();
         differ("violations", &self.violations, &got, &mut out);
         if self.status_origin.is_some() {
-            differ("status_origin", self.status_origin, v.status_origin, &mut out);
+            differ(
+                "status_origin",
+                self.status_origin,
+                v.status_origin,
+                &mut out,
+            );
         }
         out
     }
