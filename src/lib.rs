@@ -139,8 +139,8 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
-    retry, session, tool_result, vocab, wire,
+    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, origin,
+    request, retry, session, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -163,8 +163,8 @@ pub use session::Session;
 /// read as a `&str`.
 pub use smol_str::SmolStr;
 pub use verdict::{
-    Advice, End, Layer, Level, Location, Outcome, RetryAdvice, ServerRequest, Unterminated,
-    Verdict, Violation,
+    Advice, End, Layer, Level, Location, Outcome, RetryAdvice, ServerRequest, StatusOrigin,
+    Unterminated, Verdict, Violation,
 };
 pub use version::{ProtocolVersion, VersionSource};
 pub use vocab::call::{Call, RetryOrigin};

@@ -218,6 +218,23 @@ impl<S> std::fmt::Debug for JudgedBody<S> {
     }
 }
 
+impl<S> JudgedBody<S> {
+    /// Its times for the driver, `elapsed` since the request was sent: the head's (evidence
+    /// of which box made the status) and the request's own timeout.
+    fn clocked(&self, elapsed: Duration) -> Clocked {
+        Clocked {
+            elapsed,
+            head: self
+                .head_at
+                .map(|at| at.saturating_duration_since(self.started)),
+            timeout: [self.deadlines.overall, self.deadlines.max_total]
+                .into_iter()
+                .flatten()
+                .min(),
+        }
+    }
+}
+
 impl<S, E> JudgedBody<S>
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
@@ -426,7 +443,8 @@ where
             tap(Tap::End(end));
         }
         if let Some(driver) = self.driver.as_ref() {
-            let finished = finish(driver, flight, end, elapsed, &mut self.collector);
+            let clocked = self.clocked(elapsed);
+            let finished = finish(driver, flight, end, clocked, &mut self.collector);
             let mut rows = deliver(finished, self.sink.as_ref(), self.entries.as_ref()).into_iter();
             self.verdict = rows.next();
             self.more = rows.collect();
@@ -505,17 +523,32 @@ where
     }
 }
 
-/// Ends `flight` through `driver`; `elapsed` is the time since the request was sent.
+/// When an exchange's times were taken: what [`finish`] passes to the driver besides the end.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Clocked {
+    /// Since the request was sent, at the end.
+    pub(crate) elapsed: Duration,
+    /// Since the request was sent, at the response head (none arrived: `None`).
+    pub(crate) head: Option<Duration>,
+    /// The request's own timeout.
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// Ends `flight` through `driver` with its times.
 pub(crate) fn finish(
     driver: &SharedDriver,
     flight: Flight,
     end: End,
-    elapsed: Duration,
+    clocked: Clocked,
     observer: &mut dyn Observer,
 ) -> Finished {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let times = Times {
         started: None,
-        elapsed_ms: Some(elapsed.as_secs_f64() * 1000.0),
+        elapsed_ms: Some(ms(clocked.elapsed)),
+        head_ms: clocked.head.map(ms),
+        timeout_ms: clocked.timeout.map(ms),
+        error: None,
     };
     super::lock(driver).finish(flight, end, times, observer)
 }
@@ -562,7 +595,8 @@ impl<S> Drop for JudgedBody<S> {
             if let Some(tap) = self.tap.as_mut() {
                 tap(Tap::End(end));
             }
-            let finished = finish(driver, flight, end, self.started.elapsed(), &mut ());
+            let clocked = self.clocked(self.started.elapsed());
+            let finished = finish(driver, flight, end, clocked, &mut ());
             deliver(finished, self.sink.as_ref(), self.entries.as_ref());
         }
     }

@@ -595,8 +595,11 @@ impl Client {
         cause: Option<&str>,
         started: Instant,
     ) -> Vec<Verdict> {
-        let mut finished =
-            super::body::finish(&self.inner.driver, flight, end, started.elapsed(), &mut ());
+        let clocked = super::body::Clocked {
+            elapsed: started.elapsed(),
+            ..Default::default()
+        };
+        let mut finished = super::body::finish(&self.inner.driver, flight, end, clocked, &mut ());
         for verdict in &mut finished.rows {
             if let Some(cause) = cause.filter(|_| verdict.outcome == Outcome::ConnectionFailed) {
                 super::cause::explain(verdict, cause);

@@ -120,6 +120,77 @@ struct RawResponse {
     headers: Vec<RawHeader>,
     #[serde(default)]
     content: Option<RawContent>,
+    /// Chrome DevTools' `localizedFailDescription` (`net::ERR_…`).
+    #[serde(default, rename = "_error")]
+    error: ErrorText,
+}
+
+/// An `_error` as text: a string is kept as written; any other value says only that the
+/// transfer failed (it is skipped without being built, however deep).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct ErrorText {
+    /// The text, when it is one.
+    pub(crate) text: Option<String>,
+    /// Present and neither `null` nor empty: the transfer failed.
+    pub(crate) failed: bool,
+}
+
+impl ErrorText {
+    fn other(failed: bool) -> ErrorText {
+        ErrorText { text: None, failed }
+    }
+}
+
+/// Longest `_error` text kept (Chrome's are a few dozen bytes).
+const MAX_ERROR_TEXT: usize = 512;
+
+impl<'de> Deserialize<'de> for ErrorText {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ErrorText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an error text")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<ErrorText, E> {
+                let mut end = s.len().min(MAX_ERROR_TEXT);
+                while !s.is_char_boundary(end) {
+                    end -= 1;
+                }
+                Ok(ErrorText {
+                    text: (!s.is_empty()).then(|| s[..end].to_owned()),
+                    failed: !s.is_empty(),
+                })
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ErrorText, E> {
+                Ok(ErrorText::other(false))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<ErrorText, E> {
+                Ok(ErrorText::other(false))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<ErrorText, E> {
+                Ok(ErrorText::other(true))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<ErrorText, E> {
+                Ok(ErrorText::other(true))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<ErrorText, E> {
+                Ok(ErrorText::other(true))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<ErrorText, E> {
+                Ok(ErrorText::other(true))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<ErrorText, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ErrorText::other(true))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<ErrorText, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ErrorText::other(true))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -137,6 +208,8 @@ struct RawEntry {
     time: Option<f64>,
     #[serde(default)]
     timings: Option<Timings>,
+    #[serde(default, rename = "_mcp_timeout_ms")]
+    timeout_ms: Option<f64>,
 }
 
 fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, StreamError> {
@@ -171,6 +244,18 @@ fn end_of(mcp_end: Option<&str>, failed: bool, captured: bool) -> Result<End, St
     })
 }
 
+/// Chrome's `net::ERR_ABORTED` is the page cancelling the request (an `AbortController`, a
+/// navigation): the client's own cancel, not a broken transfer. Only when the capture did not
+/// say how the body ended (`_mcp_end`).
+pub(crate) fn client_end(end: End, unstated: bool, error: Option<&str>) -> End {
+    match error {
+        Some(e) if unstated && end == End::Reset && e.trim() == "net::ERR_ABORTED" => {
+            End::Cancelled
+        }
+        _ => end,
+    }
+}
+
 impl RawEntry {
     /// The entry, or what is wrong with its content (the same for both readers: the serde
     /// reader words it through serde's error, the streaming one returns it).
@@ -179,7 +264,15 @@ impl RawEntry {
             Some(p) => decode_text(p.text, p.encoding.as_deref())?,
             None => Vec::new(),
         };
-        let failed = self.error.as_ref().is_some_and(|e| !e.is_null());
+        let entry_error = self
+            .error
+            .as_ref()
+            .and_then(|e| e.as_str())
+            .map(str::to_owned);
+        let response_error = self.response.as_ref().and_then(|r| r.error.text.clone());
+        let failed = self.error.as_ref().is_some_and(|e| !e.is_null())
+            || self.response.as_ref().is_some_and(|r| r.error.failed);
+        let error = response_error.or(entry_error);
         let mut captured = true;
         let (response, response_body) = match self.response {
             Some(r) if r.status > 0 => {
@@ -205,6 +298,7 @@ impl RawEntry {
             _ => (None, Vec::new()),
         };
         let end = end_of(self.mcp_end.as_deref(), failed, captured)?;
+        let end = client_end(end, self.mcp_end.is_none(), error.as_deref());
         Ok(Entry {
             index,
             method: self.request.method,
@@ -217,6 +311,8 @@ impl RawEntry {
             started: self.started,
             time_ms: self.time,
             timings: self.timings,
+            timeout_ms: self.timeout_ms.filter(|t| t.is_finite() && *t >= 0.0),
+            error,
         })
     }
 }
@@ -444,14 +540,19 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
         let mut entry = json!({
             "startedDateTime": e.started.as_deref().unwrap_or("1970-01-01T00:00:00Z"),
             "time": e.time_ms.unwrap_or(0.0), "cache": {},
-            "timings": {"send": 0, "wait": e.time_ms, "receive": 0},
+            "timings": {"send": 0, "wait": e.timings.and_then(|t| t.wait).or(e.time_ms), "receive": 0},
             "_mcp_end": end,
         });
         // Moved in, as the bodies are: inside `json!` each would be copied once more.
         entry["request"] = request;
         entry["response"] = response;
-        if e.response.is_none() {
-            entry["_error"] = json!("connection failed");
+        // The capturing client's own words, as read; this tool's live recordings keep none
+        // (a missing head says enough, with `_mcp_end`).
+        if let Some(error) = &e.error {
+            entry["_error"] = json!(error);
+        }
+        if let Some(t) = e.timeout_ms {
+            entry["_mcp_timeout_ms"] = json!(t);
         }
         entry
     };
@@ -515,6 +616,47 @@ mod tests {
         let bad =
             br#"{"log":{"entries":[{"request":{"method":"GET"},"response":{"status":70000}}]}}"#;
         assert!(parse(bad).unwrap_err().to_string().contains("entry 0"));
+    }
+
+    /// Chrome DevTools writes a failed transfer's `net::ERR_*` as `response._error`: both
+    /// readers keep its text, and `net::ERR_ABORTED` (the page cancelled) is the client's end.
+    #[test]
+    fn chrome_response_error_is_kept_by_both_readers() {
+        let doc = |error: &str| {
+            format!(
+                r#"{{"log":{{"entries":[{{"request":{{"method":"POST","url":"http://x/mcp","headers":[]}},
+                "response":{{"status":200,"headers":[{{"name":"Content-Type","value":"text/event-stream"}}],
+                "content":{{"text":"data: {{}}\n\n"}},"_error":"{error}"}}}}]}}}}"#
+            )
+        };
+        struct Tails(Vec<EntryTail>);
+        impl EntrySink for Tails {
+            fn begin(&mut self, _: EntryHead) {}
+            fn body(&mut self, _: &[u8]) {}
+            fn finish(&mut self, tail: EntryTail) {
+                self.0.push(tail);
+            }
+        }
+        for (error, end) in [
+            ("net::ERR_INCOMPLETE_CHUNKED_ENCODING", End::Reset),
+            ("net::ERR_ABORTED", End::Cancelled),
+        ] {
+            let text = doc(error);
+            let whole = parse(text.as_bytes()).unwrap();
+            assert_eq!(whole[0].error.as_deref(), Some(error));
+            assert_eq!(whole[0].end, end, "{error}");
+            let mut tails = Tails(Vec::new());
+            stream_entries(text.as_bytes(), 1 << 20, &mut tails).unwrap();
+            assert_eq!(tails.0[0].error.as_deref(), Some(error));
+            assert_eq!(tails.0[0].end, end, "{error}");
+        }
+        // A non-string `_error` says only that the transfer failed, however it is nested.
+        let nested = doc("x").replace(r#""_error":"x""#, r#""_error":{"a":[[{"b":1}]]}"#);
+        let whole = parse(nested.as_bytes()).unwrap();
+        assert_eq!(
+            (whole[0].error.as_deref(), whole[0].end),
+            (None, End::Reset)
+        );
     }
 
     #[test]
@@ -603,6 +745,8 @@ mod tests {
             started: Some("2026-12-06T07:00:00.125Z".into()),
             time_ms: Some(8000.5),
             timings: None,
+            timeout_ms: None,
+            error: None,
         };
         let entries = [
             entry(0, b"data: {\"a\":\"\\u00e9\"}\n\n", true),

@@ -78,6 +78,12 @@ impl EntrySink for Judge<'_> {
         let times = Times {
             started: tail.started,
             elapsed_ms: tail.time_ms,
+            // The head came after sending and waiting (HAR's `send` and `wait` phases).
+            head_ms: tail
+                .timings
+                .and_then(|t| Some(t.send.unwrap_or(0.0) + t.wait?)),
+            timeout_ms: tail.timeout_ms,
+            error: tail.error,
         };
         let finished = self.driver.finish(flight, tail.end, times, self.observer);
         if let Some(skipped) = finished.skipped {
@@ -164,6 +170,8 @@ pub fn judge_entry_rows_with(
         started: entry.started.clone(),
         time_ms: entry.time_ms,
         timings: entry.timings,
+        timeout_ms: entry.timeout_ms,
+        error: entry.error.clone(),
     });
 }
 

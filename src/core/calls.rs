@@ -162,6 +162,8 @@ impl Calls {
             retry_origin: Some(RetryOrigin::None),
             double_execution_risk: false,
             violations: Vec::new(),
+            status_origin: None,
+            origin_reason: None,
         };
         self.next += 1;
         Open {
@@ -366,6 +368,8 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     call.result_type = v.result_type.clone();
     call.outcome = v.outcome;
     call.complete = v.complete;
+    call.status_origin = v.status_origin;
+    call.origin_reason.clone_from(&v.origin_reason);
     open.last_advice = v.retry.advice;
     open.last_after_ms = v.retry.after_ms;
     open.last_end_ms = x.started_ms.map(|s| s + x.duration_ms.unwrap_or(0));

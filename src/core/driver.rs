@@ -68,6 +68,14 @@ pub struct Times {
     pub started: Option<String>,
     /// From sending the request to the end of the exchange, in milliseconds.
     pub elapsed_ms: Option<f64>,
+    /// From sending the request to the response head, in milliseconds (evidence of which box
+    /// made the status: `crate::origin`).
+    pub head_ms: Option<f64>,
+    /// The request's own timeout, in milliseconds, when the adapter has one.
+    pub timeout_ms: Option<f64>,
+    /// The error the capturing client recorded (a HAR `_error`), as written: it goes into the
+    /// verdict's `client_error`.
+    pub error: Option<String>,
 }
 
 /// Why the request of `method` to `url` is not an MCP exchange, or `None` if it is one. The
@@ -196,6 +204,8 @@ impl Driver {
                 started: sent.started,
                 time_ms: None,
                 timings: None,
+                timeout_ms: None,
+                error: None,
             }),
             cap,
             redaction: self.redaction.clone(),
@@ -299,6 +309,15 @@ impl Driver {
         if let Some(e) = entry.as_mut() {
             e.end = end;
             e.time_ms = times.elapsed_ms;
+            if times.head_ms.is_some() {
+                e.timings = Some(crate::entry::Timings {
+                    send: None,
+                    wait: times.head_ms,
+                    receive: None,
+                });
+            }
+            e.timeout_ms = times.timeout_ms;
+            e.error.clone_from(&times.error);
             // A capture gives its start time with the end; a live adapter gave it at begin.
             if e.started.is_none() {
                 e.started = times.started;
@@ -313,6 +332,8 @@ impl Driver {
         };
         match judging {
             Judging::One(mut exchange) => {
+                exchange.head_ms = times.head_ms;
+                exchange.timeout_ms = times.timeout_ms;
                 let verdict = self.session.finish_with(&mut exchange, end, observer);
                 finished.rows.push(verdict);
                 finished.requests.push(exchange.take_request());
@@ -331,6 +352,8 @@ impl Driver {
                     // Judged as MCP at begin: the members need no second look.
                     let started = self.start(index, "", member, shape.as_deref(), true);
                     let Ok(mut exchange) = started else { continue };
+                    exchange.head_ms = times.head_ms;
+                    exchange.timeout_ms = times.timeout_ms;
                     if let Some(head) = &head {
                         exchange.on_head(head.clone());
                         exchange.feed_with(&body, observer);
@@ -342,7 +365,25 @@ impl Driver {
                 }
             }
         }
+        if let Some(error) = &times.error {
+            for v in &mut finished.rows {
+                client_failure(v, error);
+            }
+        }
         finished
+    }
+}
+
+/// The capturing client said the transfer failed (`net::ERR_…`): kept as written, and the
+/// failure is the network's or the client's, not the server's.
+fn client_failure(v: &mut Verdict, error: &str) {
+    v.client_error = Some(error.to_owned());
+    if !v.complete {
+        v.retry.reason = format!(
+            "{}; the client recorded `{error}`: a network or client failure, not the server's",
+            v.retry.reason
+        )
+        .into();
     }
 }
 
@@ -598,6 +639,31 @@ mod tests {
         let v = &resumed.rows[0];
         assert_eq!((v.method.as_deref(), v.index), (Some("tools/call"), 1));
         assert_eq!(v.outcome, crate::Outcome::ToolSuccess);
+    }
+
+    /// The capturing client's error goes into the verdict as written, and the head time and
+    /// the request's own timeout into the recording (so its replay sees the same evidence).
+    #[test]
+    fn client_error_and_times_are_kept() {
+        let mut driver = Driver::new(Limits::default()).recording(1 << 10);
+        let mut flight = driver.begin(sent("POST", Headers::new(), CALL));
+        flight.on_head(sse_head());
+        flight.feed(b"data: {}\n\n", &mut ());
+        let times = Times {
+            head_ms: Some(3.0),
+            timeout_ms: Some(10_000.0),
+            error: Some("net::ERR_CONNECTION_RESET".into()),
+            ..Times::default()
+        };
+        let finished = driver.finish(flight, End::Reset, times, &mut ());
+        let v = &finished.rows[0];
+        assert_eq!(v.client_error.as_deref(), Some("net::ERR_CONNECTION_RESET"));
+        assert!(v.retry.reason.contains("not the server's"), "{v:?}");
+        assert_eq!(v.status_origin, Some(crate::StatusOrigin::Server));
+        let entry = finished.entry.expect("recording");
+        assert_eq!(entry.timings.and_then(|t| t.wait), Some(3.0));
+        assert_eq!(entry.timeout_ms, Some(10_000.0));
+        assert_eq!(entry.error.as_deref(), Some("net::ERR_CONNECTION_RESET"));
     }
 
     #[test]

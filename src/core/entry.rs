@@ -33,6 +33,12 @@ pub struct Entry {
     pub time_ms: Option<f64>,
     /// The `timings` phases, when the capture has them.
     pub timings: Option<Timings>,
+    /// The request's own timeout in milliseconds (`_mcp_timeout_ms`, written by this tool's
+    /// live recordings), when known.
+    pub timeout_ms: Option<f64>,
+    /// The capturing client's error text (Chrome's `response._error`, or an entry-level
+    /// `_error` string), as written.
+    pub error: Option<String>,
 }
 
 /// HAR `timings` phases in milliseconds (`None` where the capture says -1 or leaves it out).

@@ -10,6 +10,7 @@ pub(crate) mod findings;
 pub(crate) mod headers;
 pub(crate) mod jsonrpc;
 pub(crate) mod lifecycle;
+pub(crate) mod origin;
 pub mod redact;
 pub(crate) mod request;
 pub(crate) mod retry;

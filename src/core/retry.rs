@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::origin::Reach;
 use crate::verdict::{Advice, Outcome, RetryAdvice};
 use crate::version::ProtocolVersion;
 
@@ -54,6 +55,9 @@ pub struct RetryFacts {
     pub retry_after_ms: Option<u64>,
     /// The SSE `retry:` field, in milliseconds.
     pub sse_retry_ms: Option<u64>,
+    /// Whether an intermediary's status shows the request reached the server
+    /// ([`crate::origin`]); `Unknown` for the server's own statuses.
+    pub reach: Reach,
 }
 
 /// Codes that mean "rejected before dispatch because of the request itself" (2026-07-28).
@@ -154,6 +158,27 @@ fn http_advice(f: &RetryFacts) -> RetryAdvice {
             "rejected before dispatch (header, capability or version); fix the request",
         );
     }
+    match (f.reach, status) {
+        // The intermediary could not hand the request on: nothing ran, whatever the tool does.
+        (Reach::Never, 500..=599) => advice(
+            Advice::Retry,
+            f.retry_after_ms,
+            format!(
+                "HTTP {status} from an intermediary that never reached the server; safe to send again, even a call that is not idempotent"
+            ),
+        ),
+        // Handed on, then the intermediary gave up waiting: the server may still have run it.
+        (Reach::Forwarded, 500..=599) => may_have_run!(
+            f,
+            format!("HTTP {status}: an intermediary's timeout after it forwarded the request")
+        ),
+        _ => http_status_advice(f, status),
+    }
+}
+
+/// [`http_advice`] by status alone (the server's statuses, and an intermediary's that tell
+/// nothing of whether the request reached the server).
+fn http_status_advice(f: &RetryFacts, status: u16) -> RetryAdvice {
     match status {
         429 => advice(
             Advice::Retry,
@@ -213,6 +238,7 @@ mod tests {
             version: ProtocolVersion::V2026_07_28,
             retry_after_ms: None,
             sse_retry_ms: None,
+            reach: Reach::Unknown,
         }
     }
 
@@ -245,6 +271,34 @@ mod tests {
         );
         f.version = ProtocolVersion::V2025_11_25;
         assert_eq!(advise(&f).advice, Advice::Reinitialize);
+    }
+
+    /// The origin's table: never reached → retry whatever the tool; a timeout after forwarding
+    /// → only what is safe to repeat; unknown → the status alone.
+    #[test]
+    fn intermediary_reach_decides_5xx() {
+        let mut f = facts(Outcome::HttpError);
+        f.status = Some(502);
+        f.reach = Reach::Never;
+        assert_eq!(
+            advise(&f).advice,
+            Advice::Retry,
+            "destructive, never reached"
+        );
+        f.status = Some(504);
+        f.reach = Reach::Forwarded;
+        let a = advise(&f);
+        assert_eq!(a.advice, Advice::DoNotRetry, "{a:?}");
+        assert!(a.reason.contains("forwarded"), "{a:?}");
+        f.safe_to_repeat = true;
+        assert_eq!(advise(&f).advice, Advice::Retry, "read-only, forwarded");
+        f.safe_to_repeat = false;
+        f.reach = Reach::Unknown;
+        assert_eq!(advise(&f).advice, Advice::DoNotRetry);
+        // A 4xx from an intermediary is still a request to fix.
+        f.status = Some(413);
+        f.reach = Reach::Never;
+        assert_eq!(advise(&f).advice, Advice::FixRequest);
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct Session {
     lifecycle: Lifecycle,
     /// The last finished exchange's buffers, lent to the next.
     spare: Spare,
+    /// An error of this server came as JSON-RPC (a JSON-RPC error, or one in an error
+    /// status's body): an HTML error later is more likely a box in between.
+    server_errors_jsonrpc: bool,
 }
 
 impl Session {
@@ -144,6 +147,7 @@ impl Session {
             version_source,
             safe_to_repeat,
             limits: self.limits,
+            server_errors_jsonrpc: self.server_errors_jsonrpc,
         };
         Exchange::with_findings(req, kind, setup, findings, std::mem::take(&mut self.spare))
     }
@@ -247,6 +251,11 @@ impl Session {
     }
 
     fn record(&mut self, req: &Request, verdict: &Verdict, learned: Learned) {
+        if verdict.error_code.is_some()
+            && verdict.status_origin != Some(crate::verdict::StatusOrigin::Intermediary)
+        {
+            self.server_errors_jsonrpc = true;
+        }
         if matches!(
             verdict.protocol_version_source,
             VersionSource::Header | VersionSource::Meta

@@ -724,7 +724,11 @@ impl Begun {
 
     fn finish(&mut self, end: End) {
         if let Some(flight) = self.flight.take() {
-            let finished = finish(&self.driver, flight, end, self.started.elapsed(), &mut ());
+            let clocked = super::body::Clocked {
+                elapsed: self.started.elapsed(),
+                ..Default::default()
+            };
+            let finished = finish(&self.driver, flight, end, clocked, &mut ());
             deliver(finished, Some(&self.sink), self.entries.as_ref());
         }
     }

@@ -67,6 +67,11 @@ pub struct EntryTail {
     pub time_ms: Option<f64>,
     /// The `timings` phases, when the capture has them.
     pub timings: Option<Timings>,
+    /// The request's own timeout in milliseconds (`_mcp_timeout_ms`), when recorded.
+    pub timeout_ms: Option<f64>,
+    /// The capturing client's error text (`response._error`, or an entry-level `_error`
+    /// string), as written.
+    pub error: Option<String>,
 }
 
 /// Receives entries piece by piece: `begin`, the response body in pieces, then `finish`. An
@@ -137,6 +142,8 @@ struct Response {
     headers: Option<Vec<RawHeader>>,
     encoding: Option<Option<String>>,
     content_seen: bool,
+    /// Chrome's `response._error`.
+    error: Option<super::ErrorText>,
 }
 
 struct Entry {
@@ -149,6 +156,7 @@ struct Entry {
     started: Option<Option<String>>,
     timings: Option<Option<Timings>>,
     time: Option<Option<f64>>,
+    timeout_ms: Option<Option<f64>>,
     begun: bool,
 }
 
@@ -335,6 +343,7 @@ impl<I: Input> Reader<I> {
             started: None,
             time: None,
             timings: None,
+            timeout_ms: None,
             begun: false,
         };
         self.object(|r, key| r.entry_member(index, &key, &mut e, sink))?;
@@ -342,18 +351,29 @@ impl<I: Input> Reader<I> {
             return Err(StreamError::MissingField("request"));
         };
         let response = e.response_head()?;
+        let (response_error, response_failed) = match &e.response {
+            Some(Some(r)) => r
+                .error
+                .as_ref()
+                .map_or((None, false), |t| (t.text.clone(), t.failed)),
+            _ => (None, false),
+        };
+        let entry_error = e
+            .error
+            .as_ref()
+            .and_then(|v| v.as_ref()?.as_str().map(str::to_owned));
         let failed = e
             .error
             .as_ref()
-            .is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_null()));
+            .is_some_and(|v| v.as_ref().is_some_and(|v| !v.is_null()))
+            || response_failed;
+        let error = response_error.or(entry_error);
         let base64 = is_base64(e.encoding());
         let has_response = response.is_some();
         let body_captured = !matches!(e.text, Text::Absent | Text::Null);
-        let end = end_of(
-            e.mcp_end.clone().flatten().as_deref(),
-            failed,
-            !has_response || body_captured,
-        )?;
+        let mcp_end = e.mcp_end.clone().flatten();
+        let end = end_of(mcp_end.as_deref(), failed, !has_response || body_captured)?;
+        let end = super::client_end(end, mcp_end.is_none(), error.as_deref());
         if !e.begun {
             begin(index, request, response, sink)?;
         }
@@ -394,6 +414,11 @@ impl<I: Input> Reader<I> {
             started: e.started.flatten(),
             time_ms: e.time.flatten(),
             timings: e.timings.flatten(),
+            timeout_ms: e
+                .timeout_ms
+                .flatten()
+                .filter(|t| t.is_finite() && *t >= 0.0),
+            error,
         });
         Ok(())
     }
@@ -446,6 +471,7 @@ impl<I: Input> Reader<I> {
                             headers: Some(raw.headers),
                             encoding: Some(encoding),
                             content_seen: true,
+                            error: Some(raw.error),
                         }
                     }));
                 }
@@ -464,6 +490,7 @@ impl<I: Input> Reader<I> {
             "startedDateTime" => self.once(&mut e.started, "startedDateTime")?,
             "time" => self.once(&mut e.time, "time")?,
             "timings" => self.once(&mut e.timings, "timings")?,
+            "_mcp_timeout_ms" => self.once(&mut e.timeout_ms, "_mcp_timeout_ms")?,
             _ => {
                 self.src.skip_value()?;
             }
@@ -493,6 +520,7 @@ impl<I: Input> Reader<I> {
                 r.status = Some(status);
             }
             "headers" => self.once(&mut r.headers, "headers")?,
+            "_error" => self.once(&mut r.error, "_error")?,
             "content" => {
                 if r.content_seen {
                     return Err(dup("content"));
@@ -735,6 +763,8 @@ fn whole(index: u64, raw: RawEntry, sink: &mut dyn EntrySink) -> Result<(), Stre
         started: entry.started,
         time_ms: entry.time_ms,
         timings: entry.timings,
+        timeout_ms: entry.timeout_ms,
+        error: entry.error,
     });
     Ok(())
 }

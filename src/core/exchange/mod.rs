@@ -97,6 +97,9 @@ pub(crate) struct Setup {
     pub safe_to_repeat: bool,
     /// Limits.
     pub limits: Limits,
+    /// This server's earlier errors in the session came as JSON-RPC (evidence for
+    /// [`crate::origin`]).
+    pub server_errors_jsonrpc: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -191,6 +194,10 @@ pub struct Exchange {
     pub(crate) learned: Learned,
     /// Server requests its verdict does not list (past `max_server_requests`).
     pub(crate) server_requests_unlisted: u64,
+    /// From sending to the response head, and the request's own timeout, in milliseconds: the
+    /// adapter's times, evidence for [`crate::origin`].
+    pub(crate) head_ms: Option<f64>,
+    pub(crate) timeout_ms: Option<f64>,
 }
 
 #[derive(Debug)]
@@ -201,6 +208,8 @@ struct Head {
     retry_after_ms: Option<u64>,
     /// A redirect's target (secrets in it redacted), for the reason: redirects are answers.
     location: Option<String>,
+    /// What the headers of an error status say about intermediaries (`None` for a 2xx).
+    hints: Option<Box<crate::origin::Hints>>,
 }
 
 /// What the terminal response said.
@@ -342,6 +351,8 @@ impl Exchange {
             spare,
             learned: Learned::default(),
             server_requests_unlisted: 0,
+            head_ms: None,
+            timeout_ms: None,
         }
     }
 
@@ -463,6 +474,7 @@ impl Exchange {
                 .contains(&head.status)
                 .then(|| head.headers.known(Known::Location).map(crate::redact::url))
                 .flatten(),
+            hints: (!ok).then(|| Box::new(crate::origin::Hints::of(&head.headers))),
         });
     }
 
@@ -554,6 +566,7 @@ impl Exchange {
         // The SSE `retry` field, for the advice's delay (2025-x only).
         let mut sse_retry = None;
         let head = self.head.take();
+        let mut reach = crate::origin::Reach::Unknown;
         let outcome = match &head {
             None if end == End::Timeout => Outcome::TimedOut,
             None if end == End::Cancelled => Outcome::Cancelled,
@@ -562,6 +575,7 @@ impl Exchange {
                 v.status = Some(h.status);
                 let mut body = std::mem::replace(&mut self.body, Body::AwaitHead);
                 let outcome = self.judge_body(h, &mut body, end, observer, &mut v, &mut sse_retry);
+                reach = self.judge_origin(h, &body, &mut v);
                 self.spare.keep(body);
                 outcome
             }
@@ -580,6 +594,7 @@ impl Exchange {
             version: self.setup.version,
             retry_after_ms: head.as_ref().and_then(|h| h.retry_after_ms),
             sse_retry_ms: sse_retry,
+            reach,
         });
         if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
             v.retry.reason = format!("{}; Location: {location}", v.retry.reason).into();
@@ -622,7 +637,35 @@ impl Exchange {
             unterminated: None,
             limit: None,
             server_requests: Vec::new(),
+            status_origin: None,
+            origin_reason: None,
+            client_error: None,
         }
+    }
+
+    /// Which box made the status ([`crate::origin`]), into `v`; whether the request reached
+    /// the server, for the advice.
+    fn judge_origin(&self, head: &Head, body: &Body, v: &mut Verdict) -> crate::origin::Reach {
+        let no_hints = crate::origin::Hints::default();
+        let kept: &[u8] = match body {
+            Body::Buffer {
+                buf, over: false, ..
+            } => buf,
+            _ => &[],
+        };
+        let decided = crate::origin::decide(&crate::origin::Facts {
+            status: head.status,
+            hints: head.hints.as_deref().unwrap_or(&no_hints),
+            body: kept,
+            jsonrpc_body: v.error_code.is_some(),
+            content_type: head.content_type.as_deref(),
+            server_errors_jsonrpc: self.setup.server_errors_jsonrpc,
+            head_ms: self.head_ms,
+            timeout_ms: self.timeout_ms,
+        });
+        v.status_origin = Some(decided.origin);
+        v.origin_reason = Some(decided.reason);
+        decided.reach
     }
 
     /// What the body came to: its outcome, with what the terminal response said and the

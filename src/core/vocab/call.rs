@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use super::verdict::{Outcome, Verdict, Violation};
+use super::verdict::{Outcome, StatusOrigin, Verdict, Violation};
 use super::version::ProtocolVersion;
 
 wire_names! {
@@ -44,7 +44,7 @@ wire_names! {
 ///
 /// Serialized with serde as one JSON object with exactly these members, in this order, under
 /// these names; a member that does not apply is `null`, never absent. Lists are `[]` when empty.
-/// Enumerated values are the wire names of [`Outcome`], [`ProtocolVersion`], [`RetryOrigin`],
+/// Enumerated values are the wire names of [`Outcome`], [`ProtocolVersion`], [`RetryOrigin`], [`StatusOrigin`],
 /// and, in `violations`, [`Rule`](crate::Rule) and [`Level`](crate::Level) (each violation is
 /// `{"rule", "level", "detail", "at"}` as in [`Verdict`], with `at` always `null`: call-level
 /// rules are about the traffic, not a byte of one body).
@@ -64,7 +64,8 @@ wire_names! {
 ///   "retry_origin": "automatic", "double_execution_risk": true,
 ///   "violations": [{"rule": "call.double_execution_risk", "level": "should",
 ///                   "detail": "entry 5 re-sends tools/call get_weather after STREAM_ABORTED, which may have run it",
-///                   "at": null}]
+///                   "at": null}],
+///   "status_origin": "server", "origin_reason": "a success status: the server's answer"
 /// }
 /// ```
 ///
@@ -92,7 +93,7 @@ wire_names! {
 /// let mut members = [
 ///     "call", "entries", "client", "protocol_version", "method", "tool", "post_count",
 ///     "http_statuses", "ids", "error_code", "result_type", "outcome", "complete",
-///     "retry_origin", "double_execution_risk", "violations",
+///     "retry_origin", "double_execution_risk", "violations", "status_origin", "origin_reason",
 /// ];
 /// members.sort();
 /// assert_eq!(sorted, members);
@@ -146,6 +147,12 @@ pub struct Call {
     /// Call-level violations (the retry audit and unanswered server requests), in the order
     /// seen; each rule at most once per call.
     pub violations: Vec<Violation>,
+    /// Which box made the final exchange's HTTP status (its verdict's `status_origin`:
+    /// `server` or `intermediary`); `null` when that exchange got no status.
+    pub status_origin: Option<StatusOrigin>,
+    /// The evidence for `status_origin` (its verdict's `origin_reason`); `null` exactly when
+    /// `status_origin` is.
+    pub origin_reason: Option<Cow<'static, str>>,
 }
 
 impl Call {
@@ -171,6 +178,8 @@ impl Call {
             retry_origin: Some(RetryOrigin::None),
             double_execution_risk: false,
             violations: Vec::new(),
+            status_origin: v.status_origin,
+            origin_reason: v.origin_reason.clone(),
         }
     }
 }

@@ -184,6 +184,19 @@ wire_names! {
     }
 }
 
+wire_names! {
+    /// Which box made the HTTP status: the MCP server, or an intermediary (gateway, load
+    /// balancer, CDN) on the path. Decided from evidence only (`origin_reason` names it);
+    /// absent evidence, `server`.
+    pub enum StatusOrigin {
+        /// The server's own status (or no evidence of anyone else's).
+        Server => "server",
+        /// A box between client and server made it: its own error page, a gateway status
+        /// without the server's JSON-RPC body, a CDN's 52x.
+        Intermediary => "intermediary",
+    }
+}
+
 /// Retry advice with its delay and reason: `{"advice", "after_ms", "reason"}` in JSON.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RetryAdvice {
@@ -259,7 +272,7 @@ pub struct Unterminated {
 /// under these names. The names and the meaning of each value are stable; new members may be
 /// added. A member that does not apply is `null`, never absent. Enumerated values are the wire
 /// names of [`Outcome`], [`Layer`], [`End`], [`Advice`], [`Level`], [`Rule`], [`LimitKind`],
-/// [`ExchangeKind`], [`ProtocolVersion`] and [`VersionSource`].
+/// [`ExchangeKind`], [`ProtocolVersion`], [`VersionSource`] and [`StatusOrigin`].
 ///
 /// ```json
 /// {
@@ -271,7 +284,9 @@ pub struct Unterminated {
 ///   "error_code": null, "error_message": null, "result_type": "complete",
 ///   "event_count": 2, "last_event_id": null, "resumable": false, "end": "eof",
 ///   "retry": {"advice": "none", "after_ms": null, "reason": "the tool ran and reported an error; show it to the model rather than resend"},
-///   "violations": [], "unterminated": null, "limit": null, "server_requests": []
+///   "violations": [], "unterminated": null, "limit": null, "server_requests": [],
+///   "status_origin": "server", "origin_reason": "a success status: the server's answer",
+///   "client_error": null
 /// }
 /// ```
 ///
@@ -293,7 +308,7 @@ pub struct Unterminated {
 ///     "protocol_version", "protocol_version_source", "outcome", "layer", "complete", "status",
 ///     "content_type", "error_code", "error_message", "result_type", "event_count",
 ///     "last_event_id", "resumable", "end", "retry", "violations", "unterminated", "limit",
-///     "server_requests",
+///     "server_requests", "status_origin", "origin_reason", "client_error",
 /// ];
 /// names.sort();
 /// members.sort();
@@ -379,6 +394,17 @@ pub struct Verdict {
     /// "id"}`: the most recent [`Limits::max_server_requests`](crate::Limits::max_server_requests)
     /// (256) of them; `[]` when none (and for every non-SSE body).
     pub server_requests: Vec<ServerRequest>,
+    /// Which box made the HTTP status ([`StatusOrigin`]: `server` or `intermediary`), from
+    /// evidence only; absent evidence `server`. `null` exactly when `status` is.
+    pub status_origin: Option<StatusOrigin>,
+    /// The evidence for `status_origin`, in one sentence (the canonical page, headers, body
+    /// shape against this server's other errors, time to the status); `null` exactly when
+    /// `status_origin` is.
+    pub origin_reason: Option<Cow<'static, str>>,
+    /// The error the capturing client recorded for the entry, as written (a HAR `_error` or
+    /// Chrome's `response._error`, e.g. `net::ERR_CONNECTION_RESET`): the transfer failed in the
+    /// network or the client, not at the server. `null` when none was recorded.
+    pub client_error: Option<String>,
 }
 
 impl Verdict {

@@ -58,7 +58,34 @@ fn http_faults() -> Vec<Scenario> {
         s("html-200", "an HTML page with 200 (a proxy's login page)", "lookup",
           expect(O::UnexpectedContentType, A::Retry, 200, None).rules(&["http.content_type"]),
           |_| Action::Reply(body(200, "text/html; charset=utf-8", b"<html><body>Please log in</body></html>"))),
+        // Intermediary faults (issue 32): a gateway's own error page, imitated.
+        s("gateway-html-502-slow", "nginx's own HTML 502 page after 300 ms (a gateway gave up on its upstream)", "pay",
+          expect(O::HttpError, A::DoNotRetry, 502, None).made_by(crate::verdict::StatusOrigin::Intermediary),
+          |_| Action::Reply(super::vocab::Reply::After { ms: 300, reply: Box::new(gateway_502()) })),
+        s("slow-answer", "a correct answer after 1.5 s (a slow tool: behind a gateway with a 1 s timeout, a 504)", "lookup",
+          success(None),
+          |c| Action::Reply(super::vocab::Reply::After {
+              ms: 1500,
+              reply: Box::new(super::vocab::Reply::Body {
+                  status: 200,
+                  headers: vec![("Content-Type".into(), "application/json".into())],
+                  body: c.ok().to_string().into_bytes(),
+              }),
+          })),
     ]
+}
+
+/// nginx's own 502 page, as Debian's nginx 1.22 writes it.
+fn gateway_502() -> super::vocab::Reply {
+    const PAGE: &[u8] = b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n";
+    super::vocab::Reply::Body {
+        status: 502,
+        headers: vec![
+            ("Content-Type".into(), "text/html".into()),
+            ("Server".into(), "nginx/1.22.1".into()),
+        ],
+        body: PAGE.to_vec(),
+    }
 }
 
 fn malformed() -> super::Expect {

@@ -81,6 +81,14 @@ impl Expect {
         let mut got: Vec<&str> = v.violations.iter().map(|x| x.rule.as_str()).collect();
         got.sort_unstable();
         differ("violations", &self.violations, &got, &mut out);
+        if self.status_origin.is_some() {
+            differ(
+                "status_origin",
+                self.status_origin,
+                v.status_origin,
+                &mut out,
+            );
+        }
         out
     }
 }

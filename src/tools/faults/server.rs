@@ -539,6 +539,10 @@ async fn write_reply(stream: &mut TcpStream, peer: Peer<'_>, reply: Reply) -> io
             body,
         } => write_body(stream, status, &headers, &body).await,
         Reply::Sse { steps, ending } => write_sse(stream, peer, &steps, ending).await,
+        Reply::After { ms, reply } => {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Box::pin(write_reply(stream, peer, *reply)).await
+        }
     }
 }
 

@@ -93,6 +93,13 @@ pub enum Reply {
         /// The body.
         body: Vec<u8>,
     },
+    /// This reply after a delay before its head (a gateway's error page after its timeout).
+    After {
+        /// Milliseconds before the head.
+        ms: u64,
+        /// The reply.
+        reply: Box<Reply>,
+    },
     /// `text/event-stream`, chunked.
     Sse {
         /// Steps in order.
@@ -169,6 +176,9 @@ pub struct Expect {
     pub error_code: Option<i64>,
     /// Rule ids, sorted.
     pub violations: Vec<&'static str>,
+    /// Which box made the status (`None`: not checked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status_origin: Option<crate::verdict::StatusOrigin>,
 }
 
 /// What one logical call must be ([`crate::Call`]), from the scenario's first `tools/call` on.
@@ -243,6 +253,7 @@ pub fn expect(outcome: Outcome, advice: Advice, status: u16, events: Option<u64>
         status: Some(status),
         event_count: events,
         error_code: None,
+        status_origin: None,
         violations: Vec::new(),
     }
 }
@@ -258,6 +269,12 @@ impl Expect {
     pub fn rules(mut self, rules: &[&'static str]) -> Self {
         self.violations = rules.to_vec();
         self.violations.sort_unstable();
+        self
+    }
+
+    /// With this `status_origin`.
+    pub fn made_by(mut self, origin: crate::verdict::StatusOrigin) -> Self {
+        self.status_origin = Some(origin);
         self
     }
 }

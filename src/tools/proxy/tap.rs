@@ -231,9 +231,13 @@ impl Tap {
         let mut finished = None;
         if let Some(flight) = self.flight.take() {
             let shared = &self.shared;
+            let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
             let times = Times {
                 started: None,
-                elapsed_ms: self.timings.end.map(|d| d.as_secs_f64() * 1e3),
+                elapsed_ms: self.timings.end.map(ms),
+                head_ms: self.timings.head.map(ms),
+                timeout_ms: self.shared.config.client_timeout.map(ms),
+                error: None,
             };
             let mut clock = Clock {
                 started: self.started,
