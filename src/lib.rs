@@ -139,7 +139,7 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
+    auth, calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
     retry, session, tool_result, vocab, wire,
 };
 
@@ -167,7 +167,7 @@ pub use verdict::{
     Verdict, Violation,
 };
 pub use version::{ProtocolVersion, VersionSource};
-pub use vocab::call::{Call, RetryOrigin};
+pub use vocab::call::{AuthStep, Call, RetryOrigin};
 pub use vocab::kinds::{BodyKind, ExchangeKind, MessageKind};
 
 /// The Rust blocks of the README, compiled and run as doctests (so none can go stale).

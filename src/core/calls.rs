@@ -162,6 +162,7 @@ impl Calls {
             retry_origin: Some(RetryOrigin::None),
             double_execution_risk: false,
             violations: Vec::new(),
+            auth_step: None,
         };
         self.next += 1;
         Open {
@@ -332,6 +333,9 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
         call.post_count += 1;
     }
     call.http_statuses.push(v.status);
+    if let Some(step) = crate::auth::step_of(v) {
+        call.auth_step = Some(step);
+    }
     if kind == ExchangeKind::Request
         && let Some(id) = &v.id
     {

@@ -54,6 +54,8 @@ pub struct RetryFacts {
     pub retry_after_ms: Option<u64>,
     /// The SSE `retry:` field, in milliseconds.
     pub sse_retry_ms: Option<u64>,
+    /// The auth layer refused the request (a 401, or a 403 with a challenge): it was not run.
+    pub auth_refused: bool,
 }
 
 /// Codes that mean "rejected before dispatch because of the request itself" (2026-07-28).
@@ -155,6 +157,12 @@ fn http_advice(f: &RetryFacts) -> RetryAdvice {
         );
     }
     match status {
+        // The auth layer refused it before dispatch: whatever the tool, safe after re-auth.
+        401 | 403 if f.auth_refused => advice(
+            Advice::Reauthenticate,
+            None,
+            format!("HTTP {status}: refused by authorization before dispatch; authorize again (a new or refreshed token, or the scope the challenge names), then send it again"),
+        ),
         429 => advice(
             Advice::Retry,
             f.retry_after_ms,
@@ -213,6 +221,7 @@ mod tests {
             version: ProtocolVersion::V2026_07_28,
             retry_after_ms: None,
             sse_retry_ms: None,
+            auth_refused: false,
         }
     }
 
@@ -245,6 +254,19 @@ mod tests {
         );
         f.version = ProtocolVersion::V2025_11_25;
         assert_eq!(advise(&f).advice, Advice::Reinitialize);
+    }
+
+    #[test]
+    fn auth_refusal_is_reauthenticate_even_for_unsafe_calls() {
+        let mut f = facts(Outcome::HttpError);
+        f.status = Some(401);
+        f.auth_refused = true;
+        assert_eq!(advise(&f).advice, Advice::Reauthenticate);
+        f.status = Some(403);
+        assert_eq!(advise(&f).advice, Advice::Reauthenticate);
+        // A 403 the auth layer did not claim (a bad Origin) is still a request to fix.
+        f.auth_refused = false;
+        assert_eq!(advise(&f).advice, Advice::FixRequest);
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct Session {
     lifecycle: Lifecycle,
     /// The last finished exchange's buffers, lent to the next.
     spare: Spare,
+    /// A request carrying `Authorization` got a 2xx: the token worked in this session, so a
+    /// later 401 `invalid_token` is an expiry (`auth.token_expired`).
+    authorized: bool,
 }
 
 impl Session {
@@ -143,6 +146,7 @@ impl Session {
             version,
             version_source,
             safe_to_repeat,
+            authorized_before: self.authorized,
             limits: self.limits,
         };
         Exchange::with_findings(req, kind, setup, findings, std::mem::take(&mut self.spare))
@@ -247,6 +251,11 @@ impl Session {
     }
 
     fn record(&mut self, req: &Request, verdict: &Verdict, learned: Learned) {
+        if verdict.status.is_some_and(|s| (200..300).contains(&s))
+            && req.headers.get("authorization").is_some()
+        {
+            self.authorized = true;
+        }
         if matches!(
             verdict.protocol_version_source,
             VersionSource::Header | VersionSource::Meta

@@ -38,6 +38,36 @@ wire_names! {
     }
 }
 
+wire_names! {
+    /// The auth step that failed, for a call's `auth_step`: read from a verdict in the `auth`
+    /// layer (a 401, or a 403 with a challenge).
+    pub enum AuthStep {
+        /// A 401 without a challenge: the server gave no `WWW-Authenticate` to start discovery
+        /// from (`auth.challenge_missing`).
+        Challenge => (
+            "challenge",
+            "401 without a WWW-Authenticate challenge: discovery cannot start (server's fault)"
+        ),
+        /// A 401 with a challenge: no token, or one the server rejected; get a token.
+        Token => (
+            "token",
+            "401 with a challenge: no token, or a rejected one; get a token"
+        ),
+        /// A 401 `invalid_token` after a request with a token succeeded in the session
+        /// (`auth.token_expired`): refresh the token.
+        TokenExpired => (
+            "token_expired",
+            "401 invalid_token after the session worked: the token expired; refresh it"
+        ),
+        /// A 403 `insufficient_scope` (`auth.insufficient_scope`): authorize again with the
+        /// scope the challenge names (step-up).
+        Scope => (
+            "scope",
+            "403 insufficient_scope: re-authorize with the scope it names"
+        ),
+    }
+}
+
 /// One logical call: the output contract of `replay --calls`, `probe --calls` (`--format json`
 /// / `jsonl`) and of the library's grouping ([`Calls`](crate::Calls), `replay::replay_calls`,
 /// `replay::calls_of`, the rmcp transport's `Recording::calls`).
@@ -92,7 +122,7 @@ wire_names! {
 /// let mut members = [
 ///     "call", "entries", "client", "protocol_version", "method", "tool", "post_count",
 ///     "http_statuses", "ids", "error_code", "result_type", "outcome", "complete",
-///     "retry_origin", "double_execution_risk", "violations",
+///     "retry_origin", "double_execution_risk", "violations", "auth_step",
 /// ];
 /// members.sort();
 /// assert_eq!(sorted, members);
@@ -146,6 +176,10 @@ pub struct Call {
     /// Call-level violations (the retry audit and unanswered server requests), in the order
     /// seen; each rule at most once per call.
     pub violations: Vec<Violation>,
+    /// The auth step that failed, from the latest of its exchanges in the `auth` layer (a 401,
+    /// or a 403 with a challenge) even when a later one succeeded ([`AuthStep`]: `challenge`,
+    /// `token`, `token_expired`, `scope`); `null` when none failed there.
+    pub auth_step: Option<AuthStep>,
 }
 
 impl Call {
@@ -171,6 +205,7 @@ impl Call {
             retry_origin: Some(RetryOrigin::None),
             double_execution_risk: false,
             violations: Vec::new(),
+            auth_step: crate::auth::step_of(v),
         }
     }
 }

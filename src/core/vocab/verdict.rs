@@ -127,6 +127,9 @@ wire_names! {
         Interaction => "interaction",
         /// The tool or method itself.
         Application => "application",
+        /// Authorization: a 401, or a 403 with a `WWW-Authenticate` challenge (outcome
+        /// `HTTP_ERROR`; a 403 without one, e.g. for a bad `Origin`, stays `transport`).
+        Auth => "auth",
     }
 }
 
@@ -181,6 +184,10 @@ wire_names! {
         /// 4xx other than 404-with-session, 408 and 429 (on 2026-07-28 a 404 with a leftover
         /// session id too), and JSON-RPC -32020/-32021/-32022 at any status.
         FixRequest => "fix_request",
+        /// The auth layer refused the request (401, or 403 with a challenge): it was not run,
+        /// so sending it again after re-authorizing (a new or refreshed token, or the scope the
+        /// challenge names) is safe.
+        Reauthenticate => "reauthenticate",
     }
 }
 
