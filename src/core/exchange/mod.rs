@@ -582,6 +582,7 @@ impl Exchange {
             auth_refused: auth.is_some(),
         });
         if let Some(url) = auth.and_then(|a| a.resource_metadata.as_deref()) {
+            let url = crate::redact::url(url);
             v.retry.reason = format!("{}; resource metadata: {url}", v.retry.reason).into();
         }
         if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
