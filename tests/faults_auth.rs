@@ -27,7 +27,13 @@ impl Drop for Serve {
 
 fn serve(token: &str) -> Serve {
     let mut child = Command::new(BIN)
-        .args(["serve-faults", "--listen", "127.0.0.1:0", "--auth-token", token])
+        .args([
+            "serve-faults",
+            "--listen",
+            "127.0.0.1:0",
+            "--auth-token",
+            token,
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -93,11 +99,7 @@ fn rules(v: &Value) -> Vec<&str> {
 
 /// A plain HTTP/1.1 GET over loopback: status line, headers and body as text.
 fn get(url: &str, path: &str) -> String {
-    let host = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap();
+    let host = url.trim_start_matches("http://").split('/').next().unwrap();
     let mut s = TcpStream::connect(host).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(
@@ -123,7 +125,11 @@ fn protected_resource_challenges_and_probe_sends_the_token() {
         let body = &reply[reply.find("\r\n\r\n").unwrap() + 4..];
         let doc: Value = serde_json::from_str(body).unwrap();
         assert_eq!(doc["resource"], server.url.as_str(), "{doc}");
-        assert!(doc["authorization_servers"].as_array().is_some_and(|a| !a.is_empty()));
+        assert!(
+            doc["authorization_servers"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        );
     }
     // No token: 401 with a challenge that names the metadata; the auth layer, reauthenticate.
     let raw = get(&server.url, "/mcp");
@@ -193,7 +199,10 @@ fn each_auth_fault_is_judged_by_probe() {
     // 401 without a challenge.
     let (verdicts, calls) = call("auth-challenge-missing", &["--tool", "pay"]);
     let v = &tools_call(&verdicts)[0];
-    assert_eq!((v["status"].clone(), v["layer"].clone()), (401.into(), "auth".into()));
+    assert_eq!(
+        (v["status"].clone(), v["layer"].clone()),
+        (401.into(), "auth".into())
+    );
     assert_eq!(v["retry"]["advice"], "reauthenticate", "{v}");
     assert_eq!(rules(v), ["auth.challenge_missing"], "{v}");
     let c = calls.iter().find(|c| c["tool"] == "pay").unwrap();
@@ -202,7 +211,10 @@ fn each_auth_fault_is_judged_by_probe() {
     // 403 insufficient_scope on pay, naming the scope; echo is not refused.
     let (verdicts, calls) = call("auth-insufficient-scope", &["--tool", "pay"]);
     let v = &tools_call(&verdicts)[0];
-    assert_eq!((v["status"].clone(), v["layer"].clone()), (403.into(), "auth".into()));
+    assert_eq!(
+        (v["status"].clone(), v["layer"].clone()),
+        (403.into(), "auth".into())
+    );
     assert_eq!(v["retry"]["advice"], "reauthenticate", "{v}");
     assert_eq!(rules(v), ["auth.insufficient_scope"], "{v}");
     assert!(
@@ -225,7 +237,10 @@ fn each_auth_fault_is_judged_by_probe() {
     assert!(tc.len() >= 2, "{tc:?}");
     assert_eq!(tc[0]["outcome"], "TOOL_SUCCESS", "{:?}", tc[0]);
     for v in &tc[1..] {
-        assert_eq!((v["status"].clone(), v["layer"].clone()), (401.into(), "auth".into()));
+        assert_eq!(
+            (v["status"].clone(), v["layer"].clone()),
+            (401.into(), "auth".into())
+        );
         assert_eq!(v["retry"]["advice"], "reauthenticate", "{v}");
         assert_eq!(rules(v), ["auth.token_expired"], "{v}");
     }
@@ -235,5 +250,8 @@ fn each_auth_fault_is_judged_by_probe() {
         .map(|c| &c["auth_step"])
         .collect();
     assert_eq!(steps[0], &Value::Null);
-    assert!(steps[1..].iter().all(|s| *s == "token_expired"), "{steps:?}");
+    assert!(
+        steps[1..].iter().all(|s| *s == "token_expired"),
+        "{steps:?}"
+    );
 }

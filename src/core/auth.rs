@@ -396,9 +396,8 @@ mod tests {
     #[test]
     fn several_challenges_tokens_and_token68() {
         // RFC 9110 §11.6.1's example: two challenges in one value, unquoted and quoted params.
-        let c = all(
-            r#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#,
-        );
+        let c =
+            all(r#"Newauth realm="apps", type=1, title="Login to \"apps\"", Basic realm="simple""#);
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].scheme, "Newauth");
         assert_eq!(c[0].param("type"), Some("1"));
@@ -446,17 +445,25 @@ mod tests {
         assert_eq!(none.step(false), Some(AuthStep::Challenge));
         assert_eq!(rules(&head(401, &[""]), true), ["auth.challenge_missing"]);
         // A proper challenge breaks no rule: the client has to get a token.
-        let ok = head(401, &[r#"Bearer resource_metadata="https://a/.well-known/x""#]);
+        let ok = head(
+            401,
+            &[r#"Bearer resource_metadata="https://a/.well-known/x""#],
+        );
         assert!(rules(&ok, false).is_empty());
         assert_eq!(ok.step(false), Some(AuthStep::Token));
-        assert_eq!(ok.resource_metadata.as_deref(), Some("https://a/.well-known/x"));
+        assert_eq!(
+            ok.resource_metadata.as_deref(),
+            Some("https://a/.well-known/x")
+        );
     }
 
     #[test]
     fn insufficient_scope_rule_names_the_scope() {
         let h = head(
             403,
-            &[r#"Bearer error="insufficient_scope", scope="tools:pay", error_description="pay needs tools:pay""#],
+            &[
+                r#"Bearer error="insufficient_scope", scope="tools:pay", error_description="pay needs tools:pay""#,
+            ],
         );
         assert!(h.is_auth());
         let mut f = Findings::default();
@@ -492,12 +499,7 @@ mod tests {
     }
 
     /// Through the session: the layer, the rule, the advice and the call's step.
-    fn judged(
-        s: &mut crate::Session,
-        auth: bool,
-        status: u16,
-        challenge: Option<&str>,
-    ) -> Verdict {
+    fn judged(s: &mut crate::Session, auth: bool, status: u16, challenge: Option<&str>) -> Verdict {
         use crate::{End, Request, ResponseHead};
         let mut req = vec![("Content-Type", "application/json")];
         if auth {
@@ -526,8 +528,16 @@ mod tests {
         let v = judged(&mut s, false, 401, Some(expired));
         assert_eq!((v.outcome, v.layer), (Outcome::HttpError, Layer::Auth));
         assert_eq!(v.retry.advice, Advice::Reauthenticate);
-        assert!(v.retry.reason.contains("http://h/.well-known/"), "{}", v.retry.reason);
-        assert!(!v.violations.iter().any(|x| x.rule.id().starts_with("auth.")));
+        assert!(
+            v.retry.reason.contains("http://h/.well-known/"),
+            "{}",
+            v.retry.reason
+        );
+        assert!(
+            !v.violations
+                .iter()
+                .any(|x| x.rule.id().starts_with("auth."))
+        );
         assert_eq!(step_of(&v), Some(AuthStep::Token));
         // A 200 without a token proves nothing about tokens.
         let _ = judged(&mut s, false, 200, None);
@@ -542,7 +552,10 @@ mod tests {
         assert_eq!(v.retry.advice, Advice::Reauthenticate);
         // 403 without a challenge: transport, fix the request, no auth step.
         let v = judged(&mut s, true, 403, None);
-        assert_eq!((v.layer, v.retry.advice), (Layer::Transport, Advice::FixRequest));
+        assert_eq!(
+            (v.layer, v.retry.advice),
+            (Layer::Transport, Advice::FixRequest)
+        );
         assert_eq!(step_of(&v), None);
     }
 }

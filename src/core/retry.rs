@@ -161,7 +161,9 @@ fn http_advice(f: &RetryFacts) -> RetryAdvice {
         401 | 403 if f.auth_refused => advice(
             Advice::Reauthenticate,
             None,
-            format!("HTTP {status}: refused by authorization before dispatch; authorize again (a new or refreshed token, or the scope the challenge names), then send it again"),
+            format!(
+                "HTTP {status}: refused by authorization before dispatch; authorize again (a new or refreshed token, or the scope the challenge names), then send it again"
+            ),
         ),
         429 => advice(
             Advice::Retry,

@@ -95,7 +95,11 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
-    if args.auth_token.as_deref().is_some_and(|t| t.trim().is_empty()) {
+    if args
+        .auth_token
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
         return fail("--auth-token must not be empty");
     }
     let rt = match runtime() {

@@ -42,7 +42,11 @@ pub fn challenge(
         value.push_str(&format!(", scope=\"{scope}\""));
     }
     value.push_str(&format!(", resource_metadata=\"{}\"", metadata_url(origin)));
-    let text = if status == 401 { "unauthorized" } else { "forbidden" };
+    let text = if status == 401 {
+        "unauthorized"
+    } else {
+        "forbidden"
+    };
     let mut reply = body(status, "text/plain", text.as_bytes());
     if let Reply::Body { headers, .. } = &mut reply {
         headers.push(("WWW-Authenticate".into(), value));
@@ -148,7 +152,10 @@ pub fn all() -> Vec<Scenario> {
         )
         .legacy()
         .bearer()
-        .then(ClientStep::Call("lookup"), refused(401, "auth.token_expired"))
+        .then(
+            ClientStep::Call("lookup"),
+            refused(401, "auth.token_expired"),
+        )
         .calls(vec![
             CallExpect::new(Some("tools/call"), &[200], 1, O::ToolSuccess),
             CallExpect::new(Some("tools/call"), &[401], 1, O::HttpError)
@@ -169,14 +176,19 @@ mod tests {
         let header = |r: Option<Reply>| match r {
             Some(Reply::Body {
                 status, headers, ..
-            }) => (status, headers.into_iter().find(|(n, _)| n == "WWW-Authenticate")),
+            }) => (
+                status,
+                headers.into_iter().find(|(n, _)| n == "WWW-Authenticate"),
+            ),
             other => panic!("{other:?}"),
         };
         let (status, missing) = header(refuse(None, "t", origin));
         assert_eq!(status, 401);
         let missing = missing.unwrap().1;
         assert!(!missing.contains("error="), "{missing}");
-        assert!(missing.contains(&format!("resource_metadata=\"{origin}{METADATA_PATH}/mcp\"")));
+        assert!(missing.contains(&format!(
+            "resource_metadata=\"{origin}{METADATA_PATH}/mcp\""
+        )));
         let (_, wrong) = header(refuse(Some("Bearer u"), "t", origin));
         assert!(wrong.unwrap().1.contains("error=\"invalid_token\""));
         let (_, basic) = header(refuse(Some("Basic dDp0"), "t", origin));
