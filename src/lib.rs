@@ -139,8 +139,8 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, origin,
-    request, retry, session, tool_result, vocab, wire,
+    auth, calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle,
+    origin, request, retry, session, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -167,7 +167,7 @@ pub use verdict::{
     Unterminated, Verdict, Violation,
 };
 pub use version::{ProtocolVersion, VersionSource};
-pub use vocab::call::{Call, RetryOrigin};
+pub use vocab::call::{AuthStep, Call, RetryOrigin};
 pub use vocab::kinds::{BodyKind, ExchangeKind, MessageKind};
 
 /// The Rust blocks of the README, compiled and run as doctests (so none can go stale).

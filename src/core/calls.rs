@@ -164,6 +164,7 @@ impl Calls {
             violations: Vec::new(),
             status_origin: None,
             origin_reason: None,
+            auth_step: None,
         };
         self.next += 1;
         Open {
@@ -334,6 +335,9 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
         call.post_count += 1;
     }
     call.http_statuses.push(v.status);
+    if let Some(step) = crate::vocab::call::AuthStep::of(v) {
+        call.auth_step = Some(step);
+    }
     if kind == ExchangeKind::Request
         && let Some(id) = &v.id
     {

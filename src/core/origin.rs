@@ -22,7 +22,8 @@
 //!
 //! Time refines "reached": a gateway 502 within [`FAST_502_MS`] of sending is a refused or
 //! failed upstream connection (the request never reached the server); a gateway timeout that
-//! came before the request's own timeout names both in the reason.
+//! came before the request's own timeout names that timeout in the reason (never the measured time:
+//! a verdict reads the same live and replayed).
 
 use std::borrow::Cow;
 
@@ -354,23 +355,23 @@ fn refine(f: &Facts<'_>, reach: Reach) -> Reach {
     }
 }
 
-/// The time to the status, and against the request's own timeout, for the reason.
+/// What the time to the status tells, for the reason. It names the thresholds the time was
+/// held against, never the time itself: a verdict must read the same live, through the proxy
+/// and replayed, and the measured time differs on every run.
 fn timing(f: &Facts<'_>, reach: Reach) -> String {
     let Some(ms) = f.head_ms else {
         return String::new();
     };
-    let after = format!("; after {}", duration(ms));
     match (reach, f.timeout_ms) {
-        (Reach::Never, _) if f.status == 502 && ms <= FAST_502_MS => {
-            format!(
-                "{after}: too fast to have waited on the server, the upstream connection failed"
-            )
-        }
+        (Reach::Never, _) if f.status == 502 && ms <= FAST_502_MS => format!(
+            "; within {}: too fast to have waited on the server, the upstream connection failed",
+            duration(FAST_502_MS)
+        ),
         (Reach::Forwarded, Some(t)) if ms < t => format!(
-            "{after}, before the request's own {} timeout: the intermediary's timeout",
+            "; before the request's own {} timeout: the intermediary's timeout",
             duration(t)
         ),
-        _ => after,
+        _ => String::new(),
     }
 }
 

@@ -1,8 +1,8 @@
 //! The one redaction policy: what every recording and every output shows of a secret.
 //!
 //! Header values are hidden by name: a fixed list (`Authorization`, `Proxy-Authorization`,
-//! `Cookie`, `Set-Cookie`, `Mcp-Session-Id`), any name containing one of [`SECRET_WORDS`], and
-//! every header the user passed with `-H`. A URL carries its secrets inline
+//! `Cookie`, `Set-Cookie`, `Mcp-Session-Id`), any name containing one of [`SECRET_WORDS`] (but
+//! the challenges in [`PUBLIC_HEADERS`]), and every header the user passed with `-H`. A URL carries its secrets inline
 //! (`http://user:pw@host/`, `?access_token=…`), so its userinfo and secret query values are
 //! rewritten wherever it is shown; the values of the user's `-H` headers are also cut out of
 //! free text (error messages, stderr lines). What is *sent* is never rewritten. `--no-redact`
@@ -177,10 +177,17 @@ impl Redaction {
     }
 }
 
+/// Headers that name a secret word but hold none: a server's challenge says how to authorize
+/// (scheme, `error`, `scope`, `resource_metadata`), and the verdict reads it, so a recording
+/// must keep it for the replay to judge as the live client did.
+pub const PUBLIC_HEADERS: [&str; 2] = ["www-authenticate", "proxy-authenticate"];
+
 /// Whether header `name` holds a secret by the fixed rules (the list and the words).
 pub fn is_secret_header(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    SECRET_HEADERS.contains(&lower.as_str()) || SECRET_WORDS.iter().any(|w| lower.contains(w))
+    SECRET_HEADERS.contains(&lower.as_str())
+        || (!PUBLIC_HEADERS.contains(&lower.as_str())
+            && SECRET_WORDS.iter().any(|w| lower.contains(w)))
 }
 
 /// A session id's stand-in: `<redacted-XXXXXXXX>` from a hash of the id, so that two sessions

@@ -58,6 +58,8 @@ pub struct RetryFacts {
     /// Whether an intermediary's status shows the request reached the server
     /// ([`crate::origin`]); `Unknown` for the server's own statuses.
     pub reach: Reach,
+    /// The auth layer refused the request (a 401, or a 403 with a challenge): it was not run.
+    pub auth_refused: bool,
 }
 
 /// Codes that mean "rejected before dispatch because of the request itself" (2026-07-28).
@@ -180,6 +182,14 @@ fn http_advice(f: &RetryFacts) -> RetryAdvice {
 /// nothing of whether the request reached the server).
 fn http_status_advice(f: &RetryFacts, status: u16) -> RetryAdvice {
     match status {
+        // The auth layer refused it before dispatch: whatever the tool, safe after re-auth.
+        401 | 403 if f.auth_refused => advice(
+            Advice::Reauthenticate,
+            None,
+            format!(
+                "HTTP {status}: refused by authorization before dispatch; authorize again (a new or refreshed token, or the scope the challenge names), then send it again"
+            ),
+        ),
         429 => advice(
             Advice::Retry,
             f.retry_after_ms,
@@ -239,6 +249,7 @@ mod tests {
             retry_after_ms: None,
             sse_retry_ms: None,
             reach: Reach::Unknown,
+            auth_refused: false,
         }
     }
 
@@ -298,6 +309,19 @@ mod tests {
         // A 4xx from an intermediary is still a request to fix.
         f.status = Some(413);
         f.reach = Reach::Never;
+        assert_eq!(advise(&f).advice, Advice::FixRequest);
+    }
+
+    #[test]
+    fn auth_refusal_is_reauthenticate_even_for_unsafe_calls() {
+        let mut f = facts(Outcome::HttpError);
+        f.status = Some(401);
+        f.auth_refused = true;
+        assert_eq!(advise(&f).advice, Advice::Reauthenticate);
+        f.status = Some(403);
+        assert_eq!(advise(&f).advice, Advice::Reauthenticate);
+        // A 403 the auth layer did not claim (a bad Origin) is still a request to fix.
+        f.auth_refused = false;
         assert_eq!(advise(&f).advice, Advice::FixRequest);
     }
 

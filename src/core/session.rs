@@ -47,6 +47,9 @@ pub struct Session {
     /// An error of this server came as JSON-RPC (a JSON-RPC error, or one in an error
     /// status's body): an HTML error later is more likely a box in between.
     server_errors_jsonrpc: bool,
+    /// A request carrying `Authorization` got a 2xx: the token worked in this session, so a
+    /// later 401 `invalid_token` is an expiry (`auth.token_expired`).
+    authorized: bool,
 }
 
 impl Session {
@@ -146,6 +149,7 @@ impl Session {
             version,
             version_source,
             safe_to_repeat,
+            authorized_before: self.authorized,
             limits: self.limits,
             server_errors_jsonrpc: self.server_errors_jsonrpc,
         };
@@ -255,6 +259,11 @@ impl Session {
             && verdict.status_origin != Some(crate::verdict::StatusOrigin::Intermediary)
         {
             self.server_errors_jsonrpc = true;
+        }
+        if verdict.status.is_some_and(|s| (200..300).contains(&s))
+            && req.headers.get("authorization").is_some()
+        {
+            self.authorized = true;
         }
         if matches!(
             verdict.protocol_version_source,

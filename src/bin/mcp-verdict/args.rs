@@ -311,6 +311,10 @@ pub(crate) struct ServeArgs {
     /// From the end of the head to the end of the body; 408 past it.
     #[arg(long, default_value = "30s", value_parser = units::duration)]
     pub(crate) body_timeout: Duration,
+    /// Be a protected resource: every MCP request needs `Authorization: Bearer T` (401 with a
+    /// WWW-Authenticate challenge otherwise; metadata at /.well-known/oauth-protected-resource).
+    #[arg(long, value_name = "T")]
+    pub(crate) auth_token: Option<String>,
 }
 
 #[derive(clap::Args)]

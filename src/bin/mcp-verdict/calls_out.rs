@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_verdict::replay::{self, Tally};
-use mcp_verdict::{Call, ExchangeKind, Level, Limits, Outcome, RetryOrigin};
+use mcp_verdict::{AuthStep, Call, ExchangeKind, Level, Limits, Outcome, RetryOrigin};
 use serde_json::Value;
 
 use crate::args::{FormatArg, OutputArgs, OutputFormatArg};
@@ -170,6 +170,10 @@ impl<W: Write> CallPrinter<W> {
             let note = self.paint(RED, "      double execution risk");
             self.emit(&format!("{note}\n"));
         }
+        if let Some(step) = c.auth_step {
+            let note = self.paint(YELLOW, &format!("      auth step failed: {step}"));
+            self.emit(&format!("{note} ({})\n", step.summary()));
+        }
         for v in &c.violations {
             let level = match v.level {
                 Level::Must => "MUST",
@@ -293,6 +297,10 @@ pub fn list_vocabulary(out: &mut dyn Write) {
             o.summary()
         ));
     }
+    lines.push(
+        "  (HTTP_ERROR is in layer auth for a 401, or a 403 with a WWW-Authenticate challenge)"
+            .to_owned(),
+    );
     lines.push(String::new());
     lines.push("kinds:".to_owned());
     for k in ExchangeKind::ALL {
@@ -302,6 +310,11 @@ pub fn list_vocabulary(out: &mut dyn Write) {
     lines.push("retry origins (calls; a guess from traffic):".to_owned());
     for r in RetryOrigin::ALL {
         lines.push(format!("  {:<26} {}", r.as_str(), r.summary()));
+    }
+    lines.push(String::new());
+    lines.push("auth steps (calls' auth_step: the step that failed):".to_owned());
+    for a in AuthStep::ALL {
+        lines.push(format!("  {:<26} {}", a.as_str(), a.summary()));
     }
     let _ = writeln!(out, "{}", lines.join("\n"));
 }

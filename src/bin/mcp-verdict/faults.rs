@@ -95,12 +95,20 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(e),
     };
+    if args
+        .auth_token
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        return fail("--auth-token must not be empty");
+    }
     let rt = match runtime() {
         Ok(rt) => rt,
         Err(code) => return code,
     };
     rt.block_on(async {
-        let server = match FaultServer::start_with(&args.listen, limits).await {
+        let protected = args.auth_token.clone();
+        let server = match FaultServer::start_protected(&args.listen, limits, protected).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("mcp-verdict: cannot listen on {}: {e}", args.listen);
@@ -120,6 +128,12 @@ pub fn serve(args: ServeArgs) -> ExitCode {
             server.url(None),
             server.url(None)
         );
+        if args.auth_token.is_some() {
+            eprintln!(
+                "mcp-verdict: protected resource: send Authorization: Bearer <token>; metadata at http://{}/.well-known/oauth-protected-resource",
+                server.addr()
+            );
+        }
         let _ = tokio::signal::ctrl_c().await;
         ExitCode::SUCCESS
     })

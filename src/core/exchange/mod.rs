@@ -30,7 +30,7 @@ use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
 use crate::tool_result;
-use crate::verdict::{Advice, End, Location, Outcome, RetryAdvice, Verdict};
+use crate::verdict::{Advice, End, Layer, Location, Outcome, RetryAdvice, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::vocab::kinds::{ExchangeKind, MessageKind as Kind};
 use crate::vocab::members::{ResultMembers, ScannedMembers};
@@ -95,6 +95,9 @@ pub(crate) struct Setup {
     pub version_source: VersionSource,
     /// Repeating the request is harmless.
     pub safe_to_repeat: bool,
+    /// A request with a token succeeded earlier in the session (a later 401 `invalid_token`
+    /// is then an expiry).
+    pub authorized_before: bool,
     /// Limits.
     pub limits: Limits,
     /// This server's earlier errors in the session came as JSON-RPC (evidence for
@@ -210,6 +213,8 @@ struct Head {
     location: Option<String>,
     /// What the headers of an error status say about intermediaries (`None` for a 2xx).
     hints: Option<Box<crate::origin::Hints>>,
+    /// A 401/403's challenges (boxed: most heads have none).
+    auth: Option<Box<crate::auth::AuthHead>>,
 }
 
 /// What the terminal response said.
@@ -475,6 +480,7 @@ impl Exchange {
                 .then(|| head.headers.known(Known::Location).map(crate::redact::url))
                 .flatten(),
             hints: (!ok).then(|| Box::new(crate::origin::Hints::of(&head.headers))),
+            auth: crate::auth::AuthHead::of(head.status, &head.headers).map(Box::new),
         });
     }
 
@@ -584,6 +590,15 @@ impl Exchange {
         v.layer = outcome.layer();
         v.complete = outcome.is_complete();
         v.limit = self.limit_hit;
+        // The auth layer: a status the auth check refused (see `auth`).
+        let auth = head
+            .as_ref()
+            .and_then(|h| h.auth.as_deref())
+            .filter(|a| outcome == Outcome::HttpError && a.is_auth());
+        if let Some(a) = auth {
+            v.layer = Layer::Auth;
+            a.check(self.setup.authorized_before, &mut self.findings);
+        }
         v.retry = retry::advise(&RetryFacts {
             outcome,
             status: v.status,
@@ -595,7 +610,12 @@ impl Exchange {
             retry_after_ms: head.as_ref().and_then(|h| h.retry_after_ms),
             sse_retry_ms: sse_retry,
             reach,
+            auth_refused: auth.is_some(),
         });
+        if let Some(url) = auth.and_then(|a| a.resource_metadata.as_deref()) {
+            let url = crate::redact::url(url);
+            v.retry.reason = format!("{}; resource metadata: {url}", v.retry.reason).into();
+        }
         if let Some(location) = head.as_ref().and_then(|h| h.location.as_deref()) {
             v.retry.reason = format!("{}; Location: {location}", v.retry.reason).into();
         }

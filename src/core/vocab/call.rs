@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use smol_str::SmolStr;
 
-use super::verdict::{Outcome, StatusOrigin, Verdict, Violation};
+use super::rules::Rule;
+use super::verdict::{Layer, Outcome, StatusOrigin, Verdict, Violation};
 use super::version::ProtocolVersion;
 
 wire_names! {
@@ -35,6 +36,36 @@ wire_names! {
         ),
         /// Task polling (`tasks/get`, `tasks/result`).
         Poll => ("poll", "task polling (tasks/get, tasks/result)"),
+    }
+}
+
+wire_names! {
+    /// The auth step that failed, for a call's `auth_step`: read from a verdict in the `auth`
+    /// layer (a 401, or a 403 with a challenge).
+    pub enum AuthStep {
+        /// A 401 without a challenge: the server gave no `WWW-Authenticate` to start discovery
+        /// from (`auth.challenge_missing`).
+        Challenge => (
+            "challenge",
+            "401 without a WWW-Authenticate challenge: discovery cannot start (server's fault)"
+        ),
+        /// A 401 with a challenge: no token, or one the server rejected; get a token.
+        Token => (
+            "token",
+            "401 with a challenge: no token, or a rejected one; get a token"
+        ),
+        /// A 401 `invalid_token` after a request with a token succeeded in the session
+        /// (`auth.token_expired`): refresh the token.
+        TokenExpired => (
+            "token_expired",
+            "401 invalid_token after the session worked: the token expired; refresh it"
+        ),
+        /// A 403 `insufficient_scope` (`auth.insufficient_scope`): authorize again with the
+        /// scope the challenge names (step-up).
+        Scope => (
+            "scope",
+            "403 insufficient_scope: re-authorize with the scope it names"
+        ),
     }
 }
 
@@ -65,7 +96,8 @@ wire_names! {
 ///   "violations": [{"rule": "call.double_execution_risk", "level": "should",
 ///                   "detail": "entry 5 re-sends tools/call get_weather after STREAM_ABORTED, which may have run it",
 ///                   "at": null}],
-///   "status_origin": "server", "origin_reason": "a success status: the server's answer"
+///   "status_origin": "server", "origin_reason": "a success status: the server's answer",
+///   "auth_step": null
 /// }
 /// ```
 ///
@@ -94,6 +126,7 @@ wire_names! {
 ///     "call", "entries", "client", "protocol_version", "method", "tool", "post_count",
 ///     "http_statuses", "ids", "error_code", "result_type", "outcome", "complete",
 ///     "retry_origin", "double_execution_risk", "violations", "status_origin", "origin_reason",
+///     "auth_step",
 /// ];
 /// members.sort();
 /// assert_eq!(sorted, members);
@@ -153,6 +186,29 @@ pub struct Call {
     /// The evidence for `status_origin` (its verdict's `origin_reason`); `null` exactly when
     /// `status_origin` is.
     pub origin_reason: Option<Cow<'static, str>>,
+    /// The auth step that failed, from the latest of its exchanges in the `auth` layer (a 401,
+    /// or a 403 with a challenge) even when a later one succeeded ([`AuthStep`]: `challenge`,
+    /// `token`, `token_expired`, `scope`); `null` when none failed there.
+    pub auth_step: Option<AuthStep>,
+}
+
+impl AuthStep {
+    /// The auth step that failed for a verdict, read back from it (for the call log): its
+    /// layer is `auth` and its auth rule, or else its status, names the step.
+    pub fn of(v: &Verdict) -> Option<AuthStep> {
+        if v.layer != Layer::Auth || v.outcome != Outcome::HttpError {
+            return None;
+        }
+        Some(if v.breaks(Rule::AuthChallengeMissing) {
+            AuthStep::Challenge
+        } else if v.breaks(Rule::AuthInsufficientScope) {
+            AuthStep::Scope
+        } else if v.breaks(Rule::AuthTokenExpired) {
+            AuthStep::TokenExpired
+        } else {
+            AuthStep::Token
+        })
+    }
 }
 
 impl Call {
@@ -180,6 +236,7 @@ impl Call {
             violations: Vec::new(),
             status_origin: v.status_origin,
             origin_reason: v.origin_reason.clone(),
+            auth_step: AuthStep::of(v),
         }
     }
 }

@@ -136,6 +136,12 @@ rules! {
         "A client's response carries the id of a server request that is waiting for it.";
     SessionResumeNotSupported => "session.resume_not_supported", Should,
         "2026-07-28 streams are not resumable: re-send as a new request instead of GET + Last-Event-ID.";
+    AuthChallengeMissing => "auth.challenge_missing", Must,
+        "A 401 carries a WWW-Authenticate challenge (RFC 9110; MCP: Bearer with resource_metadata).";
+    AuthInsufficientScope => "auth.insufficient_scope", Should,
+        "A client holds the scopes its request needs (403 insufficient_scope names them: step up).";
+    AuthTokenExpired => "auth.token_expired", Should,
+        "A client refreshes its token before it expires (401 invalid_token after the session worked).";
     CallServerRequestUnanswered => "call.server_request_unanswered", Must,
         "Every server request (elicitation, sampling, roots, ping) gets the client's response.";
     CallDoubleExecutionRisk => "call.double_execution_risk", Should,

@@ -51,7 +51,9 @@ macro_rules! outcomes {
 }
 
 outcomes! {
-    /// Any non-2xx status, decided before the body (even a success-looking one).
+    /// Any non-2xx status, decided before the body (even a success-looking one). Its layer is
+    /// `transport`, but a verdict's [`Verdict::layer`] is `auth` for a 401, or a 403 with a
+    /// challenge.
     HttpError => "HTTP_ERROR", Transport, false, "any non-2xx status, decided before the body";
     /// No response head: refused, reset before the head, DNS or TLS failure (in a HAR capture, an
     /// entry with `_error` and status 0).
@@ -127,6 +129,9 @@ wire_names! {
         Interaction => "interaction",
         /// The tool or method itself.
         Application => "application",
+        /// Authorization: a 401, or a 403 with a `WWW-Authenticate` challenge (outcome
+        /// `HTTP_ERROR`; a 403 without one, e.g. for a bad `Origin`, stays `transport`).
+        Auth => "auth",
     }
 }
 
@@ -177,10 +182,14 @@ wire_names! {
         /// The 2025 session is gone (404 to a request that carried `Mcp-Session-Id`): initialize
         /// again before anything else.
         Reinitialize => "reinitialize",
-        /// Rejected before dispatch: change the request (headers, version, `_meta`, auth). HTTP
-        /// 4xx other than 404-with-session, 408 and 429 (on 2026-07-28 a 404 with a leftover
+        /// Rejected before dispatch: change the request (headers, version, `_meta`). HTTP
+        /// 4xx other than 404-with-session, 408, 429 and the auth layer's 401/403 (on 2026-07-28 a 404 with a leftover
         /// session id too), and JSON-RPC -32020/-32021/-32022 at any status.
         FixRequest => "fix_request",
+        /// The auth layer refused the request (401, or 403 with a challenge): it was not run,
+        /// so sending it again after re-authorizing (a new or refreshed token, or the scope the
+        /// challenge names) is safe.
+        Reauthenticate => "reauthenticate",
     }
 }
 
@@ -353,7 +362,8 @@ pub struct Verdict {
     pub protocol_version_source: VersionSource,
     /// What the exchange came to.
     pub outcome: Outcome,
-    /// Where it failed, or which layer answered.
+    /// Where it failed, or which layer answered: the outcome's layer, except `auth` for an
+    /// `HTTP_ERROR` that is a 401, or a 403 with a `WWW-Authenticate` challenge.
     pub layer: Layer,
     /// The reply is a complete answer to the request.
     pub complete: bool,

@@ -78,6 +78,7 @@ impl Expect {
         differ("status", self.status, v.status, &mut out);
         differ("event_count", self.event_count, v.event_count, &mut out);
         differ("error_code", self.error_code, v.error_code, &mut out);
+        differ("layer", self.layer, v.layer, &mut out);
         let mut got: Vec<&str> = v.violations.iter().map(|x| x.rule.as_str()).collect();
         got.sort_unstable();
         differ("violations", &self.violations, &got, &mut out);
@@ -119,6 +120,7 @@ impl CallExpect {
         let mut got: Vec<&str> = c.violations.iter().map(|x| x.rule.as_str()).collect();
         got.sort_unstable();
         differ("violations", &self.violations, &got, &mut out);
+        differ("auth_step", self.auth_step, c.auth_step, &mut out);
         out
     }
 }
@@ -138,7 +140,12 @@ fn client_for(
     if let Some(n) = scenario.client_max_event_bytes {
         limits.max_event_bytes = n;
     }
-    Client::builder(url)
+    let mut builder = Client::builder(url);
+    if scenario.bearer {
+        let token = format!("Bearer {}", super::auth_faults::DEMO_TOKEN);
+        builder = builder.secret_header("Authorization", token);
+    }
+    builder
         .deadlines(deadlines)
         .limits(limits)
         .record(recorder.clone())

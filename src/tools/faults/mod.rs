@@ -1,5 +1,6 @@
 //! A fault-injecting MCP server (`serve-faults`) and the demo that probes every scenario.
 
+pub mod auth_faults;
 mod call_faults;
 pub mod demo;
 mod fixtures;

@@ -16,6 +16,7 @@ pub use super::vocab::{
 pub fn all() -> Vec<Scenario> {
     let mut list = super::call_faults::all();
     list.extend(super::session_faults::all());
+    list.extend(super::auth_faults::all());
     list
 }
 

@@ -18,6 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
+use super::auth_faults;
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
 use super::replies;
@@ -79,6 +80,11 @@ struct Shared {
     faulted: Mutex<VecDeque<String>>,
     /// `<session> <id>` of the client's answers to server requests (bounded likewise).
     answers: Mutex<VecDeque<String>>,
+    /// `<scenario> <session>` → calls answered so far, for [`Action::AfterCalls`] (bounded:
+    /// emptied when full).
+    calls: Mutex<HashMap<String, u32>>,
+    /// `--auth-token`: every MCP request must carry `Authorization: Bearer <token>`.
+    auth_token: Option<String>,
 }
 
 /// How many ended session ids are remembered.
@@ -100,8 +106,10 @@ fn remembers(list: &Mutex<VecDeque<String>>, item: &str) -> bool {
 }
 
 impl Shared {
-    fn new(limits: ServeLimits) -> Self {
+    fn new(limits: ServeLimits, auth_token: Option<String>) -> Self {
         Shared {
+            calls: Mutex::new(HashMap::new()),
+            auth_token,
             next_session: AtomicU64::new(0),
             resumes: Mutex::new(HashMap::new()),
             ended: Mutex::new(VecDeque::new()),
@@ -132,9 +140,19 @@ impl FaultServer {
 
     /// Like [`start`](Self::start), under `limits`.
     pub async fn start_with(addr: &str, limits: ServeLimits) -> io::Result<FaultServer> {
+        FaultServer::start_protected(addr, limits, None).await
+    }
+
+    /// Like [`start_with`](Self::start_with); with `auth_token`, a protected resource: every
+    /// MCP request needs `Authorization: Bearer <auth_token>` (401 with a challenge otherwise).
+    pub async fn start_protected(
+        addr: &str,
+        limits: ServeLimits,
+        auth_token: Option<String>,
+    ) -> io::Result<FaultServer> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let task = tokio::spawn(serve_with(listener, limits));
+        let task = tokio::spawn(serve_protected(listener, limits, auth_token));
         Ok(FaultServer { addr, task })
     }
 
@@ -166,7 +184,16 @@ pub async fn serve(listener: TcpListener) {
 /// Accepts connections until the task is dropped. Past `max_connections` a new connection gets
 /// 503 and is closed at once, so held-open sockets cannot starve the server of descriptors.
 pub async fn serve_with(listener: TcpListener, limits: ServeLimits) {
-    let shared = Arc::new(Shared::new(limits));
+    serve_protected(listener, limits, None).await
+}
+
+/// [`serve_with`], requiring `Authorization: Bearer <auth_token>` when one is given.
+pub async fn serve_protected(
+    listener: TcpListener,
+    limits: ServeLimits,
+    auth_token: Option<String>,
+) {
+    let shared = Arc::new(Shared::new(limits, auth_token));
     loop {
         let Ok((mut stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -567,7 +594,29 @@ fn route(path: &str) -> Result<Option<Scenario>, String> {
     }
 }
 
+/// `http://host` as the client addressed the server (the Host header, checked on reading).
+fn origin_of(req: &HttpRequest) -> String {
+    format!("http://{}", req.header("host").unwrap_or("127.0.0.1"))
+}
+
 async fn handle(stream: &mut TcpStream, shared: &Shared, req: HttpRequest) -> io::Result<bool> {
+    let peer = Peer {
+        shared,
+        session: None,
+    };
+    let path = req.path.split('?').next().unwrap_or("");
+    if req.method == "GET"
+        && (path == auth_faults::METADATA_PATH
+            || path.starts_with(&format!("{}/", auth_faults::METADATA_PATH)))
+    {
+        return write_reply(stream, peer, auth_faults::metadata(&origin_of(&req))).await;
+    }
+    if let Some(token) = &shared.auth_token
+        && let Some(refusal) =
+            auth_faults::refuse(req.header("authorization"), token, &origin_of(&req))
+    {
+        return write_reply(stream, peer, refusal).await;
+    }
     let scenario = match route(&req.path) {
         Ok(s) => s,
         Err(why) => return write_plain(stream, 404, &why).await,
@@ -629,6 +678,7 @@ struct Posted<'a> {
     params: Value,
     stateless: bool,
     session: Option<&'a str>,
+    origin: String,
 }
 
 impl Posted<'_> {
@@ -682,6 +732,7 @@ async fn handle_post(
         params: msg.get("params").cloned().unwrap_or(json!({})),
         stateless: req.header("mcp-protocol-version") == Some("2026-07-28"),
         session: req.header("mcp-session-id"),
+        origin: origin_of(req),
     };
     let era = scenario.map_or(Era::Stateless, |s| s.era);
     match method {
@@ -774,6 +825,7 @@ async fn call_tool(
         normal: &normal,
         token: token.as_ref().unwrap_or(&stand_in),
         params,
+        origin: &posted.origin,
     };
     let action = scenario.map_or(Action::Normal, |s| s.act(&ctx));
     let reply = match action {
@@ -798,6 +850,20 @@ async fn call_tool(
             let first = !remembers(&shared.faulted, &key);
             remember(&shared.faulted, &key);
             first.then_some(reply)
+        }
+        Action::AfterCalls(n, reply) => {
+            let key = format!(
+                "{} {}",
+                scenario.map_or("", |s| s.name),
+                posted.session.unwrap_or("")
+            );
+            let mut calls = lock(&shared.calls);
+            if calls.len() >= MAX_ENDED && !calls.contains_key(&key) {
+                calls.clear();
+            }
+            let seen = calls.entry(key).or_insert(0);
+            *seen = seen.saturating_add(1);
+            (*seen > n).then_some(reply)
         }
     };
     let peer = Peer {

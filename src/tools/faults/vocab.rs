@@ -7,8 +7,8 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::vocab::call::RetryOrigin;
-use crate::vocab::verdict::{Advice, Outcome};
+use crate::vocab::call::{AuthStep, RetryOrigin};
+use crate::vocab::verdict::{Advice, Layer, Outcome};
 
 /// What a handler is given about the `tools/call` it answers.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +21,8 @@ pub struct Ctx<'a> {
     pub token: &'a Value,
     /// The request's params.
     pub params: &'a Value,
+    /// `http://host:port` as the client addressed the server (for URLs in replies).
+    pub origin: &'a str,
 }
 
 impl Ctx<'_> {
@@ -129,6 +131,9 @@ pub enum Action {
     Expire(Reply),
     /// This reply to the session's first call on the path; the ordinary answer afterwards.
     First(Reply),
+    /// The ordinary answer to the session's first `n` calls on the path; this reply to every
+    /// later one (a token that expires after `n` calls).
+    AfterCalls(u32, Reply),
 }
 
 /// The server's side of a scenario.
@@ -179,6 +184,8 @@ pub struct Expect {
     /// Which box made the status (`None`: not checked).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status_origin: Option<crate::verdict::StatusOrigin>,
+    /// The layer (the outcome's, unless set: `auth` for a refused 401/403).
+    pub layer: Layer,
 }
 
 /// What one logical call must be ([`crate::Call`]), from the scenario's first `tools/call` on.
@@ -202,6 +209,8 @@ pub struct CallExpect {
     pub double_execution_risk: bool,
     /// Call-level rule ids, sorted.
     pub violations: Vec<&'static str>,
+    /// The auth step that failed (`None`: none).
+    pub auth_step: Option<AuthStep>,
 }
 
 /// A step after the first call, with its verdict.
@@ -230,6 +239,9 @@ pub struct Scenario {
     pub client_deadline_ms: Option<u64>,
     /// A client event-size limit the scenario needs.
     pub client_max_event_bytes: Option<usize>,
+    /// The client sends `Authorization: Bearer demo-token` (a scenario whose fault needs a
+    /// token that worked before).
+    pub bearer: bool,
     /// What the client does next, and each verdict.
     pub then: Vec<Then>,
     /// The logical calls from the first `tools/call` on (empty: not checked).
@@ -255,6 +267,7 @@ pub fn expect(outcome: Outcome, advice: Advice, status: u16, events: Option<u64>
         error_code: None,
         status_origin: None,
         violations: Vec::new(),
+        layer: outcome.layer(),
     }
 }
 
@@ -277,6 +290,12 @@ impl Expect {
         self.status_origin = Some(origin);
         self
     }
+
+    /// In this layer rather than the outcome's.
+    pub fn layer(mut self, layer: Layer) -> Self {
+        self.layer = layer;
+        self
+    }
 }
 
 impl CallExpect {
@@ -297,7 +316,14 @@ impl CallExpect {
             retry_origin: Some(RetryOrigin::None),
             double_execution_risk: false,
             violations: Vec::new(),
+            auth_step: None,
         }
+    }
+
+    /// With this failed auth step.
+    pub fn auth(mut self, step: AuthStep) -> Self {
+        self.auth_step = Some(step);
+        self
     }
 
     /// With this retry origin.
@@ -332,6 +358,7 @@ impl Scenario {
             expect,
             client_deadline_ms: None,
             client_max_event_bytes: None,
+            bearer: false,
             then: Vec::new(),
             calls: Vec::new(),
             on_call,
@@ -343,6 +370,12 @@ impl Scenario {
     /// Speaks 2025-11-25 with sessions.
     pub fn legacy(mut self) -> Self {
         self.era = Era::Legacy;
+        self
+    }
+
+    /// The client sends a Bearer token ([`Scenario::bearer`]).
+    pub fn bearer(mut self) -> Self {
+        self.bearer = true;
         self
     }
 
