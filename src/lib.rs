@@ -139,7 +139,7 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
+    arrival, calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
     retry, session, tool_result, vocab, wire,
 };
 
@@ -151,6 +151,7 @@ pub use crate::tools::proxy;
 pub use crate::tools::{faults, soak};
 pub use redact::Redaction;
 
+pub use arrival::{Arrivals, MAX_MARKS, Mark};
 pub use calls::{AUTOMATIC_RETRY_MS, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS};
 pub use driver::{Driver, Finished, Flight, Sent, Skipped, Times, not_mcp};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};

@@ -77,6 +77,7 @@ pub fn drive(driver: &mut mcp_verdict::Driver, content_type: &str, body: &[u8]) 
     let times = mcp_verdict::Times {
         started: None,
         elapsed_ms: Some(1.0),
+        arrivals: None,
     };
     let finished = driver.finish(flight, End::Eof, times, &mut ());
     assert!(finished.rows.iter().all(|v| v.complete));

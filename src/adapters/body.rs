@@ -466,7 +466,8 @@ where
                         tap(Tap::Chunk(&chunk));
                     }
                     let flight = self.flight.as_mut().expect("checked above");
-                    flight.feed(&chunk, &mut self.collector);
+                    let at = self.last_byte.saturating_duration_since(self.started);
+                    flight.feed_at(&chunk, at.as_secs_f64() * 1e3, &mut self.collector);
                     if std::mem::take(&mut self.collector.progress) {
                         self.last_progress = self.last_byte;
                     }
@@ -516,6 +517,7 @@ pub(crate) fn finish(
     let times = Times {
         started: None,
         elapsed_ms: Some(elapsed.as_secs_f64() * 1000.0),
+        arrivals: None,
     };
     super::lock(driver).finish(flight, end, times, observer)
 }

@@ -137,6 +137,8 @@ struct RawEntry {
     time: Option<f64>,
     #[serde(default)]
     timings: Option<Timings>,
+    #[serde(default, rename = "_mcp_arrivals", deserialize_with = "crate::entry::marks")]
+    arrivals: Vec<crate::arrival::Mark>,
 }
 
 fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, StreamError> {
@@ -217,6 +219,7 @@ impl RawEntry {
             started: self.started,
             time_ms: self.time,
             timings: self.timings,
+            arrivals: self.arrivals,
         })
     }
 }
@@ -447,6 +450,9 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
             "timings": {"send": 0, "wait": e.time_ms, "receive": 0},
             "_mcp_end": end,
         });
+        if !e.arrivals.is_empty() {
+            entry["_mcp_arrivals"] = json!(e.arrivals);
+        }
         // Moved in, as the bodies are: inside `json!` each would be copied once more.
         entry["request"] = request;
         entry["response"] = response;
@@ -603,6 +609,7 @@ mod tests {
             started: Some("2026-12-06T07:00:00.125Z".into()),
             time_ms: Some(8000.5),
             timings: None,
+            arrivals: Vec::new(),
         };
         let entries = [
             entry(0, b"data: {\"a\":\"\\u00e9\"}\n\n", true),

@@ -5,6 +5,7 @@
 use std::io::{Read, Seek};
 
 use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
+use crate::arrival::Arrivals;
 use crate::driver::{Driver, Flight, Sent, Times};
 use crate::exchange::Observer;
 use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};
@@ -75,9 +76,11 @@ impl EntrySink for Judge<'_> {
         let Some(flight) = self.current.take() else {
             return;
         };
+        let arrivals = arrivals_of(&tail);
         let times = Times {
             started: tail.started,
             elapsed_ms: tail.time_ms,
+            arrivals,
         };
         let finished = self.driver.finish(flight, tail.end, times, self.observer);
         if let Some(skipped) = finished.skipped {
@@ -164,7 +167,23 @@ pub fn judge_entry_rows_with(
         started: entry.started.clone(),
         time_ms: entry.time_ms,
         timings: entry.timings,
+        arrivals: entry.arrivals.clone(),
     });
+}
+
+/// When an entry's body arrived: this tool's recorded marks; else, from HAR `timings`, the
+/// whole body somewhere in the `receive` phase that ended at `time` (a window as wide as
+/// `receive`: only a short one can show a burst); else unknown.
+fn arrivals_of(tail: &EntryTail) -> Option<Arrivals> {
+    if !tail.arrivals.is_empty() {
+        return Some(Arrivals::from_marks(&tail.arrivals));
+    }
+    let total = tail.time_ms.filter(|t| t.is_finite() && *t >= 0.0)?;
+    let receive = tail.timings?.receive?;
+    let to = total as u64;
+    let mut a = Arrivals::default();
+    a.note(u64::MAX, to.saturating_sub(receive.ceil() as u64), to);
+    Some(a)
 }
 
 /// What a replay leaves behind besides its items: what a limit made it forget.

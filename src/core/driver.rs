@@ -20,6 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use smallvec::SmallVec;
 
+use crate::arrival::Arrivals;
 use crate::entry::Entry;
 use crate::exchange::{Exchange, Observer, ResponseHead};
 use crate::headers::Known;
@@ -68,6 +69,9 @@ pub struct Times {
     pub started: Option<String>,
     /// From sending the request to the end of the exchange, in milliseconds.
     pub elapsed_ms: Option<f64>,
+    /// When the body arrived, as a capture recorded it (read after the body, so given here);
+    /// `None` keeps what [`Flight::feed_at`] noted.
+    pub arrivals: Option<Arrivals>,
 }
 
 /// Why the request of `method` to `url` is not an MCP exchange, or `None` if it is one. The
@@ -196,6 +200,7 @@ impl Driver {
                 started: sent.started,
                 time_ms: None,
                 timings: None,
+                arrivals: Vec::new(),
             }),
             cap,
             redaction: self.redaction.clone(),
@@ -313,6 +318,12 @@ impl Driver {
         };
         match judging {
             Judging::One(mut exchange) => {
+                if let Some(arrivals) = times.arrivals {
+                    exchange.set_arrivals(arrivals);
+                }
+                if let Some(e) = finished.entry.as_mut() {
+                    e.arrivals = exchange.arrivals().marks().to_vec();
+                }
                 let verdict = self.session.finish_with(&mut exchange, end, observer);
                 finished.rows.push(verdict);
                 finished.requests.push(exchange.take_request());
@@ -343,6 +354,16 @@ impl Driver {
             }
         }
         finished
+    }
+}
+
+/// Milliseconds as the core keeps them: whole, never negative (a clock that went back, or
+/// not a number, reads 0).
+fn ms_of(elapsed_ms: f64) -> u64 {
+    if elapsed_ms.is_finite() && elapsed_ms > 0.0 {
+        elapsed_ms as u64
+    } else {
+        0
     }
 }
 
@@ -463,11 +484,20 @@ impl Flight {
     /// Body bytes, in any chunking; each SSE event and JSON-RPC message goes to `observer` as
     /// it is framed.
     pub fn feed(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
+        self.record(chunk);
+        self.feed_judging(chunk, observer);
+    }
+
+    /// Keeps what the recording's cap allows of `chunk`.
+    fn record(&mut self, chunk: &[u8]) {
         if let Some(r) = self.recording.as_mut() {
             let room = r.cap.saturating_sub(r.entry.response_body.len() as u64);
             let take = usize::try_from(room).unwrap_or(usize::MAX).min(chunk.len());
             r.entry.response_body.extend_from_slice(&chunk[..take]);
         }
+    }
+
+    fn feed_judging(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
         match &mut self.judging {
             Judging::One(exchange) => exchange.feed_with(chunk, observer),
             Judging::Batch(batch) => {
@@ -477,6 +507,20 @@ impl Flight {
                     .extend_from_slice(&chunk[..chunk.len().min(room)]);
             }
             Judging::Skipped(_) => {}
+        }
+    }
+
+    /// Body bytes that arrived `elapsed_ms` after the request was sent (a live adapter's
+    /// clock): as [`Flight::feed`], and the time is kept for `sse.buffered` (and recorded, so
+    /// that a replay of the recording judges the same).
+    pub fn feed_at(&mut self, chunk: &[u8], elapsed_ms: f64, observer: &mut dyn Observer) {
+        self.record(chunk);
+        match &mut self.judging {
+            Judging::One(exchange) => {
+                let ms = ms_of(elapsed_ms);
+                exchange.feed_at(chunk, ms, ms, observer);
+            }
+            _ => self.feed_judging(chunk, observer),
         }
     }
 

@@ -33,6 +33,9 @@ pub struct Entry {
     pub time_ms: Option<f64>,
     /// The `timings` phases, when the capture has them.
     pub timings: Option<Timings>,
+    /// When the response body's bytes arrived (`_mcp_arrivals`, written by this tool's
+    /// recordings of streams); empty when unknown.
+    pub arrivals: Vec<crate::arrival::Mark>,
 }
 
 /// HAR `timings` phases in milliseconds (`None` where the capture says -1 or leaves it out).
@@ -56,4 +59,20 @@ fn phase<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     let v = Option::<serde_json::Value>::deserialize(d)?;
     Ok(v.and_then(|v| v.as_f64())
         .filter(|t| t.is_finite() && *t >= 0.0))
+}
+
+/// `_mcp_arrivals`: this tool's marks of when a body arrived. Read leniently: a member that is
+/// not a list of marks (or a mark that is not one) is left out, never a reason to refuse the
+/// entry; what is kept is bounded where it is used ([`Arrivals::from_marks`](crate::Arrivals::from_marks)).
+pub(crate) fn marks<'de, D: de::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<crate::arrival::Mark>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(match v {
+        Some(serde_json::Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(m).ok())
+            .collect(),
+        _ => Vec::new(),
+    })
 }

@@ -67,6 +67,8 @@ pub struct EntryTail {
     pub time_ms: Option<f64>,
     /// The `timings` phases, when the capture has them.
     pub timings: Option<Timings>,
+    /// `_mcp_arrivals`: when the body's bytes arrived (empty when unknown).
+    pub arrivals: Vec<crate::arrival::Mark>,
 }
 
 /// Receives entries piece by piece: `begin`, the response body in pieces, then `finish`. An
@@ -149,6 +151,7 @@ struct Entry {
     started: Option<Option<String>>,
     timings: Option<Option<Timings>>,
     time: Option<Option<f64>>,
+    arrivals: Option<Vec<crate::arrival::Mark>>,
     begun: bool,
 }
 
@@ -335,6 +338,7 @@ impl<I: Input> Reader<I> {
             started: None,
             time: None,
             timings: None,
+            arrivals: None,
             begun: false,
         };
         self.object(|r, key| r.entry_member(index, &key, &mut e, sink))?;
@@ -394,6 +398,7 @@ impl<I: Input> Reader<I> {
             started: e.started.flatten(),
             time_ms: e.time.flatten(),
             timings: e.timings.flatten(),
+            arrivals: e.arrivals.take().unwrap_or_default(),
         });
         Ok(())
     }
@@ -464,6 +469,18 @@ impl<I: Input> Reader<I> {
             "startedDateTime" => self.once(&mut e.started, "startedDateTime")?,
             "time" => self.once(&mut e.time, "time")?,
             "timings" => self.once(&mut e.timings, "timings")?,
+            "_mcp_arrivals" => {
+                if e.arrivals.is_some() {
+                    return Err(dup("_mcp_arrivals"));
+                }
+                let (bytes, _) = self.src.capture_value()?;
+                let mut de = serde_json::Deserializer::from_slice(&bytes);
+                let marks = crate::entry::marks(&mut de).map_err(|source| StreamError::Member {
+                    name: "_mcp_arrivals",
+                    source,
+                })?;
+                e.arrivals = Some(marks);
+            }
             _ => {
                 self.src.skip_value()?;
             }
@@ -735,6 +752,7 @@ fn whole(index: u64, raw: RawEntry, sink: &mut dyn EntrySink) -> Result<(), Stre
         started: entry.started,
         time_ms: entry.time_ms,
         timings: entry.timings,
+        arrivals: entry.arrivals,
     });
     Ok(())
 }

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use crate::arrival::{Arrivals, EventSpan};
 use crate::findings::Findings;
 use crate::headers::Known;
 use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Payload};
@@ -191,6 +192,8 @@ pub struct Exchange {
     pub(crate) learned: Learned,
     /// Server requests its verdict does not list (past `max_server_requests`).
     pub(crate) server_requests_unlisted: u64,
+    /// When the body's bytes arrived, where an adapter or capture said.
+    arrivals: Arrivals,
 }
 
 #[derive(Debug)]
@@ -201,6 +204,8 @@ struct Head {
     retry_after_ms: Option<u64>,
     /// A redirect's target (secrets in it redacted), for the reason: redirects are answers.
     location: Option<String>,
+    /// `X-Accel-Buffering: no` was sent (nginx then does not buffer the stream).
+    accel_off: bool,
 }
 
 /// What the terminal response said.
@@ -246,6 +251,8 @@ struct Track {
     token_text: Option<String>,
     /// A standalone `GET` stream: no response of its own is awaited.
     listen: Option<ExchangeKind>,
+    /// Where the events with data lie and what they were, for `sse.buffered`.
+    span: EventSpan,
     /// Requests the server sent on the stream: the last `max_server_requests`.
     server_requests: VecDeque<ServerRequest>,
     max_server_requests: usize,
@@ -273,6 +280,7 @@ impl Track {
         self.too_many = false;
         self.token_text = token_text;
         self.listen = listen;
+        self.span = EventSpan::default();
         self.server_requests.clear();
         self.max_server_requests = limits.max_server_requests;
         self.unlisted = 0;
@@ -342,6 +350,7 @@ impl Exchange {
             spare,
             learned: Learned::default(),
             server_requests_unlisted: 0,
+            arrivals: Arrivals::default(),
         }
     }
 
@@ -463,12 +472,44 @@ impl Exchange {
                 .contains(&head.status)
                 .then(|| head.headers.known(Known::Location).map(crate::redact::url))
                 .flatten(),
+            accel_off: head
+                .headers
+                .get("x-accel-buffering")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("no")),
         });
     }
 
     /// Feeds body bytes. Any chunking gives the same verdict.
     pub fn feed(&mut self, chunk: &[u8]) {
         self.feed_with(chunk, &mut ());
+    }
+
+    /// Feeds body bytes that arrived between `from_ms` and `to_ms` after the request was sent
+    /// (equal, live). Only a stream's times are kept (for `sse.buffered`); the verdict depends
+    /// on when bytes arrived, not on how they were cut.
+    pub fn feed_at(
+        &mut self,
+        chunk: &[u8],
+        from_ms: u64,
+        to_ms: u64,
+        observer: &mut dyn Observer,
+    ) {
+        self.feed_with(chunk, observer);
+        if matches!(self.body, Body::Stream(_)) && !chunk.is_empty() {
+            self.arrivals
+                .note(self.body_bytes, from_ms, to_ms.max(from_ms));
+        }
+    }
+
+    /// Says when the body arrived, all at once (a capture's recorded marks, read after the
+    /// body): replaces what [`Exchange::feed_at`] noted.
+    pub fn set_arrivals(&mut self, arrivals: Arrivals) {
+        self.arrivals = arrivals;
+    }
+
+    /// When the body's bytes arrived, as far as told.
+    pub fn arrivals(&self) -> &Arrivals {
+        &self.arrivals
     }
 
     /// Feeds body bytes, telling `observer` about each event and message as it is framed.
@@ -680,6 +721,7 @@ impl Exchange {
         match body {
             Body::Stream(stream) => {
                 let outcome = self.judge_stream(stream, end, v, sse_retry);
+                self.check_buffered(&stream.track.span, head);
                 if let Some(terminal) = &mut stream.track.terminal {
                     terminal.hand_over(v, &mut self.learned);
                 }

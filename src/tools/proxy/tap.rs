@@ -173,7 +173,8 @@ impl Tap {
         let inject = self.inject;
         self.analyse(|flight, clock| {
             inject.at(AnalysisStep::Chunk);
-            flight.feed(chunk, clock)
+            let at = clock.started.elapsed().as_secs_f64() * 1e3;
+            flight.feed_at(chunk, at, clock)
         });
     }
 
@@ -234,6 +235,7 @@ impl Tap {
             let times = Times {
                 started: None,
                 elapsed_ms: self.timings.end.map(|d| d.as_secs_f64() * 1e3),
+                arrivals: None,
             };
             let mut clock = Clock {
                 started: self.started,
