@@ -102,6 +102,10 @@ fn a_burst_after_a_long_wait_is_buffered_whatever_the_chunking() {
     for cut in [1, 64, 4096] {
         assert_eq!(live(&burst_at(3000.0), cut, false).0, v, "cut {cut}");
     }
+    // Its call carries the finding too.
+    let calls = replay::calls_of(std::slice::from_ref(&v), std::slice::from_ref(&entry));
+    let on_call = calls[0].violations.iter().find(|w| w.rule == "sse.buffered");
+    assert!(on_call.is_some_and(|w| w.detail.starts_with("entry 0: ")), "{calls:?}");
     // Replayed from the recording, by both readers: the same verdict.
     assert!(!entry.arrivals.is_empty());
     for r in replayed(entry) {
