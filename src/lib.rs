@@ -139,7 +139,8 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    arrival, calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle, request,
+    arrival, calls, client_checks, driver, entry, exchange, findings, headers, idle_cut, jsonrpc,
+    lifecycle, request,
     retry, session, tool_result, vocab, wire,
 };
 

@@ -22,6 +22,7 @@ use smallvec::SmallVec;
 
 use crate::arrival::Arrivals;
 use crate::entry::Entry;
+use crate::idle_cut::IdleCuts;
 use crate::exchange::{Exchange, Observer, ResponseHead};
 use crate::headers::Known;
 use crate::limits::Limits;
@@ -123,6 +124,8 @@ pub struct Driver {
     record_cap: Option<u64>,
     /// Index of the next live exchange.
     next_index: u64,
+    /// Streams cut so far, for `sse.idle_cut` across the capture or run.
+    idle_cuts: IdleCuts,
     /// The box of the last finished exchange, for the next one (an exchange is too big for
     /// the allocator's fast path, and one is begun per request).
     spare: SpareBox,
@@ -324,7 +327,10 @@ impl Driver {
                 if let Some(e) = finished.entry.as_mut() {
                     e.arrivals = exchange.arrivals().marks().to_vec();
                 }
-                let verdict = self.session.finish_with(&mut exchange, end, observer);
+                let mut verdict = self.session.finish_with(&mut exchange, end, observer);
+                if let Some(found) = self.idle_cuts.observe(&verdict, times.elapsed_ms) {
+                    verdict.violations.push(found);
+                }
                 finished.rows.push(verdict);
                 finished.requests.push(exchange.take_request());
                 self.spare.0 = Some(exchange);

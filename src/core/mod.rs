@@ -9,6 +9,7 @@ pub(crate) mod entry;
 pub(crate) mod exchange;
 pub(crate) mod findings;
 pub(crate) mod headers;
+pub(crate) mod idle_cut;
 pub(crate) mod jsonrpc;
 pub(crate) mod lifecycle;
 pub mod redact;
