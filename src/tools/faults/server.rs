@@ -451,19 +451,27 @@ impl Peer<'_> {
     }
 }
 
-/// Writes an SSE reply. Returns whether the connection may be reused.
+/// Writes an SSE reply; `accel_off` sends `X-Accel-Buffering: no` (an nginx in front then
+/// passes events on as they come). Returns whether the connection may be reused.
 async fn write_sse(
     stream: &mut TcpStream,
     peer: Peer<'_>,
     steps: &[Step],
     ending: Ending,
+    accel_off: bool,
 ) -> io::Result<bool> {
-    stream
-        .write_all(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-              X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n",
-        )
-        .await?;
+    let accel: &[u8] = if accel_off {
+        b"X-Accel-Buffering: no\r\n"
+    } else {
+        b""
+    };
+    let head = [
+        &b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"[..],
+        accel,
+        b"Transfer-Encoding: chunked\r\n\r\n",
+    ]
+    .concat();
+    stream.write_all(&head).await?;
     for step in steps {
         match step {
             Step::Send(bytes) => chunk(stream, bytes).await?,
@@ -538,7 +546,10 @@ async fn write_reply(stream: &mut TcpStream, peer: Peer<'_>, reply: Reply) -> io
             headers,
             body,
         } => write_body(stream, status, &headers, &body).await,
-        Reply::Sse { steps, ending } => write_sse(stream, peer, &steps, ending).await,
+        Reply::Sse { steps, ending } => write_sse(stream, peer, &steps, ending, true).await,
+        Reply::SseBufferable { steps, ending } => {
+            write_sse(stream, peer, &steps, ending, false).await
+        }
     }
 }
 

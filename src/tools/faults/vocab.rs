@@ -100,6 +100,14 @@ pub enum Reply {
         /// How it ends.
         ending: Ending,
     },
+    /// `text/event-stream`, chunked, without the `X-Accel-Buffering: no` every other stream
+    /// sends: an nginx in front with `proxy_buffering on` (its default) then buffers it.
+    SseBufferable {
+        /// Steps in order.
+        steps: Vec<Step>,
+        /// How it ends.
+        ending: Ending,
+    },
 }
 
 /// What the server does with a scenario's `tools/call`.
