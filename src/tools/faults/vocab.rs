@@ -100,8 +100,9 @@ pub enum Reply {
         /// How it ends.
         ending: Ending,
     },
-    /// `text/event-stream`, chunked, without the `X-Accel-Buffering: no` every other stream
-    /// sends: an nginx in front with `proxy_buffering on` (its default) then buffers it.
+    /// `text/event-stream` delimited by the close (no chunked framing) and without the
+    /// `X-Accel-Buffering: no` every other stream sends: an nginx in front with
+    /// `proxy_buffering on` (its default) holds it until a buffer fills or the body ends.
     SseBufferable {
         /// Steps in order.
         steps: Vec<Step>,
