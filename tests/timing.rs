@@ -96,6 +96,7 @@ fn a_burst_after_a_long_wait_is_buffered_whatever_the_chunking() {
     assert!(v.has_violation("sse.buffered"), "{:?}", v.violations);
     let finding = v.violations.iter().find(|f| f.rule == "sse.buffered").unwrap();
     assert!(finding.detail.contains("3 progress notifications"), "{}", finding.detail);
+    assert!(finding.detail.contains("within 100 ms, none sooner than 1000 ms"), "{}", finding.detail);
     assert!(finding.detail.contains("proxy_buffering off"), "{}", finding.detail);
     assert!(finding.detail.contains("X-Accel-Buffering: no"), "{}", finding.detail);
     // The same bytes at the same time in other chunkings: the same verdict.
