@@ -140,8 +140,7 @@ mod tools;
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
     arrival, calls, client_checks, driver, entry, exchange, findings, headers, idle_cut, jsonrpc,
-    lifecycle, request,
-    retry, session, tool_result, vocab, wire,
+    lifecycle, request, retry, session, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -156,6 +155,7 @@ pub use arrival::{Arrivals, MAX_MARKS, Mark};
 pub use calls::{AUTOMATIC_RETRY_MS, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS};
 pub use driver::{Driver, Finished, Flight, Sent, Skipped, Times, not_mcp};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
+pub use idle_cut::{IDLE_CUT_MIN_MS, IDLE_CUT_STREAMS};
 pub use limits::{LimitKind, Limits};
 pub use request::{Headers, Request};
 pub use rules::Rule;

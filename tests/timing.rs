@@ -17,9 +17,7 @@ fn events() -> Vec<Vec<u8>> {
             .into_bytes()
         })
         .collect();
-    out.push(
-        b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n".to_vec(),
-    );
+    out.push(b"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]}}\n\n".to_vec());
     out
 }
 
@@ -80,7 +78,9 @@ fn replayed(entry: Entry) -> [Verdict; 2] {
     .unwrap();
     let entries = har::parse(&doc).unwrap();
     let mut driver = Driver::new(Limits::default());
-    let Item::Verdict(whole) = replay::judge_entry(&mut driver, &entries[0], &mut [3].into_iter().cycle()) else {
+    let Item::Verdict(whole) =
+        replay::judge_entry(&mut driver, &entries[0], &mut [3].into_iter().cycle())
+    else {
         panic!("skipped");
     };
     [streamed.remove(0), *whole]
@@ -94,19 +94,47 @@ fn burst_at(ms: f64) -> Vec<(Vec<u8>, f64)> {
 fn a_burst_after_a_long_wait_is_buffered_whatever_the_chunking() {
     let (v, entry) = live(&burst_at(3000.0), 7, false);
     assert!(v.has_violation("sse.buffered"), "{:?}", v.violations);
-    let finding = v.violations.iter().find(|f| f.rule == "sse.buffered").unwrap();
-    assert!(finding.detail.contains("3 progress notifications"), "{}", finding.detail);
-    assert!(finding.detail.contains("within 100 ms, none sooner than 1000 ms"), "{}", finding.detail);
-    assert!(finding.detail.contains("proxy_buffering off"), "{}", finding.detail);
-    assert!(finding.detail.contains("X-Accel-Buffering: no"), "{}", finding.detail);
+    let finding = v
+        .violations
+        .iter()
+        .find(|f| f.rule == "sse.buffered")
+        .unwrap();
+    assert!(
+        finding.detail.contains("3 progress notifications"),
+        "{}",
+        finding.detail
+    );
+    assert!(
+        finding
+            .detail
+            .contains("within 100 ms, none sooner than 1000 ms"),
+        "{}",
+        finding.detail
+    );
+    assert!(
+        finding.detail.contains("proxy_buffering off"),
+        "{}",
+        finding.detail
+    );
+    assert!(
+        finding.detail.contains("X-Accel-Buffering: no"),
+        "{}",
+        finding.detail
+    );
     // The same bytes at the same time in other chunkings: the same verdict.
     for cut in [1, 64, 4096] {
         assert_eq!(live(&burst_at(3000.0), cut, false).0, v, "cut {cut}");
     }
     // Its call carries the finding too.
     let calls = replay::calls_of(std::slice::from_ref(&v), std::slice::from_ref(&entry));
-    let on_call = calls[0].violations.iter().find(|w| w.rule == "sse.buffered");
-    assert!(on_call.is_some_and(|w| w.detail.starts_with("entry 0: ")), "{calls:?}");
+    let on_call = calls[0]
+        .violations
+        .iter()
+        .find(|w| w.rule == "sse.buffered");
+    assert!(
+        on_call.is_some_and(|w| w.detail.starts_with("entry 0: ")),
+        "{calls:?}"
+    );
     // Replayed from the recording, by both readers: the same verdict.
     assert!(!entry.arrivals.is_empty());
     for r in replayed(entry) {
@@ -127,7 +155,11 @@ fn events_spread_over_time_or_early_are_not_buffered() {
         assert_eq!(r, v);
     }
     let (early, _) = live(&burst_at(40.0), 5, false);
-    assert!(!early.has_violation("sse.buffered"), "{:?}", early.violations);
+    assert!(
+        !early.has_violation("sse.buffered"),
+        "{:?}",
+        early.violations
+    );
     // Only the response after a wait: a slow tool, not a buffer.
     let lone = vec![(events().pop().unwrap(), 5000.0)];
     assert!(!live(&lone, 5, false).0.has_violation("sse.buffered"));
@@ -136,8 +168,16 @@ fn events_spread_over_time_or_early_are_not_buffered() {
 #[test]
 fn with_x_accel_buffering_no_the_fix_points_elsewhere() {
     let (v, _) = live(&burst_at(2500.0), 9, true);
-    let finding = v.violations.iter().find(|f| f.rule == "sse.buffered").unwrap();
-    assert!(finding.detail.contains("other than nginx"), "{}", finding.detail);
+    let finding = v
+        .violations
+        .iter()
+        .find(|f| f.rule == "sse.buffered")
+        .unwrap();
+    assert!(
+        finding.detail.contains("other than nginx"),
+        "{}",
+        finding.detail
+    );
 }
 
 #[test]

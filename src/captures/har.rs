@@ -137,7 +137,11 @@ struct RawEntry {
     time: Option<f64>,
     #[serde(default)]
     timings: Option<Timings>,
-    #[serde(default, rename = "_mcp_arrivals", deserialize_with = "crate::entry::marks")]
+    #[serde(
+        default,
+        rename = "_mcp_arrivals",
+        deserialize_with = "crate::entry::marks"
+    )]
     arrivals: Vec<crate::arrival::Mark>,
 }
 

@@ -4,8 +4,8 @@
 
 use std::io::{Read, Seek};
 
-use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
 use crate::arrival::Arrivals;
+use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
 use crate::driver::{Driver, Flight, Sent, Times};
 use crate::exchange::Observer;
 use crate::har::{self, Entry, EntryHead, EntrySink, EntryTail, HarError};

@@ -176,9 +176,21 @@ mod tests {
         assert_eq!(a.marks().len(), MAX_MARKS);
         assert_eq!(a.when(MAX_MARKS as u64 * 4 - 1), Some((255, 1023)));
         let bad = [
-            Mark { end: 10, from_ms: 1, to_ms: 1 },
-            Mark { end: 5, from_ms: 2, to_ms: 2 },
-            Mark { end: 20, from_ms: 9, to_ms: 3 },
+            Mark {
+                end: 10,
+                from_ms: 1,
+                to_ms: 1,
+            },
+            Mark {
+                end: 5,
+                from_ms: 2,
+                to_ms: 2,
+            },
+            Mark {
+                end: 20,
+                from_ms: 9,
+                to_ms: 3,
+            },
         ];
         assert_eq!(Arrivals::from_marks(&bad).marks(), &bad[..1]);
     }
@@ -190,7 +202,10 @@ mod tests {
         let s = span(0, 300, 4, 3);
         assert_eq!(
             burst(&s, &burst_at_end, 1000, 100),
-            Some(Burst { wait_ms: 3000, spread_ms: 2 })
+            Some(Burst {
+                wait_ms: 3000,
+                spread_ms: 2
+            })
         );
         // Spread over time: each event in its own mark.
         let mut spread = Arrivals::default();

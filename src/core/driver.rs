@@ -22,9 +22,9 @@ use smallvec::SmallVec;
 
 use crate::arrival::Arrivals;
 use crate::entry::Entry;
-use crate::idle_cut::IdleCuts;
 use crate::exchange::{Exchange, Observer, ResponseHead};
 use crate::headers::Known;
+use crate::idle_cut::IdleCuts;
 use crate::limits::Limits;
 use crate::redact::Redaction;
 use crate::request::{BodyKind, Request};

@@ -51,7 +51,12 @@ impl IdleCuts {
         if self.reported.iter().any(|&d| near(d)) {
             return None;
         }
-        let group: Vec<(u64, u64)> = self.cuts.iter().copied().filter(|&(_, d)| near(d)).collect();
+        let group: Vec<(u64, u64)> = self
+            .cuts
+            .iter()
+            .copied()
+            .filter(|&(_, d)| near(d))
+            .collect();
         if group.len() < IDLE_CUT_STREAMS {
             return None;
         }
@@ -83,8 +88,8 @@ fn is_cut(v: &Verdict) -> bool {
     let sse = v.content_type.as_deref() == Some("text/event-stream");
     let ok = v.status.is_some_and(|s| (200..300).contains(&s));
     let ended = matches!(v.end, End::Eof | End::Reset);
-    let standalone = matches!(v.kind, Some(ExchangeKind::Listen | ExchangeKind::Resume))
-        && v.method.is_none();
+    let standalone =
+        matches!(v.kind, Some(ExchangeKind::Listen | ExchangeKind::Resume)) && v.method.is_none();
     let polling = v.retry.advice == Advice::Resume && v.retry.after_ms.is_some();
     sse && ok && ended && (standalone || !v.complete) && !polling
 }
@@ -113,15 +118,24 @@ mod tests {
         let mut s = Session::default();
         let mut cuts = IdleCuts::default();
         let mut found = Vec::new();
-        for (id, ms) in [(1, 30_050.0), (2, 12_000.0), (3, 29_900.0), (4, 30_300.0), (5, 30_000.0)]
-        {
+        for (id, ms) in [
+            (1, 30_050.0),
+            (2, 12_000.0),
+            (3, 29_900.0),
+            (4, 30_300.0),
+            (5, 30_000.0),
+        ] {
             let v = cut(&mut s, id);
             found.push(cuts.observe(&v, Some(ms)));
         }
         assert!(found[..3].iter().all(Option::is_none), "{found:?}");
         let f = found[3].as_ref().expect("the third cut near 30 s");
         assert_eq!(f.rule, Rule::SseIdleCut);
-        assert!(f.detail.contains("3 streams were cut after 30.1 s"), "{}", f.detail);
+        assert!(
+            f.detail.contains("3 streams were cut after 30.1 s"),
+            "{}",
+            f.detail
+        );
         assert!(f.detail.contains("heartbeat"), "{}", f.detail);
         // Once per duration.
         assert!(found[4].is_none());

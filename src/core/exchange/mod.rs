@@ -487,13 +487,7 @@ impl Exchange {
     /// Feeds body bytes that arrived between `from_ms` and `to_ms` after the request was sent
     /// (equal, live). Only a stream's times are kept (for `sse.buffered`); the verdict depends
     /// on when bytes arrived, not on how they were cut.
-    pub fn feed_at(
-        &mut self,
-        chunk: &[u8],
-        from_ms: u64,
-        to_ms: u64,
-        observer: &mut dyn Observer,
-    ) {
+    pub fn feed_at(&mut self, chunk: &[u8], from_ms: u64, to_ms: u64, observer: &mut dyn Observer) {
         self.feed_with(chunk, observer);
         if matches!(self.body, Body::Stream(_)) && !chunk.is_empty() {
             self.arrivals
