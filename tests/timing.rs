@@ -223,3 +223,59 @@ fn thresholds_are_configurable() {
     };
     assert!(!v.has_violation("sse.buffered"), "{:?}", v.violations);
 }
+
+/// A recorded stream cut (reset) after `ms`, at `index`.
+fn cut_entry(index: u64, ms: f64) -> Entry {
+    let (_, mut entry) = live(&[(events()[0].clone(), 10.0)], 64, false);
+    entry.index = index;
+    entry.end = End::Reset;
+    entry.time_ms = Some(ms);
+    entry
+}
+
+#[test]
+fn a_capture_with_streams_cut_after_the_same_time_has_one_idle_cut() {
+    let entries: Vec<Entry> = [30_020.0, 4_000.0, 29_950.0, 30_100.0, 30_000.0]
+        .into_iter()
+        .enumerate()
+        .map(|(i, ms)| cut_entry(i as u64, ms))
+        .collect();
+    let mut doc = Vec::new();
+    har::write(&entries, &mut doc).unwrap();
+    let mut verdicts = Vec::new();
+    replay::replay_har(&doc[..], Limits::default(), &mut |item| {
+        if let Item::Verdict(v) = item {
+            verdicts.push(*v);
+        }
+    })
+    .unwrap();
+    let found: Vec<_> = verdicts
+        .iter()
+        .filter(|v| v.has_violation("sse.idle_cut"))
+        .map(|v| v.index)
+        .collect();
+    // One finding, on the third stream cut after about 30 s, naming the time and the fix.
+    assert_eq!(found, [3], "{verdicts:?}");
+    let f = verdicts[3]
+        .violations
+        .iter()
+        .find(|w| w.rule == "sse.idle_cut")
+        .unwrap();
+    assert!(f.detail.contains("3 streams were cut after 30.0 s"), "{}", f.detail);
+    assert!(f.detail.contains("entries 0, 2, 3"), "{}", f.detail);
+    assert!(f.detail.contains("heartbeat"), "{}", f.detail);
+    // Streams cut at scattered times: nothing.
+    let scattered: Vec<Entry> = [3_000.0, 9_000.0, 15_000.0, 21_000.0]
+        .into_iter()
+        .enumerate()
+        .map(|(i, ms)| cut_entry(i as u64, ms))
+        .collect();
+    let mut doc = Vec::new();
+    har::write(&scattered, &mut doc).unwrap();
+    replay::replay_har(&doc[..], Limits::default(), &mut |item| {
+        if let Item::Verdict(v) = item {
+            assert!(!v.has_violation("sse.idle_cut"), "{v:?}");
+        }
+    })
+    .unwrap();
+}
