@@ -261,7 +261,11 @@ fn a_capture_with_streams_cut_after_the_same_time_has_one_idle_cut() {
         .iter()
         .find(|w| w.rule == "sse.idle_cut")
         .unwrap();
-    assert!(f.detail.contains("3 streams were cut after 30.0 s"), "{}", f.detail);
+    assert!(
+        f.detail.contains("3 streams were cut after 30.0 s"),
+        "{}",
+        f.detail
+    );
     assert!(f.detail.contains("entries 0, 2, 3"), "{}", f.detail);
     assert!(f.detail.contains("heartbeat"), "{}", f.detail);
     // Streams cut at scattered times: nothing.
