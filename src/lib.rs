@@ -139,8 +139,8 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    auth, calls, client_checks, driver, entry, exchange, findings, headers, jsonrpc, lifecycle,
-    origin, request, retry, session, tool_result, vocab, wire,
+    arrival, auth, calls, client_checks, driver, entry, exchange, findings, headers, idle_cut,
+    jsonrpc, lifecycle, origin, request, retry, session, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -151,9 +151,11 @@ pub use crate::tools::proxy;
 pub use crate::tools::{faults, soak};
 pub use redact::Redaction;
 
+pub use arrival::{Arrivals, MAX_MARKS, Mark};
 pub use calls::{AUTOMATIC_RETRY_MS, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS};
 pub use driver::{Driver, Finished, Flight, Sent, Skipped, Times, not_mcp};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
+pub use idle_cut::{IDLE_CUT_MIN_MS, IDLE_CUT_STREAMS};
 pub use limits::{LimitKind, Limits};
 pub use request::{Headers, Request};
 pub use rules::Rule;

@@ -318,6 +318,10 @@ class Case:
             e["_error"] = rsp["error"]
         if rsp["mcp_end"]:
             e["_mcp_end"] = rsp["mcp_end"]
+        if rsp.get("timings"):
+            e["timings"].update(rsp["timings"])
+        if rsp.get("arrivals"):
+            e["_mcp_arrivals"] = rsp["arrivals"]
         self.entries.append(e)
         return i
 
@@ -1562,6 +1566,64 @@ def rule_ids():
     out = subprocess.run(cmd + ["rules", "--format", "json"], cwd=HERE.parent, check=True,
                          capture_output=True, text=True).stdout
     return [r["rule"] for r in json.loads(out)]
+
+
+# -- timing: when events arrived (docs/rules.md#timing-ssebuffered-and-sseidle_cut) ----------
+
+
+def held_sse(body, **kw):
+    """An event stream as it leaves a buffering proxy: nginx hides X-Accel-Buffering."""
+    return resp(200, body, [("Cache-Control", "no-cache")], "text/event-stream", **kw)
+
+
+@case("A buffering proxy between client and server: two progress notifications and the final "
+      "response all arrive 3010 ms after the request, in the same millisecond (this tool's "
+      "_mcp_arrivals marks): sse.buffered on the exchange and on its call; the outcome stands.")
+def sse_buffered_burst(c):
+    body = ev(progress(1)) + ev(progress(2)) + ev(final())
+    rsp = held_sse(body)
+    rsp["time"] = 3012
+    rsp["arrivals"] = [{"end": len(body), "from_ms": 3010, "to_ms": 3010}]
+    c.x(weather_call(), rsp, event_count=3, violations=["sse.buffered"], **SSE_OK)
+    c.call([0], outcome="TOOL_SUCCESS", ids=[1], result_type="complete", violations=["sse.buffered"])
+
+
+@case("The same stream with each event marked when it arrived, 1 s apart: progress streamed as "
+      "it was sent, no sse.buffered (the verdict reads when events arrived, not how they were cut).")
+def sse_progress_spread_in_time(c):
+    events = [ev(progress(1)), ev(progress(2)), ev(final())]
+    body = b"".join(events)
+    marks, end = [], 0
+    for n, e in enumerate(events):
+        end += len(e)
+        marks.append({"end": end, "from_ms": 1000 * (n + 1), "to_ms": 1000 * (n + 1)})
+    rsp = held_sse(body)
+    rsp["time"] = 3002
+    rsp["arrivals"] = marks
+    c.x(weather_call(), rsp, event_count=3, **SSE_OK)
+
+
+@case("A browser's HAR of a buffered stream (no _mcp_arrivals): time 3004 ms, of which receive "
+      "took 3 ms, so every event arrived in those 3 ms after 3 s of waiting: sse.buffered.")
+def sse_buffered_from_har_timings(c):
+    body = ev(progress(1)) + ev(log_message("working")) + ev(final())
+    rsp = held_sse(body)
+    rsp["timings"] = {"send": 1, "wait": 3000, "receive": 3}
+    rsp["time"] = 3004
+    req = weather_call(meta_more={"progressToken": "pt-1", "io.modelcontextprotocol/logLevel": "info"})
+    c.x(req, rsp, event_count=3, violations=["sse.buffered"], **SSE_OK)
+
+
+@case("Three calls whose streams an intermediary cut (reset) after the same 30 s of silence, and "
+      "one cut after 4 s: the third cut near 30 s carries sse.idle_cut (once, naming the time and "
+      "the fix: heartbeats below it); unknown tool, so do_not_retry.")
+def sse_idle_cut_three_streams(c):
+    for n, (ms, city) in enumerate([(30010, "Oslo"), (4000, "Rome"), (29980, "Lima"), (30050, "Kyiv")]):
+        req = call26(n + 1, "get_weather", {"city": city}, meta_more=PT)
+        rsp = sse(ev(progress(1)), mcp_end="reset")
+        rsp["time"] = ms
+        c.x(req, rsp, outcome="STREAM_ABORTED", advice="do_not_retry", event_count=1, at=n * 31,
+            violations=["sse.idle_cut"] if n == 3 else [])
 
 
 RULES = rule_ids()

@@ -304,3 +304,38 @@ fn cli_calls_file_has_one_record_per_call() {
     let _ = std::fs::remove_dir_all(&dir);
     drop(server);
 }
+
+/// Streams an intermediary cuts after the same idle time: the soak reports `sse.idle_cut` once
+/// (on the exchange that made the group), as it happens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_cut_after_the_same_time_are_one_idle_cut() {
+    let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+    let client = Client::builder(server.url(None)).build().unwrap();
+    let config = SoakConfig {
+        mix: vec![MixEntry {
+            tool: "lookup".into(),
+            args: json!({"_fault": "sse-idle-cut"}),
+            weight: 1,
+        }],
+        concurrency: 2,
+        requests: Some(4),
+        duration: None,
+        rate: None,
+        handshake: Handshake::Auto,
+        max_connect_failures: soak::DEFAULT_MAX_CONNECT_FAILURES,
+    };
+    let report = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        soak::run(&client, &config, Arc::new(Live::default())),
+    )
+    .await
+    .expect("bounded in time")
+    .expect("the soak ran");
+    assert_eq!(report.outcomes.get("STREAM_ABORTED"), Some(&4));
+    assert_eq!(
+        report.violations.get("sse.idle_cut"),
+        Some(&1),
+        "{:?}",
+        report.violations
+    );
+}

@@ -484,7 +484,8 @@ where
                         tap(Tap::Chunk(&chunk));
                     }
                     let flight = self.flight.as_mut().expect("checked above");
-                    flight.feed(&chunk, &mut self.collector);
+                    let at = self.last_byte.saturating_duration_since(self.started);
+                    flight.feed_at(&chunk, at.as_secs_f64() * 1e3, &mut self.collector);
                     if std::mem::take(&mut self.collector.progress) {
                         self.last_progress = self.last_byte;
                     }
@@ -549,6 +550,7 @@ pub(crate) fn finish(
         head_ms: clocked.head.map(ms),
         timeout_ms: clocked.timeout.map(ms),
         error: None,
+        arrivals: None,
     };
     super::lock(driver).finish(flight, end, times, observer)
 }

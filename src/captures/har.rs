@@ -210,6 +210,12 @@ struct RawEntry {
     timings: Option<Timings>,
     #[serde(default, rename = "_mcp_timeout_ms")]
     timeout_ms: Option<f64>,
+    #[serde(
+        default,
+        rename = "_mcp_arrivals",
+        deserialize_with = "crate::entry::marks"
+    )]
+    arrivals: Vec<crate::arrival::Mark>,
 }
 
 fn decode_text(text: Option<String>, encoding: Option<&str>) -> Result<Vec<u8>, StreamError> {
@@ -313,6 +319,7 @@ impl RawEntry {
             timings: self.timings,
             timeout_ms: self.timeout_ms.filter(|t| t.is_finite() && *t >= 0.0),
             error,
+            arrivals: self.arrivals,
         })
     }
 }
@@ -543,6 +550,9 @@ pub fn write(entries: &[Entry], out: &mut dyn std::io::Write) -> std::io::Result
             "timings": {"send": 0, "wait": e.timings.and_then(|t| t.wait).or(e.time_ms), "receive": 0},
             "_mcp_end": end,
         });
+        if !e.arrivals.is_empty() {
+            entry["_mcp_arrivals"] = json!(e.arrivals);
+        }
         // Moved in, as the bodies are: inside `json!` each would be copied once more.
         entry["request"] = request;
         entry["response"] = response;
@@ -747,6 +757,7 @@ mod tests {
             timings: None,
             timeout_ms: None,
             error: None,
+            arrivals: Vec::new(),
         };
         let entries = [
             entry(0, b"data: {\"a\":\"\\u00e9\"}\n\n", true),

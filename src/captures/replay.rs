@@ -4,6 +4,7 @@
 
 use std::io::{Read, Seek};
 
+use crate::arrival::Arrivals;
 use crate::calls::{Call, Calls, ExchangeFacts, rfc3339_ms};
 use crate::driver::{Driver, Flight, Sent, Times};
 use crate::exchange::Observer;
@@ -75,6 +76,7 @@ impl EntrySink for Judge<'_> {
         let Some(flight) = self.current.take() else {
             return;
         };
+        let arrivals = arrivals_of(&tail);
         let times = Times {
             started: tail.started,
             elapsed_ms: tail.time_ms,
@@ -84,6 +86,7 @@ impl EntrySink for Judge<'_> {
                 .and_then(|t| Some(t.send.unwrap_or(0.0) + t.wait?)),
             timeout_ms: tail.timeout_ms,
             error: tail.error,
+            arrivals,
         };
         let finished = self.driver.finish(flight, tail.end, times, self.observer);
         if let Some(skipped) = finished.skipped {
@@ -172,7 +175,23 @@ pub fn judge_entry_rows_with(
         timings: entry.timings,
         timeout_ms: entry.timeout_ms,
         error: entry.error.clone(),
+        arrivals: entry.arrivals.clone(),
     });
+}
+
+/// When an entry's body arrived: this tool's recorded marks; else, from HAR `timings`, the
+/// whole body somewhere in the `receive` phase that ended at `time` (a window as wide as
+/// `receive`: only a short one can show a burst); else unknown.
+fn arrivals_of(tail: &EntryTail) -> Option<Arrivals> {
+    if !tail.arrivals.is_empty() {
+        return Some(Arrivals::from_marks(&tail.arrivals));
+    }
+    let total = tail.time_ms.filter(|t| t.is_finite() && *t >= 0.0)?;
+    let receive = tail.timings?.receive?;
+    let to = total as u64;
+    let mut a = Arrivals::default();
+    a.note(u64::MAX, to.saturating_sub(receive.ceil() as u64), to);
+    Some(a)
 }
 
 /// What a replay leaves behind besides its items: what a limit made it forget.

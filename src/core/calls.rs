@@ -331,6 +331,17 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     let v = x.verdict;
     let call = &mut open.call;
     call.entries.push(v.index);
+    // A finding about the path rather than one body: the call carries it too (once).
+    for w in v
+        .violations
+        .iter()
+        .filter(|w| matches!(w.rule, Rule::SseBuffered | Rule::SseIdleCut))
+    {
+        if !call.violations.iter().any(|c| c.rule == w.rule) {
+            let detail = format!("entry {}: {}", v.index, w.detail);
+            call.violations.push(Violation::new(w.rule, detail, None));
+        }
+    }
     if v.http_method.as_deref().is_none_or(|m| m == "POST") {
         call.post_count += 1;
     }

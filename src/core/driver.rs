@@ -20,9 +20,11 @@ use serde::Serialize;
 use serde_json::Value;
 use smallvec::SmallVec;
 
+use crate::arrival::Arrivals;
 use crate::entry::Entry;
 use crate::exchange::{Exchange, Observer, ResponseHead};
 use crate::headers::Known;
+use crate::idle_cut::IdleCuts;
 use crate::limits::Limits;
 use crate::redact::Redaction;
 use crate::request::{BodyKind, Request};
@@ -76,6 +78,9 @@ pub struct Times {
     /// The error the capturing client recorded (a HAR `_error`), as written: it goes into the
     /// verdict's `client_error`.
     pub error: Option<String>,
+    /// When the body arrived, as a capture recorded it (read after the body, so given here);
+    /// `None` keeps what [`Flight::feed_at`] noted.
+    pub arrivals: Option<Arrivals>,
 }
 
 /// Why the request of `method` to `url` is not an MCP exchange, or `None` if it is one. The
@@ -127,6 +132,8 @@ pub struct Driver {
     record_cap: Option<u64>,
     /// Index of the next live exchange.
     next_index: u64,
+    /// Streams cut so far, for `sse.idle_cut` across the capture or run.
+    idle_cuts: IdleCuts,
     /// The box of the last finished exchange, for the next one (an exchange is too big for
     /// the allocator's fast path, and one is begun per request).
     spare: SpareBox,
@@ -206,6 +213,7 @@ impl Driver {
                 timings: None,
                 timeout_ms: None,
                 error: None,
+                arrivals: Vec::new(),
             }),
             cap,
             redaction: self.redaction.clone(),
@@ -334,7 +342,16 @@ impl Driver {
             Judging::One(mut exchange) => {
                 exchange.head_ms = times.head_ms;
                 exchange.timeout_ms = times.timeout_ms;
-                let verdict = self.session.finish_with(&mut exchange, end, observer);
+                if let Some(arrivals) = times.arrivals {
+                    exchange.set_arrivals(arrivals);
+                }
+                if let Some(e) = finished.entry.as_mut() {
+                    e.arrivals = exchange.arrivals().marks().to_vec();
+                }
+                let mut verdict = self.session.finish_with(&mut exchange, end, observer);
+                if let Some(found) = self.idle_cuts.observe(&verdict, times.elapsed_ms) {
+                    verdict.violations.push(found);
+                }
                 finished.rows.push(verdict);
                 finished.requests.push(exchange.take_request());
                 self.spare.0 = Some(exchange);
@@ -384,6 +401,16 @@ fn client_failure(v: &mut Verdict, error: &str) {
             v.retry.reason
         )
         .into();
+    }
+}
+
+/// Milliseconds as the core keeps them: whole, never negative (a clock that went back, or
+/// not a number, reads 0).
+fn ms_of(elapsed_ms: f64) -> u64 {
+    if elapsed_ms.is_finite() && elapsed_ms > 0.0 {
+        elapsed_ms as u64
+    } else {
+        0
     }
 }
 
@@ -504,11 +531,20 @@ impl Flight {
     /// Body bytes, in any chunking; each SSE event and JSON-RPC message goes to `observer` as
     /// it is framed.
     pub fn feed(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
+        self.record(chunk);
+        self.feed_judging(chunk, observer);
+    }
+
+    /// Keeps what the recording's cap allows of `chunk`.
+    fn record(&mut self, chunk: &[u8]) {
         if let Some(r) = self.recording.as_mut() {
             let room = r.cap.saturating_sub(r.entry.response_body.len() as u64);
             let take = usize::try_from(room).unwrap_or(usize::MAX).min(chunk.len());
             r.entry.response_body.extend_from_slice(&chunk[..take]);
         }
+    }
+
+    fn feed_judging(&mut self, chunk: &[u8], observer: &mut dyn Observer) {
         match &mut self.judging {
             Judging::One(exchange) => exchange.feed_with(chunk, observer),
             Judging::Batch(batch) => {
@@ -518,6 +554,20 @@ impl Flight {
                     .extend_from_slice(&chunk[..chunk.len().min(room)]);
             }
             Judging::Skipped(_) => {}
+        }
+    }
+
+    /// Body bytes that arrived `elapsed_ms` after the request was sent (a live adapter's
+    /// clock): as [`Flight::feed`], and the time is kept for `sse.buffered` (and recorded, so
+    /// that a replay of the recording judges the same).
+    pub fn feed_at(&mut self, chunk: &[u8], elapsed_ms: f64, observer: &mut dyn Observer) {
+        self.record(chunk);
+        match &mut self.judging {
+            Judging::One(exchange) => {
+                let ms = ms_of(elapsed_ms);
+                exchange.feed_at(chunk, ms, ms, observer);
+            }
+            _ => self.feed_judging(chunk, observer),
         }
     }
 

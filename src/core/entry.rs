@@ -39,6 +39,9 @@ pub struct Entry {
     /// The capturing client's error text (Chrome's `response._error`, or an entry-level
     /// `_error` string), as written.
     pub error: Option<String>,
+    /// When the response body's bytes arrived (`_mcp_arrivals`, written by this tool's
+    /// recordings of streams); empty when unknown.
+    pub arrivals: Vec<crate::arrival::Mark>,
 }
 
 /// HAR `timings` phases in milliseconds (`None` where the capture says -1 or leaves it out).
@@ -62,4 +65,20 @@ fn phase<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     let v = Option::<serde_json::Value>::deserialize(d)?;
     Ok(v.and_then(|v| v.as_f64())
         .filter(|t| t.is_finite() && *t >= 0.0))
+}
+
+/// `_mcp_arrivals`: this tool's marks of when a body arrived. Read leniently: a member that is
+/// not a list of marks (or a mark that is not one) is left out, never a reason to refuse the
+/// entry; what is kept is bounded where it is used ([`Arrivals::from_marks`](crate::Arrivals::from_marks)).
+pub(crate) fn marks<'de, D: de::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<crate::arrival::Mark>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    Ok(match v {
+        Some(serde_json::Value::Array(items)) => items
+            .into_iter()
+            .filter_map(|m| serde_json::from_value(m).ok())
+            .collect(),
+        _ => Vec::new(),
+    })
 }

@@ -2,6 +2,7 @@
 //! per-exchange state machine. No I/O, no clocks, no async; everything else builds on it.
 
 pub(crate) mod auth;
+pub(crate) mod arrival;
 pub(crate) mod calls;
 pub(crate) mod client_checks;
 pub(crate) mod driver;
@@ -9,6 +10,7 @@ pub(crate) mod entry;
 pub(crate) mod exchange;
 pub(crate) mod findings;
 pub(crate) mod headers;
+pub(crate) mod idle_cut;
 pub(crate) mod jsonrpc;
 pub(crate) mod lifecycle;
 pub(crate) mod origin;

@@ -493,6 +493,13 @@ pub(crate) struct LimitArgs {
     /// Server requests a verdict lists per stream (the most recent; the rest are counted).
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_server_requests)]
     pub(crate) max_server_requests: usize,
+    /// sse.buffered: a burst counts when its first event came at least this many ms after the
+    /// request.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().buffered_wait_ms)]
+    pub(crate) buffered_wait_ms: u64,
+    /// sse.buffered: every event of the stream arrived within this many ms.
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().buffered_burst_ms)]
+    pub(crate) buffered_burst_ms: u64,
 }
 
 impl LimitArgs {
@@ -503,6 +510,8 @@ impl LimitArgs {
             max_events: self.max_events,
             max_tools: self.max_tools,
             max_server_requests: self.max_server_requests,
+            buffered_wait_ms: self.buffered_wait_ms,
+            buffered_burst_ms: self.buffered_burst_ms,
         }
     }
 }

@@ -72,6 +72,8 @@ pub struct EntryTail {
     /// The capturing client's error text (`response._error`, or an entry-level `_error`
     /// string), as written.
     pub error: Option<String>,
+    /// `_mcp_arrivals`: when the body's bytes arrived (empty when unknown).
+    pub arrivals: Vec<crate::arrival::Mark>,
 }
 
 /// Receives entries piece by piece: `begin`, the response body in pieces, then `finish`. An
@@ -157,6 +159,7 @@ struct Entry {
     timings: Option<Option<Timings>>,
     time: Option<Option<f64>>,
     timeout_ms: Option<Option<f64>>,
+    arrivals: Option<Vec<crate::arrival::Mark>>,
     begun: bool,
 }
 
@@ -344,6 +347,7 @@ impl<I: Input> Reader<I> {
             time: None,
             timings: None,
             timeout_ms: None,
+            arrivals: None,
             begun: false,
         };
         self.object(|r, key| r.entry_member(index, &key, &mut e, sink))?;
@@ -419,6 +423,7 @@ impl<I: Input> Reader<I> {
                 .flatten()
                 .filter(|t| t.is_finite() && *t >= 0.0),
             error,
+            arrivals: e.arrivals.take().unwrap_or_default(),
         });
         Ok(())
     }
@@ -491,6 +496,18 @@ impl<I: Input> Reader<I> {
             "time" => self.once(&mut e.time, "time")?,
             "timings" => self.once(&mut e.timings, "timings")?,
             "_mcp_timeout_ms" => self.once(&mut e.timeout_ms, "_mcp_timeout_ms")?,
+            "_mcp_arrivals" => {
+                if e.arrivals.is_some() {
+                    return Err(dup("_mcp_arrivals"));
+                }
+                let (bytes, _) = self.src.capture_value()?;
+                let mut de = serde_json::Deserializer::from_slice(&bytes);
+                let marks = crate::entry::marks(&mut de).map_err(|source| StreamError::Member {
+                    name: "_mcp_arrivals",
+                    source,
+                })?;
+                e.arrivals = Some(marks);
+            }
             _ => {
                 self.src.skip_value()?;
             }
@@ -765,6 +782,7 @@ fn whole(index: u64, raw: RawEntry, sink: &mut dyn EntrySink) -> Result<(), Stre
         timings: entry.timings,
         timeout_ms: entry.timeout_ms,
         error: entry.error,
+        arrivals: entry.arrivals,
     });
     Ok(())
 }

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use crate::arrival::{Arrivals, EventSpan};
 use crate::findings::Findings;
 use crate::headers::Known;
 use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Payload};
@@ -201,6 +202,8 @@ pub struct Exchange {
     /// adapter's times, evidence for [`crate::origin`].
     pub(crate) head_ms: Option<f64>,
     pub(crate) timeout_ms: Option<f64>,
+    /// When the body's bytes arrived, where an adapter or capture said.
+    arrivals: Arrivals,
 }
 
 #[derive(Debug)]
@@ -215,6 +218,8 @@ struct Head {
     hints: Option<Box<crate::origin::Hints>>,
     /// A 401/403's challenges (boxed: most heads have none).
     auth: Option<Box<crate::auth::AuthHead>>,
+    /// `X-Accel-Buffering: no` was sent (nginx then does not buffer the stream).
+    accel_off: bool,
 }
 
 /// What the terminal response said.
@@ -260,6 +265,8 @@ struct Track {
     token_text: Option<String>,
     /// A standalone `GET` stream: no response of its own is awaited.
     listen: Option<ExchangeKind>,
+    /// Where the events with data lie and what they were, for `sse.buffered`.
+    span: EventSpan,
     /// Requests the server sent on the stream: the last `max_server_requests`.
     server_requests: VecDeque<ServerRequest>,
     max_server_requests: usize,
@@ -287,6 +294,7 @@ impl Track {
         self.too_many = false;
         self.token_text = token_text;
         self.listen = listen;
+        self.span = EventSpan::default();
         self.server_requests.clear();
         self.max_server_requests = limits.max_server_requests;
         self.unlisted = 0;
@@ -358,6 +366,7 @@ impl Exchange {
             server_requests_unlisted: 0,
             head_ms: None,
             timeout_ms: None,
+            arrivals: Arrivals::default(),
         }
     }
 
@@ -481,12 +490,38 @@ impl Exchange {
                 .flatten(),
             hints: (!ok).then(|| Box::new(crate::origin::Hints::of(&head.headers))),
             auth: crate::auth::AuthHead::of(head.status, &head.headers).map(Box::new),
+            accel_off: head
+                .headers
+                .get("x-accel-buffering")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("no")),
         });
     }
 
     /// Feeds body bytes. Any chunking gives the same verdict.
     pub fn feed(&mut self, chunk: &[u8]) {
         self.feed_with(chunk, &mut ());
+    }
+
+    /// Feeds body bytes that arrived between `from_ms` and `to_ms` after the request was sent
+    /// (equal, live). Only a stream's times are kept (for `sse.buffered`); the verdict depends
+    /// on when bytes arrived, not on how they were cut.
+    pub fn feed_at(&mut self, chunk: &[u8], from_ms: u64, to_ms: u64, observer: &mut dyn Observer) {
+        self.feed_with(chunk, observer);
+        if matches!(self.body, Body::Stream(_)) && !chunk.is_empty() {
+            self.arrivals
+                .note(self.body_bytes, from_ms, to_ms.max(from_ms));
+        }
+    }
+
+    /// Says when the body arrived, all at once (a capture's recorded marks, read after the
+    /// body): replaces what [`Exchange::feed_at`] noted.
+    pub fn set_arrivals(&mut self, arrivals: Arrivals) {
+        self.arrivals = arrivals;
+    }
+
+    /// When the body's bytes arrived, as far as told.
+    pub fn arrivals(&self) -> &Arrivals {
+        &self.arrivals
     }
 
     /// Feeds body bytes, telling `observer` about each event and message as it is framed.
@@ -743,6 +778,7 @@ impl Exchange {
         match body {
             Body::Stream(stream) => {
                 let outcome = self.judge_stream(stream, end, v, sse_retry);
+                self.check_buffered(&stream.track.span, head);
                 if let Some(terminal) = &mut stream.track.terminal {
                     terminal.hand_over(v, &mut self.learned);
                 }

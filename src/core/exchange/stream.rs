@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use super::{Exchange, Observer, Stream, Terminal, Track, judge_terminal, report};
+use crate::arrival::{self, EventSpan};
 use crate::findings::Findings;
 use crate::jsonrpc::{self, Envelope, Payload};
 use crate::request::{BodyKind, Request};
@@ -115,6 +116,50 @@ impl Exchange {
     }
 }
 
+impl Exchange {
+    /// `sse.buffered`: every event came in one burst after a long wait, with something the
+    /// server sends while working (progress, a log message, a server request) in it.
+    pub(super) fn check_buffered(&mut self, span: &EventSpan, head: &super::Head) {
+        let limits = &self.setup.limits;
+        // The thresholds, not the times measured: two runs of the same traffic give the same
+        // verdict (the times are in the recording).
+        let (wait, within) = (limits.buffered_wait_ms, limits.buffered_burst_ms);
+        if arrival::burst(span, &self.arrivals, wait, within).is_none() {
+            return;
+        }
+        let mut sat = Vec::new();
+        for (n, what) in [
+            (span.progress, "progress notification"),
+            (span.notifications, "other notification"),
+            (span.requests, "server request"),
+        ] {
+            if n > 0 {
+                sat.push(format!("{n} {what}{}", if n == 1 { "" } else { "s" }));
+            }
+        }
+        let fix = if head.accel_off {
+            "the response has X-Accel-Buffering: no, so a proxy other than nginx (or the \
+             server's own writer) buffered it: disable buffering for text/event-stream there"
+        } else {
+            "a proxy likely buffered it: disable proxy buffering for text/event-stream (nginx: \
+             proxy_buffering off), or send X-Accel-Buffering: no from the server"
+        };
+        self.findings.add(
+            Rule::SseBuffered,
+            format!(
+                "all {} events ({}) arrived together, within {within} ms, none sooner than \
+                 {wait} ms after the request; {fix}",
+                span.events,
+                sat.join(", "),
+            ),
+            span.first.map(|offset| Location {
+                offset,
+                event: None,
+            }),
+        );
+    }
+}
+
 /// Whether an unterminated event's data is a response to one of `expected`.
 fn looks_like_response(data: &[u8], expected: &[Value]) -> bool {
     let text = String::from_utf8_lossy(data);
@@ -163,6 +208,7 @@ impl SseSink for StreamSink<'_> {
             return;
         }
         self.stream.event_count += 1;
+        self.stream.span.event(ev.offset);
         self.observer.on_event(ev);
         let at = Some(Location {
             offset: ev.offset,
@@ -286,6 +332,14 @@ impl StreamSink<'_> {
         }
         if env.kind() != Kind::Response && !progress_conforms(env) {
             super::check_shape(env, None, self.version, self.findings, at);
+        }
+        match env.kind() {
+            Kind::Request => self.stream.span.requests += 1,
+            Kind::Notification if env.method == Some("notifications/progress") => {
+                self.stream.span.progress += 1;
+            }
+            Kind::Notification => self.stream.span.notifications += 1,
+            Kind::Response => {}
         }
         match env.kind() {
             Kind::Request => {

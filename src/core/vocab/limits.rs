@@ -25,6 +25,13 @@ pub struct Limits {
     /// so an endless stream of them cannot grow the verdict. Default 256, as many as the
     /// session waits on for answers.
     pub max_server_requests: usize,
+    /// `sse.buffered`: the first event of a burst came at least this long after the request
+    /// was sent, in milliseconds. Default 1000: progress of a tool that runs a second or more
+    /// should have been on the wire before then.
+    pub buffered_wait_ms: u64,
+    /// `sse.buffered`: every event of the stream arrived within this many milliseconds.
+    /// Default 100: a proxy that flushes its buffer at the end delivers it in one read or a few.
+    pub buffered_burst_ms: u64,
 }
 
 impl Default for Limits {
@@ -35,6 +42,8 @@ impl Default for Limits {
             max_events: u64::MAX,
             max_tools: 4096,
             max_server_requests: 256,
+            buffered_wait_ms: 1000,
+            buffered_burst_ms: 100,
         }
     }
 }

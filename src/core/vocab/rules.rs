@@ -80,6 +80,10 @@ rules! {
         "2025-11-25: a server closing a stream before the response should send retry first.";
     SseClosedBeforeResponse => "sse.closed_before_response", Should,
         "The server should not close the stream before the response (except 2025-11-25 polling).";
+    SseBuffered => "sse.buffered", Should,
+        "Events reach the client as they are sent: not all at once after a long wait (a buffering proxy).";
+    SseIdleCut => "sse.idle_cut", Should,
+        "Streams are not cut after the same idle time (an intermediary's timeout): send heartbeats below it.";
     JsonrpcMalformed => "jsonrpc.malformed", Must,
         "The body is one JSON value with nothing after it.";
     JsonrpcVersion => "jsonrpc.version", Must,

@@ -6,7 +6,8 @@ use serde_json::json;
 use super::replies::{
     body, busy, empty, ev, event, json, normal, progress_stream, sse, text_result,
 };
-use super::vocab::{Action, ClientStep, Ctx, Ending, Scenario, Step, expect};
+use super::vocab::{Action, CallExpect, ClientStep, Ctx, Ending, Reply, Scenario, Step, expect};
+use crate::vocab::call::RetryOrigin;
 use crate::vocab::verdict::{Advice as A, Outcome as O};
 
 /// Every call-level scenario, in a stable order.
@@ -18,6 +19,7 @@ pub fn all() -> Vec<Scenario> {
     list.extend(stream_faults());
     list.extend(stream_strays());
     list.extend(stream_shapes());
+    list.extend(intermediary_timing());
     list
 }
 
@@ -406,5 +408,42 @@ fn stream_shapes() -> Vec<Scenario> {
         // The pause lets the client read the event before the reset discards unread data.
         s("tcp-reset", "one progress event, then a TCP reset", "pay", expect(O::StreamAborted, A::DoNotRetry, 200, Some(1)),
           |c| sse_action(vec![ev(&c.progress(1)), Step::Sleep(50)], Ending::Reset)),
+    ]
+}
+
+/// What an intermediary's timing does to a stream, imitated by the server itself: a proxy that
+/// buffers the stream (everything at once at the end), and a load balancer's idle timeout
+/// (every silent stream cut after the same time). `sse-progress-spread` is the honest stream
+/// the nginx tests put a real buffering proxy in front of.
+fn intermediary_timing() -> Vec<Scenario> {
+    let s = Scenario::new;
+    let aborted = expect(O::StreamAborted, A::Retry, 200, Some(1));
+    vec![
+        s("sse-buffered", "a buffering proxy: three progress events and the result all at once after 1.2 s",
+          "progress", success(Some(4)).rules(&["sse.buffered"]), |c| {
+            let all = [event(&c.progress(1)), event(&c.progress(2)), event(&c.progress(3)), event(&c.ok())];
+            Action::Reply(Reply::SseBufferable {
+                steps: vec![Step::Sleep(1_200), Step::Send(all.concat())],
+                ending: Ending::Clean,
+            })
+        }),
+        s("sse-progress-spread", "progress every 500 ms, then the result, without X-Accel-Buffering: no (a proxy may buffer it)",
+          "progress", success(Some(4)), |c| {
+            let mut steps = Vec::new();
+            for n in 1..=3 {
+                steps.extend([ev(&c.progress(n)), Step::Sleep(500)]);
+            }
+            steps.push(ev(&c.ok()));
+            Action::Reply(Reply::SseBufferable { steps, ending: Ending::Clean })
+        }),
+        s("sse-idle-cut", "an idle timeout: one progress event, then silence, cut after 1.5 s; re-sent twice, cut the same",
+          "lookup", aborted.clone(), |c| sse_action(vec![ev(&c.progress(1)), Step::Sleep(1_500)], Ending::Cut))
+        .then(ClientStep::Resend, aborted.clone())
+        .then(ClientStep::Resend, aborted.rules(&["sse.idle_cut"]))
+        .calls(vec![
+            CallExpect::new(Some("tools/call"), &[200, 200, 200], 3, O::StreamAborted)
+                .origin(RetryOrigin::Automatic)
+                .rules(&["sse.idle_cut"]),
+        ]),
     ]
 }

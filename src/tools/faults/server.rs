@@ -478,25 +478,49 @@ impl Peer<'_> {
     }
 }
 
+/// How an SSE reply goes on the wire.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// Chunked, with `X-Accel-Buffering: no` (an nginx in front passes events on as they come).
+    Chunked,
+    /// Delimited by the close, no `X-Accel-Buffering`: an HTTP/1.0-style streamer. An nginx in
+    /// front with `proxy_buffering on` (its default) holds such a body until a buffer fills or
+    /// the body ends, which is how a buffering proxy is met in practice.
+    Close,
+}
+
 /// Writes an SSE reply. Returns whether the connection may be reused.
 async fn write_sse(
     stream: &mut TcpStream,
     peer: Peer<'_>,
     steps: &[Step],
     ending: Ending,
+    framing: Framing,
 ) -> io::Result<bool> {
-    stream
-        .write_all(
+    let head: &[u8] = match framing {
+        Framing::Chunked => {
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-              X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n",
-        )
-        .await?;
+              X-Accel-Buffering: no\r\nTransfer-Encoding: chunked\r\n\r\n"
+        }
+        Framing::Close => {
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+              Connection: close\r\n\r\n"
+        }
+    };
+    stream.write_all(head).await?;
     for step in steps {
         match step {
+            Step::Send(bytes) if framing == Framing::Close => {
+                stream.write_all(bytes).await?;
+                stream.flush().await?;
+            }
             Step::Send(bytes) => chunk(stream, bytes).await?,
             Step::Drip(bytes) => {
                 for b in bytes {
-                    chunk(stream, std::slice::from_ref(b)).await?;
+                    match framing {
+                        Framing::Chunked => chunk(stream, std::slice::from_ref(b)).await?,
+                        Framing::Close => stream.write_all(std::slice::from_ref(b)).await?,
+                    }
                     stream.flush().await?;
                     tokio::task::yield_now().await;
                 }
@@ -507,6 +531,16 @@ async fn write_sse(
                 peer.await_answer(id, *ms).await;
             }
         }
+    }
+    if framing == Framing::Close {
+        // The close is the end of the body: a clean end, whatever the ending says (a reset
+        // still resets).
+        if ending == Ending::Reset {
+            stream.set_zero_linger()?;
+        } else {
+            stream.shutdown().await?;
+        }
+        return Ok(false);
     }
     match ending {
         Ending::Clean => {
@@ -565,10 +599,15 @@ async fn write_reply(stream: &mut TcpStream, peer: Peer<'_>, reply: Reply) -> io
             headers,
             body,
         } => write_body(stream, status, &headers, &body).await,
-        Reply::Sse { steps, ending } => write_sse(stream, peer, &steps, ending).await,
         Reply::After { ms, reply } => {
             tokio::time::sleep(Duration::from_millis(ms)).await;
             Box::pin(write_reply(stream, peer, *reply)).await
+        }
+        Reply::Sse { steps, ending } => {
+            write_sse(stream, peer, &steps, ending, Framing::Chunked).await
+        }
+        Reply::SseBufferable { steps, ending } => {
+            write_sse(stream, peer, &steps, ending, Framing::Close).await
         }
     }
 }

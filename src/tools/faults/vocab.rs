@@ -109,6 +109,15 @@ pub enum Reply {
         /// How it ends.
         ending: Ending,
     },
+    /// `text/event-stream` delimited by the close (no chunked framing) and without the
+    /// `X-Accel-Buffering: no` every other stream sends: an nginx in front with
+    /// `proxy_buffering on` (its default) holds it until a buffer fills or the body ends.
+    SseBufferable {
+        /// Steps in order.
+        steps: Vec<Step>,
+        /// How it ends.
+        ending: Ending,
+    },
 }
 
 /// What the server does with a scenario's `tools/call`.

@@ -173,7 +173,8 @@ impl Tap {
         let inject = self.inject;
         self.analyse(|flight, clock| {
             inject.at(AnalysisStep::Chunk);
-            flight.feed(chunk, clock)
+            let at = clock.started.elapsed().as_secs_f64() * 1e3;
+            flight.feed_at(chunk, at, clock)
         });
     }
 
@@ -238,6 +239,7 @@ impl Tap {
                 head_ms: self.timings.head.map(ms),
                 timeout_ms: self.shared.config.client_timeout.map(ms),
                 error: None,
+                arrivals: None,
             };
             let mut clock = Clock {
                 started: self.started,
