@@ -255,11 +255,13 @@ OUTCOMES = {  # outcome -> (layer, complete)
     "SESSION_TERMINATED": ("transport", True),
     "METHOD_NOT_ALLOWED": ("transport", True),
 }
-ADVICE = {"none", "retry", "do_not_retry", "resume", "resubmit_with_input", "reinitialize", "fix_request"}
+ADVICE = {"none", "retry", "do_not_retry", "resume", "resubmit_with_input", "reinitialize", "fix_request",
+          "reauthenticate"}
 SOURCES = {"header", "meta", "initialize", "earlier", "default"}
 VERSIONS = {V0326, V0618, V1125, V26}
 
-STATUS_TEXT = {0: "", 200: "OK", 202: "Accepted", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
+STATUS_TEXT = {0: "", 200: "OK", 202: "Accepted", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+               404: "Not Found", 405: "Method Not Allowed",
                429: "Too Many Requests",
                500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
@@ -330,10 +332,12 @@ class Case:
 
     def x(self, req, rsp, *, outcome, advice, pv=None, src=None, after_ms=None, error_code=None,
           result_type=None, event_count=None, last_event_id=None, resumable=False, violations=(),
-          unterminated=None, http="POST", at=None, server_requests=(), batch_position=None, of=None):
+          unterminated=None, http="POST", at=None, server_requests=(), batch_position=None, of=None,
+          layer=None):
         """Adds one MCP exchange and its expected verdict. `of`: the request whose answer a linked
         resumption GET is (its method/id/tool are reported); `batch_position`: a further row of the
-        previous entry (a batch), for its request at that position."""
+        previous entry (a batch), for its request at that position. `layer`: when not the
+        outcome's (`auth` for a refused 401/403)."""
         if batch_position is not None and batch_position > 0:
             i = len(self.entries) - 1
         else:
@@ -360,7 +364,8 @@ class Case:
         else:
             kind = "request"
         ctype = rsp["ctype"].split(";")[0].strip().lower() if rsp["ctype"] else None
-        layer, complete = OUTCOMES[outcome]
+        outcome_layer, complete = OUTCOMES[outcome]
+        layer = layer or outcome_layer
         assert advice in ADVICE, advice
         self.verdicts.append({
             "index": i,
@@ -1624,6 +1629,71 @@ def sse_idle_cut_three_streams(c):
         rsp["time"] = ms
         c.x(req, rsp, outcome="STREAM_ABORTED", advice="do_not_retry", event_count=1, at=n * 31,
             violations=["sse.idle_cut"] if n == 3 else [])
+
+
+# -- auth: a 401/403 and its WWW-Authenticate challenge (docs/verdicts.md#the-auth-layer) ------
+
+BEARER = [("Authorization", "Bearer corpus-token-1")]
+METADATA = "https://mcp.example.test/.well-known/oauth-protected-resource"
+
+
+def challenge(status, value=None):
+    headers = [("WWW-Authenticate", value)] if value is not None else []
+    return jresp({"error": "unauthorized"} if status == 401 else {"error": "forbidden"}, status=status,
+                 headers=headers)
+
+
+@case("A 401 without WWW-Authenticate: the auth layer refused the call before dispatch, and the "
+      "client has nothing to start discovery from (auth.challenge_missing, the server's fault); "
+      "advice reauthenticate, even for a tool not known to be safe to repeat.")
+def auth_401_without_challenge(c):
+    c.x(call26(1, "synthetic"), challenge(401), outcome="HTTP_ERROR", layer="auth",
+        advice="reauthenticate", violations=["auth.challenge_missing"])
+    c.call([0], outcome="HTTP_ERROR", ids=[1], auth_step="challenge")
+
+
+@case("A 401 with a Bearer challenge naming the resource metadata: the normal first step of "
+      "authorization, no rule broken; layer auth, reauthenticate, call auth_step token.")
+def auth_401_with_challenge(c):
+    c.x(call26(1, "synthetic"), challenge(401, f'Bearer resource_metadata="{METADATA}"'),
+        outcome="HTTP_ERROR", layer="auth", advice="reauthenticate")
+    c.call([0], outcome="HTTP_ERROR", ids=[1], auth_step="token")
+
+
+@case("A 403 insufficient_scope naming the scope the call needs (step-up authorization): "
+      "auth.insufficient_scope; layer auth, reauthenticate, call auth_step scope.")
+def auth_403_insufficient_scope(c):
+    c.x(call26(1, "synthetic", extra_headers=BEARER),
+        challenge(403, 'Bearer error="insufficient_scope", scope="files:write", '
+                       f'resource_metadata="{METADATA}"'),
+        outcome="HTTP_ERROR", layer="auth", advice="reauthenticate", violations=["auth.insufficient_scope"])
+    c.call([0], outcome="HTTP_ERROR", ids=[1], auth_step="scope")
+
+
+@case("A 403 without a challenge (a bad Origin, say) is not the auth layer's: transport, "
+      "fix_request, no auth rule, auth_step null.")
+def auth_403_without_challenge(c):
+    c.x(call26(1, "synthetic", extra_headers=BEARER), challenge(403), outcome="HTTP_ERROR",
+        advice="fix_request")
+    c.call([0], outcome="HTTP_ERROR", ids=[1], auth_step=None)
+
+
+@case("The token worked for tools/list, then a call got 401 invalid_token: the token expired "
+      "(auth.token_expired); the call sent again with a fresh token succeeds. The call keeps "
+      "auth_step token_expired though it ended in TOOL_SUCCESS.")
+def auth_token_expired_then_refreshed(c):
+    c.x(req26(1, "tools/list", extra_headers=BEARER),
+        jresp(ok(1, {"resultType": "complete", "cacheScope": "public", "ttlMs": 0, "tools": TOOLS})),
+        outcome="SUCCESS", advice="none", result_type="complete")
+    c.x(call26(2, "synthetic", extra_headers=BEARER),
+        challenge(401, 'Bearer error="invalid_token", error_description="The access token expired"'),
+        outcome="HTTP_ERROR", layer="auth", advice="reauthenticate", violations=["auth.token_expired"])
+    c.x(call26(3, "synthetic", extra_headers=[("Authorization", "Bearer corpus-token-2")]),
+        jresp(ok(3, GOOD)), outcome="TOOL_SUCCESS", advice="none", result_type="complete")
+    c.call([0], outcome="SUCCESS", ids=[1], result_type="complete", auth_step=None)
+    # Refused before dispatch, so the re-send is no double execution.
+    c.call([1, 2], outcome="TOOL_SUCCESS", ids=[2, 3], result_type="complete", retry_origin="automatic",
+           auth_step="token_expired")
 
 
 RULES = rule_ids()

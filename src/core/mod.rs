@@ -1,8 +1,8 @@
 //! The sans-IO core: framing, envelope, result, retry advice, the rule catalogue and the
 //! per-exchange state machine. No I/O, no clocks, no async; everything else builds on it.
 
-pub(crate) mod auth;
 pub(crate) mod arrival;
+pub(crate) mod auth;
 pub(crate) mod calls;
 pub(crate) mod client_checks;
 pub(crate) mod driver;
