@@ -10,46 +10,11 @@
 #[path = "support/nginx.rs"]
 mod nginx;
 
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
 
 use mcp_verdict::faults::FaultServer;
-use nginx::Nginx;
+use nginx::{Nginx, probe};
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-verdict");
-
-/// Any one probe must end within this (the slowest waits for nginx's 1 s timeout).
-const PROBE_BOUND: Duration = Duration::from_secs(30);
-
-/// Runs `mcp-verdict probe <url> <args> --format jsonl`, bounded, and gives its verdicts.
-fn probe(url: &str, args: &[&str]) -> (Output, Vec<Value>) {
-    let mut child = Command::new(BIN)
-        .arg("probe")
-        .arg(url)
-        .args(args)
-        .args(["--format", "jsonl", "--timeout", "10s"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcp-verdict");
-    let until = Instant::now() + PROBE_BOUND;
-    while matches!(child.try_wait(), Ok(None)) {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("probe {url} did not end within {PROBE_BOUND:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("probe output");
-    let verdicts = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("outcome").is_some())
-        .collect();
-    (out, verdicts)
-}
 
 /// The verdict of the `tools/call`.
 fn tool_call(verdicts: &[Value], out: &Output) -> Value {

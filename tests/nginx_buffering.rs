@@ -12,45 +12,22 @@
 #[path = "support/nginx.rs"]
 mod nginx;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use mcp_verdict::faults::FaultServer;
-use nginx::Nginx;
+use nginx::{Nginx, probe};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-verdict");
 
-/// Any one probe must end within this (the stream takes about 1.5 s).
-const PROBE_BOUND: Duration = Duration::from_secs(30);
-
-/// Runs `mcp-verdict probe <url> --tool progress --format jsonl -o <har>`, bounded: its output
-/// and the `tools/call` verdict.
-fn probe_progress(url: &str, har: &PathBuf) -> (Output, Value) {
-    let mut child = Command::new(BIN)
-        .arg("probe")
-        .arg(url)
-        .args(["--tool", "progress", "--args", "{}"])
-        .args(["--format", "jsonl", "--timeout", "10s", "-o"])
-        .arg(har)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcp-verdict");
-    let until = Instant::now() + PROBE_BOUND;
-    while matches!(child.try_wait(), Ok(None)) {
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("probe {url} did not end within {PROBE_BOUND:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().expect("probe output");
-    let call = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+/// Runs `mcp-verdict probe <url> --tool progress -o <har>`, bounded: its output and the
+/// `tools/call` verdict.
+fn probe_progress(url: &str, har: &Path) -> (Output, Value) {
+    let har = har.to_str().expect("a UTF-8 temp path");
+    let (out, verdicts) = probe(url, &["--tool", "progress", "--args", "{}", "-o", har]);
+    let call = verdicts
+        .into_iter()
         .find(|v| v["method"] == "tools/call")
         .unwrap_or_else(|| {
             panic!(

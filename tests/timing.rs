@@ -90,15 +90,19 @@ fn burst_at(ms: f64) -> Vec<(Vec<u8>, f64)> {
     vec![(events().concat(), ms)]
 }
 
+/// The verdict's `sse.buffered` finding (the test fails without one).
+fn buffered(v: &Verdict) -> &mcp_verdict::Violation {
+    v.violations
+        .iter()
+        .find(|f| f.rule == "sse.buffered")
+        .unwrap_or_else(|| panic!("no sse.buffered in {:?}", v.violations))
+}
+
 #[test]
 fn a_burst_after_a_long_wait_is_buffered_whatever_the_chunking() {
     let (v, entry) = live(&burst_at(3000.0), 7, false);
     assert!(v.has_violation("sse.buffered"), "{:?}", v.violations);
-    let finding = v
-        .violations
-        .iter()
-        .find(|f| f.rule == "sse.buffered")
-        .unwrap();
+    let finding = buffered(&v);
     assert!(
         finding.detail.contains("3 progress notifications"),
         "{}",
@@ -168,11 +172,7 @@ fn events_spread_over_time_or_early_are_not_buffered() {
 #[test]
 fn with_x_accel_buffering_no_the_fix_points_elsewhere() {
     let (v, _) = live(&burst_at(2500.0), 9, true);
-    let finding = v
-        .violations
-        .iter()
-        .find(|f| f.rule == "sse.buffered")
-        .unwrap();
+    let finding = buffered(&v);
     assert!(
         finding.detail.contains("other than nginx"),
         "{}",

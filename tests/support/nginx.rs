@@ -6,9 +6,13 @@
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-verdict");
 
 /// How long nginx may take to accept connections.
 const READY: Duration = Duration::from_secs(5);
@@ -170,4 +174,36 @@ impl Drop for Nginx {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Any one probe must end within this (the slowest waits for nginx's 1 s timeout).
+pub const PROBE_BOUND: Duration = Duration::from_secs(30);
+
+/// Runs `mcp-verdict probe <url> <args> --format jsonl`, bounded, and gives its verdicts.
+pub fn probe(url: &str, args: &[&str]) -> (Output, Vec<Value>) {
+    let mut child = Command::new(BIN)
+        .arg("probe")
+        .arg(url)
+        .args(args)
+        .args(["--format", "jsonl", "--timeout", "10s"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcp-verdict");
+    let until = Instant::now() + PROBE_BOUND;
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("probe {url} did not end within {PROBE_BOUND:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("probe output");
+    let verdicts = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("outcome").is_some())
+        .collect();
+    (out, verdicts)
 }
