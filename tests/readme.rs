@@ -306,6 +306,69 @@ fn readme_stays_under_the_size_limit() {
     );
 }
 
+/// The first column of the README table whose header row starts with `| {first} |`.
+fn table_keys(md: &str, first: &str) -> Vec<String> {
+    let header = format!("| {first} |");
+    let mut rows = md.lines().skip_while(|l| !l.starts_with(&header)).skip(2);
+    std::iter::from_fn(|| rows.next().filter(|l| l.starts_with('|')))
+        .filter_map(|l| l.split('|').nth(1))
+        .map(|cell| cell.trim().trim_matches('`').to_owned())
+        .collect()
+}
+
+#[test]
+fn the_verdict_tables_list_every_layer_and_advice() {
+    let md = readme();
+    // Each vocabulary once, in any order (the README lists layers in judging order).
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let layers = sorted(
+        mcp_verdict::Layer::ALL
+            .iter()
+            .map(|l| l.to_string())
+            .collect(),
+    );
+    let advice = sorted(
+        mcp_verdict::Advice::ALL
+            .iter()
+            .map(|a| a.to_string())
+            .collect(),
+    );
+    assert_eq!(
+        sorted(table_keys(&md, "layer")),
+        layers,
+        "the README's layer table"
+    );
+    assert_eq!(
+        sorted(table_keys(&md, "retry advice")),
+        advice,
+        "the README's advice table"
+    );
+    for word in [
+        "status_origin",
+        "origin_reason",
+        "sse.buffered",
+        "sse.idle_cut",
+    ] {
+        assert!(
+            md.contains(&format!("`{word}`")),
+            "the README never names {word}"
+        );
+    }
+    for rule in mcp_verdict::Rule::ALL
+        .iter()
+        .filter(|r| r.id().starts_with("auth."))
+    {
+        assert!(
+            md.contains(&format!("`{}`", rule.id())),
+            "the README never names {}",
+            rule.id()
+        );
+    }
+}
+
 #[test]
 fn quick_start_is_two_commands_and_install_follows() {
     let readme = readme();
