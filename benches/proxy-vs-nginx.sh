@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# mcp-verdict's proxy against the proxies a user would otherwise put there, side by side in one
+# run: the same serve-faults upstream, `soak` as the client, and in each round the four paths
+# take turns (order rotated): direct, nginx (`proxy_buffering off`, upstream keepalive),
+# HAProxy (`http-reuse always`) and `mcp-verdict proxy` judging every exchange (`--log`,
+# `--calls`, `--metrics-listen`; with RECORD=1 `--record` as well).
+#
+# For each reply kind (JSON: the `ok` scenario; SSE: `sse-progress`, two progress events and
+# the result) and concurrency (1, 16, 64) it prints the medians over the rounds: req/s, the
+# ratio to nginx and to direct, the latency each path adds to direct (mean and p99 of the time
+# to the terminal response), the CPU each intermediary process spent per request (from
+# /proc/<pid>/stat, all its threads and nginx's/HAProxy's workers), and syscalls per request
+# (one extra run per path under `strace -c -f`, not timed).
+#
+# Needs a release build (`cargo build --release --locked`); installs nginx-light and haproxy
+# from Debian's packages when missing (root or sudo). Everything listens on 127.0.0.1.
+# Usage: benches/proxy-vs-nginx.sh [ROUNDS=5] [CALLS=5000]
+# Environment: CONCURRENCY="1 16 64", KINDS="json sse", RECORD=1, NO_STRACE=1, BIN=path.
+set -euo pipefail
+ROUNDS=${1:-5}
+CALLS=${2:-5000}
+CONCURRENCY=${CONCURRENCY:-"1 16 64"}
+KINDS=${KINDS:-"json sse"}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-$ROOT/target/release/mcp-verdict}
+[ -x "$BIN" ] || { echo "no release build at $BIN: run cargo build --release --locked" >&2; exit 2; }
+
+need() { # binary, Debian package
+  command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] && return 0
+  local sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq --no-install-recommends "$2" >/dev/null
+}
+need nginx nginx-light
+need haproxy haproxy
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)
+
+TMP=$(mktemp -d)
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "nothing listens on $1" >&2; exit 1; }
+
+UP=$(free_port); NG=$(free_port); HA=$(free_port); PX=$(free_port); MX=$(free_port)
+"$BIN" serve-faults --listen "127.0.0.1:$UP" --max-connections 1024 >"$TMP/faults.log" 2>&1 &
+PIDS+=($!)
+
+mkdir -p "$TMP/nginx/logs"
+cat >"$TMP/nginx/nginx.conf" <<EOF
+worker_processes 1;
+error_log $TMP/nginx/error.log warn;
+pid $TMP/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $TMP/nginx/body; proxy_temp_path $TMP/nginx/proxy;
+  fastcgi_temp_path $TMP/nginx/fcgi; uwsgi_temp_path $TMP/nginx/uwsgi; scgi_temp_path $TMP/nginx/scgi;
+  upstream mcp { server 127.0.0.1:$UP; keepalive 128; }
+  server {
+    listen 127.0.0.1:$NG;
+    location / {
+      proxy_pass http://mcp;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host 127.0.0.1:$UP;
+      proxy_buffering off;
+      proxy_read_timeout 60s;
+    }
+  }
+}
+EOF
+"$NGINX" -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" -g 'daemon off;' &
+PIDS+=($!); NGINX_PID=$!
+
+cat >"$TMP/haproxy.cfg" <<EOF
+global
+  nbthread 1
+  maxconn 4096
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+  http-reuse always
+frontend mcp
+  bind 127.0.0.1:$HA
+  default_backend up
+backend up
+  http-request set-header Host 127.0.0.1:$UP
+  server s1 127.0.0.1:$UP
+EOF
+"$HAPROXY" -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
+PIDS+=($!); HAPROXY_PID=$!
+
+for p in "$UP" "$NG" "$HA"; do wait_port "$p"; done
+
+declare -A PORT=([direct]=$UP [nginx]=$NG [haproxy]=$HA [proxy]=$PX)
+declare -A PID=([nginx]=$NGINX_PID [haproxy]=$HAPROXY_PID)
+declare -A SCENARIO=([json]=ok [sse]=sse-progress)
+
+# mcp-verdict's proxy forwards to its upstream's own path, so each reply kind gets its own
+# proxy (started fresh, so its CPU counts only that kind's runs).
+RECORD_ARGS=()
+[ "${RECORD:-0}" = 1 ] && RECORD_ARGS=(--record "$TMP/proxy.har")
+start_proxy() { # kind
+  [ -n "${PID[proxy]:-}" ] && { kill "${PID[proxy]}"; wait "${PID[proxy]}" 2>/dev/null || true; }
+  "$BIN" proxy --upstream "http://127.0.0.1:$UP/mcp/${SCENARIO[$1]}" --listen "127.0.0.1:$PX" --quiet \
+    --log "$TMP/verdicts.jsonl" --calls "$TMP/calls.jsonl" --metrics-listen "127.0.0.1:$MX" \
+    "${RECORD_ARGS[@]}" 2>>"$TMP/proxy.log" &
+  PID[proxy]=$!
+  PIDS+=($!)
+  wait_port "$PX"
+}
+PATHS=(direct nginx haproxy proxy)
+
+# CPU seconds (user + system) of a process and its children threads/workers, in clock ticks.
+ticks() {
+  local total=0 p
+  for p in $1 $(pgrep -P "$1" || true); do
+    for t in /proc/"$p"/task/*/stat; do
+      [ -r "$t" ] || continue
+      total=$((total + $(awk '{print $14 + $15}' "$t")))
+    done
+  done
+  echo "$total"
+}
+HZ=$(getconf CLK_TCK)
+
+run() { # path kind concurrency out.json
+  "$BIN" soak "http://127.0.0.1:${PORT[$1]}/mcp/${SCENARIO[$2]}" --tool echo -c "$3" -n "$CALLS" \
+    --timeout 30s -o "$4" >/dev/null 2>"$4.err" || { echo "soak through $1 failed:" >&2; cat "$4.err" >&2; exit 1; }
+}
+
+RESULTS="$TMP/rows.tsv"
+: >"$RESULTS"
+STRACE="$TMP/strace.tsv"
+: >"$STRACE"
+for kind in $KINDS; do
+  start_proxy "$kind"
+  for c in $CONCURRENCY; do
+    for p in "${PATHS[@]}"; do run "$p" "$kind" "$c" "$TMP/warm.json"; done
+    for r in $(seq 1 "$ROUNDS"); do
+      n=${#PATHS[@]}
+      for i in $(seq 0 $((n - 1))); do
+        p=${PATHS[$(((i + r) % n))]}
+        before=0; [ "$p" != direct ] && before=$(ticks "${PID[$p]}")
+        run "$p" "$kind" "$c" "$TMP/r.json"
+        after=0; [ "$p" != direct ] && after=$(ticks "${PID[$p]}")
+        python3 - "$TMP/r.json" "$kind" "$c" "$p" "$r" $((after - before)) "$HZ" >>"$RESULTS" <<'PY'
+import json, sys
+path, kind, c, side, rnd, ticks, hz = sys.argv[1:]
+d = json.load(open(path))
+buckets = d["terminal_us"]["buckets"]
+n = sum(k for _, k in buckets)
+mean = sum(v * k for v, k in buckets) / n
+acc, p99 = 0, buckets[-1][0]
+for v, k in buckets:
+    acc += k
+    if acc >= 0.99 * n:
+        p99 = v
+        break
+cpu = int(ticks) / int(hz) * 1e6 / d["requests"]
+print("\t".join(map(str, [kind, c, side, rnd, d["throughput"], mean, p99, cpu, d["incomplete"]])))
+PY
+      done
+    done
+  done
+  if [ "${NO_STRACE:-0}" != 1 ] && command -v strace >/dev/null; then
+    for p in nginx haproxy proxy; do
+      targets=()
+      for q in ${PID[$p]} $(pgrep -P "${PID[$p]}" || true); do
+        for t in /proc/"$q"/task/*; do targets+=(-p "${t##*/}"); done
+      done
+      strace -c -f -o "$TMP/strace.$p" "${targets[@]}" &
+      tracer=$!
+      sleep 0.5
+      run "$p" "$kind" 16 "$TMP/s.json"
+      kill -INT "$tracer"; wait "$tracer" 2>/dev/null || true
+      calls=$(awk '$NF=="total"{print $4}' "$TMP/strace.$p")
+      echo -e "$kind\t$p\t$(python3 -c "print(round(${calls:-0}/$CALLS, 2))")" >>"$STRACE"
+    done
+  fi
+done
+
+python3 - "$RESULTS" "$STRACE" "$ROUNDS" "$CALLS" <<'PY'
+import statistics as st, sys
+from collections import defaultdict
+rows, strace_file, rounds, calls = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+by = defaultdict(list)
+incomplete = 0
+for line in open(rows):
+    kind, c, side, rnd, rps, mean, p99, cpu, inc = line.split("\t")
+    by[(kind, int(c), side, int(rnd))] = (float(rps), float(mean), float(p99), float(cpu))
+    incomplete += int(inc)
+sys_per = {}
+for line in open(strace_file):
+    kind, side, n = line.split("\t")
+    sys_per[(kind, side)] = n.strip()
+print(f"# {rounds} interleaved rounds of {calls} calls per path; medians (per-round ratios)")
+print("| reply | c | path | req/s | ÷ nginx | ÷ direct | added mean | added p99 | CPU µs/request | syscalls/request (c=16) |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+keys = sorted({(k, c) for k, c, _, _ in by}, key=lambda x: (x[0], x[1]))
+for kind, c in keys:
+    rnds = sorted({r for k, cc, _, r in by if (k, cc) == (kind, c)})
+    for side in ["direct", "nginx", "haproxy", "proxy"]:
+        rps = [by[(kind, c, side, r)][0] for r in rnds]
+        to_ng = [by[(kind, c, side, r)][0] / by[(kind, c, "nginx", r)][0] for r in rnds]
+        to_dir = [by[(kind, c, side, r)][0] / by[(kind, c, "direct", r)][0] for r in rnds]
+        add_mean = [by[(kind, c, side, r)][1] - by[(kind, c, "direct", r)][1] for r in rnds]
+        add_p99 = [by[(kind, c, side, r)][2] - by[(kind, c, "direct", r)][2] for r in rnds]
+        cpu = [by[(kind, c, side, r)][3] for r in rnds]
+        rng = f" ({min(to_ng):.2f}–{max(to_ng):.2f})" if side not in ("nginx", "direct") else ""
+        added = lambda xs: "—" if side == "direct" else f"{st.median(xs) / 1000:.3f} ms"
+        print(f"| {kind} | {c} | {side} | {st.median(rps):,.0f} | {st.median(to_ng):.2f}{rng} | "
+              f"{st.median(to_dir):.2f} | {added(add_mean)} | {added(add_p99)} | "
+              f"{'—' if side == 'direct' else f'{st.median(cpu):.1f}'} | {sys_per.get((kind, side), '—')} |")
+if incomplete:
+    print(f"\nwarning: {incomplete} incomplete calls in the timed runs", file=sys.stderr)
+PY
