@@ -15,7 +15,8 @@
 # Needs a release build (`cargo build --release --locked`); installs nginx-light and haproxy
 # from Debian's packages when missing (root or sudo). Everything listens on 127.0.0.1.
 # Usage: benches/proxy-vs-nginx.sh [ROUNDS=5] [CALLS=5000]
-# Environment: CONCURRENCY="1 16 64", KINDS="json sse", RECORD=1, NO_STRACE=1, BIN=path.
+# Environment: CONCURRENCY="1 16 64", KINDS="json sse", RECORD=1, NO_STRACE=1, BIN=path,
+# PROXY_ARGS="--threads 2" (more flags for the proxy).
 set -euo pipefail
 ROUNDS=${1:-5}
 CALLS=${2:-5000}
@@ -108,7 +109,7 @@ start_proxy() { # kind
   [ -n "${PID[proxy]:-}" ] && { kill "${PID[proxy]}"; wait "${PID[proxy]}" 2>/dev/null || true; }
   "$BIN" proxy --upstream "http://127.0.0.1:$UP/mcp/${SCENARIO[$1]}" --listen "127.0.0.1:$PX" --quiet \
     --log "$TMP/verdicts.jsonl" --calls "$TMP/calls.jsonl" --metrics-listen "127.0.0.1:$MX" \
-    "${RECORD_ARGS[@]}" 2>>"$TMP/proxy.log" &
+    "${RECORD_ARGS[@]}" ${PROXY_ARGS:-} 2>>"$TMP/proxy.log" &
   PID[proxy]=$!
   PIDS+=($!)
   wait_port "$PX"

@@ -247,6 +247,11 @@ pub(crate) struct ProxyArgs {
     /// Most client connections at once (more: 503).
     #[arg(long, default_value_t = 4096)]
     pub(crate) max_connections: usize,
+    /// Threads that forward and judge. 1 (the default): every connection, its upstream
+    /// connection and the judging on one thread, so no request is handed between threads
+    /// (the fastest on a small machine, as one nginx worker); more for heavy load on many cores.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub(crate) threads: u16,
     /// Time a client has to send a request head and body, e.g. 30s.
     #[arg(long, default_value = "30s", value_parser = units::duration)]
     pub(crate) head_timeout: Duration,

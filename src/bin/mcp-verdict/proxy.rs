@@ -171,10 +171,17 @@ pub fn run(args: ProxyArgs) -> ExitCode {
     let config = prepared.config.clone();
     let reports = prepared.reports.clone();
     let summary = prepared.summary.clone();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One thread: a current-thread runtime, where a connection's task and its upstream
+    // connection's task wake each other without crossing threads.
+    let mut builder = match args.threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(usize::from(n));
+            b
+        }
+    };
+    let rt = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
