@@ -10,6 +10,10 @@ pub mod html;
 pub mod junit;
 #[cfg(feature = "otel")]
 pub mod otel;
+#[cfg(feature = "otel")]
+pub mod otel_call;
+#[cfg(feature = "otel")]
+pub mod otel_run;
 pub mod proxy;
 mod trace;
 

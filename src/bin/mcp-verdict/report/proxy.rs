@@ -192,7 +192,7 @@ impl Sink for ProxyReports {
         let trace = self.trace_of(record, verdict);
         #[cfg(feature = "otel")]
         if let Some(otlp) = &self.otlp {
-            otlp.record(&super::otel_exchange(&trace, &self.source));
+            otlp.record(&super::otel_exchange(&trace, &self.source), None);
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.summary.add(verdict);
