@@ -103,8 +103,10 @@ impl Calls {
         Calls::default()
     }
 
-    /// Adds one judged exchange; calls that can no longer grow go to `emit`.
-    pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) {
+    /// Adds one judged exchange; calls that can no longer grow go to `emit`. Returns the number
+    /// ([`Call::call`]) of the call it joined or began, which is still open: a live exporter can
+    /// name an exchange's call before the call closes.
+    pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) -> u64 {
         let v = x.verdict;
         let message = message_of(x.body, v.batch_position);
         if let Some(client) = client_of(v.method.as_deref(), message.as_ref()) {
@@ -130,11 +132,13 @@ impl Calls {
             }
         }
         apply(open, x, kind, message.as_ref());
+        let joined = open.call.call;
         while self.open.len() > OPEN_CALLS {
             if let Some(oldest) = self.open.pop_front() {
                 emit(close(oldest));
             }
         }
+        joined
     }
 
     /// Emits every call still open.

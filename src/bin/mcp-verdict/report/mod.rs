@@ -13,6 +13,8 @@ pub mod otel;
 #[cfg(feature = "otel")]
 pub mod otel_call;
 #[cfg(feature = "otel")]
+pub mod otel_live;
+#[cfg(feature = "otel")]
 pub mod otel_run;
 pub mod proxy;
 mod trace;

@@ -236,7 +236,7 @@ mod tests {
             let ids = CallIds::of(nonce, call);
             assert_ne!(ids.trace, TraceId::INVALID);
             assert_ne!(ids.span, SpanId::INVALID);
-            traces.insert(ids.trace);
+            traces.insert(ids.trace.to_bytes());
         }
         assert_eq!(traces.len(), 1000);
         assert_ne!(CallIds::of(nonce ^ (1 << 90), 0).trace, a.trace);
