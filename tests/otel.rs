@@ -442,7 +442,9 @@ fn proxy_exports_each_exchange_as_it_finishes_and_flushes_at_sigterm() {
     for c in &grouped {
         let span = calls(&spans)
             .into_iter()
-            .find(|s| attrs(&s.attributes)["mcp_verdict.call"] == c["call"].to_string())
+            .find(|s| {
+                attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
+            })
             .unwrap();
         let a = attrs(&span.attributes);
         assert_eq!(a["mcp_verdict.outcome"], c["outcome"].as_str().unwrap());
@@ -570,7 +572,9 @@ fn replay_exports_a_re_sent_call_as_one_span_over_its_exchanges() {
     for c in expected {
         let span = calls(&spans)
             .into_iter()
-            .find(|s| attrs(&s.attributes)["mcp_verdict.call"] == c["call"].to_string())
+            .find(|s| {
+                attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
+            })
             .unwrap();
         let a = attrs(&span.attributes);
         assert_eq!(a["mcp.method.name"], c["method"].as_str().unwrap());
