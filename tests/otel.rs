@@ -695,3 +695,90 @@ fn replay_names_the_session_by_its_stand_in_unless_told_not_to_redact() {
     };
     assert_eq!(attrs(&call.attributes)["mcp.session.id"], raw);
 }
+
+/// `proxy --otlp` in front of `scenario`, two probes through it; the spans and the calls (the
+/// proxy's `--calls` lines).
+fn proxied(scenario: &str, tool: &str, name: &str) -> (Vec<Span>, Vec<Value>) {
+    let rt = runtime();
+    let server = rt.block_on(FaultServer::start("127.0.0.1:0")).unwrap();
+    let (otlp, got) = rt.block_on(receiver());
+    let dir = std::env::temp_dir().join(format!("mcp-verdict-otel-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let calls_log = dir.join("calls.jsonl");
+    let proxy = ProxyProcess::start_named(
+        &server.url(Some(scenario)),
+        &[
+            "--quiet",
+            "--calls",
+            calls_log.to_str().unwrap(),
+            "--otlp",
+            &otlp,
+        ],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+        &dir,
+        name,
+    );
+    // Twice: the second run's tools/call re-sends the first's after it failed, so the
+    // grouping joins them into one call (a client's retry).
+    for _ in 0..2 {
+        let mut probe = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"));
+        probe.args([
+            "probe",
+            &proxy.url,
+            "--protocol",
+            "2025-11-25",
+            "--tool",
+            tool,
+        ]);
+        client(probe);
+    }
+    assert_eq!(proxy.stop().code(), Some(0));
+    let grouped = std::fs::read_to_string(&calls_log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (spans(&got), grouped)
+}
+
+#[test]
+fn proxy_parents_both_posts_of_a_re_sent_call_by_ids_named_before_it_closed() {
+    let (spans, grouped) = proxied("sse-cut-mid-event", "progress", "proxy-resent");
+    assert_tree(&spans);
+    assert_eq!(calls(&spans).len(), grouped.len());
+    let several: Vec<&Value> = grouped
+        .iter()
+        .filter(|c| c["entries"].as_array().unwrap().len() > 1)
+        .collect();
+    assert!(
+        !several.is_empty(),
+        "a call of several exchanges: {grouped:#?}"
+    );
+    for c in several {
+        let span = calls(&spans)
+            .into_iter()
+            .find(|s| {
+                attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
+            })
+            .unwrap();
+        let mut kids = children(&spans, span);
+        assert_eq!(kids.len(), c["entries"].as_array().unwrap().len());
+        let a = attrs(&span.attributes);
+        assert_eq!(a["mcp_verdict.post_count"], c["post_count"].to_string());
+        assert_eq!(
+            a["mcp_verdict.retry_origin"],
+            c["retry_origin"].as_str().unwrap()
+        );
+        // Each run had its own session, each named by its stand-in; the call's is its first
+        // exchange's.
+        kids.sort_by_key(|s| s.start_time_unix_nano);
+        assert_eq!(span.start_time_unix_nano, kids[0].start_time_unix_nano);
+        assert_eq!(
+            a["mcp.session.id"],
+            attrs(&kids[0].attributes)["mcp.session.id"]
+        );
+        for kid in kids {
+            assert!(attrs(&kid.attributes)["mcp.session.id"].starts_with("<redacted-"));
+        }
+    }
+}
