@@ -103,8 +103,10 @@ impl Calls {
         Calls::default()
     }
 
-    /// Adds one judged exchange; calls that can no longer grow go to `emit`.
-    pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) {
+    /// Adds one judged exchange; calls that can no longer grow go to `emit`. Returns the number
+    /// ([`Call::call`]) of the call it joined or began, which is still open: a live exporter can
+    /// name an exchange's call before the call closes.
+    pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) -> u64 {
         let v = x.verdict;
         let message = message_of(x.body, v.batch_position);
         if let Some(client) = client_of(v.method.as_deref(), message.as_ref()) {
@@ -130,11 +132,13 @@ impl Calls {
             }
         }
         apply(open, x, kind, message.as_ref());
+        let joined = open.call.call;
         while self.open.len() > OPEN_CALLS {
             if let Some(oldest) = self.open.pop_front() {
                 emit(close(oldest));
             }
         }
+        joined
     }
 
     /// Emits every call still open.
@@ -518,6 +522,7 @@ mod tests {
         let mut out = Vec::new();
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#;
         let headers = Headers::new();
+        let mut joined = Vec::new();
         for _ in 0..MAX_CALL_EXCHANGES + 1 {
             let mut ex = session.begin(Request::new("POST", headers.clone(), body));
             ex.on_head(ResponseHead {
@@ -532,11 +537,19 @@ mod tests {
                 started_ms: None,
                 duration_ms: None,
             };
-            calls.add(facts, &mut |c| out.push(c));
+            joined.push(calls.add(facts, &mut |c| out.push(c)));
         }
         calls.finish(&mut |c| out.push(c));
         let sizes: Vec<usize> = out.iter().map(|c| c.entries.len()).collect();
         assert_eq!(sizes, vec![MAX_CALL_EXCHANGES, 1]);
+        // `add` names the call each exchange went to, as the calls later say.
+        assert!(
+            joined[..MAX_CALL_EXCHANGES]
+                .iter()
+                .all(|n| *n == out[0].call)
+        );
+        assert_eq!(joined[MAX_CALL_EXCHANGES], out[1].call);
+        assert_ne!(out[0].call, out[1].call);
         assert_eq!(
             out[0].retry_origin, None,
             "re-sends without timestamps: origin unknown"

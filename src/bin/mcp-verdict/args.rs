@@ -182,8 +182,9 @@ pub(crate) struct SoakArgs {
     /// time) to FILE.
     #[arg(long, value_name = "FILE.html")]
     pub(crate) html: Option<PathBuf>,
-    /// Export one span per call and the mcp.client.operation.duration histogram as OTLP/HTTP
-    /// protobuf to this collector, e.g. http://127.0.0.1:4318.
+    /// Export one span per call (its exchange's span as its child) and the
+    /// mcp.client.operation.duration histogram as OTLP/HTTP protobuf to this collector, e.g.
+    /// http://127.0.0.1:4318.
     #[arg(long, value_name = "URL")]
     #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
@@ -279,8 +280,10 @@ pub(crate) struct ProxyArgs {
     /// the page counts the rest.
     #[arg(long, value_name = "N", default_value_t = crate::report::TIMELINE_MESSAGES)]
     pub(crate) max_timeline_messages: usize,
-    /// Export a span per exchange as it finishes and the mcp.client.operation.duration
-    /// histogram as OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    /// Export a span per exchange once it is grouped (as it finishes, unless an earlier
+    /// exchange still streams), the child of its logical call's span, exported when the call
+    /// closes; and the mcp.client.operation.duration histogram; as OTLP/HTTP protobuf to this
+    /// collector, e.g. http://127.0.0.1:4318.
     #[arg(long, value_name = "URL")]
     #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
@@ -362,8 +365,9 @@ pub(crate) struct ProbeArgs {
     /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
-    /// Export one span per exchange and the mcp.client.operation.duration histogram as
-    /// OTLP/HTTP protobuf to this collector, e.g. http://127.0.0.1:4318.
+    /// Export one span per logical call, its exchanges' spans as children, and the
+    /// mcp.client.operation.duration histogram as OTLP/HTTP protobuf to this collector, e.g.
+    /// http://127.0.0.1:4318.
     #[arg(long, value_name = "URL")]
     #[cfg_attr(not(feature = "otel"), arg(hide = true))]
     pub(crate) otlp: Option<String>,
@@ -405,6 +409,12 @@ pub(crate) struct ReplayArgs {
     /// one verdict per exchange.
     #[arg(long)]
     pub(crate) calls: bool,
+    /// Export one span per logical call, its exchanges' spans as children, and the
+    /// mcp.client.operation.duration histogram as OTLP/HTTP protobuf to this collector, e.g.
+    /// http://127.0.0.1:4318. Times are the capture's (`startedDateTime`, `time`).
+    #[arg(long, value_name = "URL", conflicts_with = "calls")]
+    #[cfg_attr(not(feature = "otel"), arg(hide = true))]
+    pub(crate) otlp: Option<String>,
     #[command(flatten)]
     pub(crate) out: OutputArgs,
     #[command(flatten)]

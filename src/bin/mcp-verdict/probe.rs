@@ -132,9 +132,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         }
         #[cfg(feature = "otel")]
         if let Some(otlp) = &otlp {
-            for t in &run.traces {
-                otlp.record(&crate::report::otel_exchange(t, &shown_url));
-            }
+            crate::report::otel_run::export(otlp, &run, &shown_url);
             if let Err(e) = otlp.shutdown() {
                 eprintln!("mcp-verdict: {}", policy.text(&e));
                 unusable = true;

@@ -27,6 +27,23 @@ pub fn run(args: ReplayArgs) -> ExitCode {
     {
         return exit::unusable(e);
     }
+    if let Err(e) = crate::cli::otlp_available(args.otlp.as_deref()) {
+        return exit::unusable(e);
+    }
+    #[cfg(feature = "otel")]
+    let otlp = match args
+        .otlp
+        .as_deref()
+        .map(crate::report::otel::Otlp::new)
+        .transpose()
+    {
+        Ok(o) => o,
+        Err(e) => return exit::unusable(e),
+    };
+    #[cfg(feature = "otel")]
+    let exporting = otlp.is_some();
+    #[cfg(not(feature = "otel"))]
+    let exporting = false;
     let (files, mut unusable) = match capture_paths(&args.files) {
         Ok(found) => found,
         Err(code) => return code,
@@ -37,7 +54,7 @@ pub fn run(args: ReplayArgs) -> ExitCode {
     }
     let mut printer = args.out.printer();
     let limits = args.limits.limits();
-    if !args.out.wants_run() {
+    if !args.out.wants_run() && !exporting {
         // Plain output: files judged in parallel, bodies streamed, printed in input order.
         let jobs = args
             .jobs
@@ -68,6 +85,15 @@ pub fn run(args: ReplayArgs) -> ExitCode {
         printer.end_file(&name, error.as_deref());
     }
     unusable |= args.out.write_reports(&mut printer, &run, unusable);
+    #[cfg(feature = "otel")]
+    if let Some(otlp) = &otlp {
+        // The server is unknown from a capture: no server.* attributes.
+        crate::report::otel_run::export(otlp, &run, "");
+        if let Err(e) = otlp.shutdown() {
+            eprintln!("mcp-verdict: {e}");
+            unusable = true;
+        }
+    }
     printer.finish();
     exit_code(&printer, unusable)
 }
@@ -224,8 +250,12 @@ fn replay_into_run(
                     } else {
                         TraceObserver::keeping(0)
                     };
-                    run.traces
-                        .push(Trace::from_entry(name, &entry, (**v).clone(), seen, shown));
+                    let mut trace = Trace::from_entry(name, &entry, (**v).clone(), seen, shown);
+                    // The capture's clock, for --otlp (reports draw times relative to it).
+                    trace.started = replay::facts_of(v, &entry)
+                        .started_ms
+                        .map(|ms| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms));
+                    run.traces.push(trace);
                 }
                 Item::Skipped(s) => run.skipped.push((name.to_owned(), s.clone())),
             }

@@ -562,8 +562,9 @@ fn gates(args: &SoakArgs, report: &Report, broken: &[String]) -> Vec<(String, Op
     gates
 }
 
-/// Exports every finished call: a span from its send time (now minus its duration) with the
-/// head, first event and terminal response as events. The session id as `policy` shows it.
+/// Exports every finished call: its call span and, as its child, the exchange's span from its
+/// send time (now minus its duration) with the head, first event and terminal response as
+/// events. The session id as `policy` shows it.
 #[cfg(feature = "otel")]
 fn otel_hook(
     otlp: Arc<report::otel::Otlp>,
@@ -571,7 +572,9 @@ fn otel_hook(
     policy: mcp_verdict::Redaction,
 ) -> soak::CallHook {
     use report::otel::{Event, Exchange, server_of};
+    use report::otel_call::Window;
     let server = server_of(url);
+    let calls = std::sync::atomic::AtomicU64::new(0);
     Box::new(move |verdict, timings, session_id| {
         let duration = timings.end.unwrap_or_default();
         let events = [
@@ -589,14 +592,23 @@ fn otel_hook(
         })
         .collect();
         let session = session_id.map(|id| policy.header_value("mcp-session-id", id));
-        otlp.record(&Exchange {
+        let x = Exchange {
             verdict,
             start: std::time::SystemTime::now() - duration,
             duration,
             events,
             session_id: session.as_deref(),
             server: server.clone(),
-        });
+        };
+        // A soak call is one exchange by construction (`Call::single`): its span and the
+        // exchange's, its child, go out together.
+        let n = calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let ids = otlp.call_ids(n);
+        let mut window = Window::default();
+        window.add(verdict, x.start, x.start + duration, x.session_id);
+        otlp.record(&x, Some(ids));
+        let call = mcp_verdict::Call::single(n, verdict, None);
+        otlp.record_call(ids, &call, &window, server.as_ref());
     })
 }
 

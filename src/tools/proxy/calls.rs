@@ -28,10 +28,20 @@ pub const REORDER_MAX: usize = 1024;
 pub trait CallSink: Send + Sync {
     /// A call is closed.
     fn call(&self, call: &Call);
+
+    /// The exchange numbered `index` was grouped into call number `call` (still open). Told
+    /// for every grouped exchange, in grouping order, always before that call closes (while
+    /// the grouping is locked: keep it quick). For exporters that link an exchange to its call
+    /// before the call ends (`proxy --otlp`); nothing by default.
+    fn joined(&self, index: u64, call: u64) {
+        let _ = (index, call);
+    }
 }
 
 /// What the grouping needs of one finished exchange, owned while it waits.
 struct Finished {
+    /// The exchange's number ([`ExchangeRecord::index`]).
+    index: u64,
     verdict: Verdict,
     headers: Headers,
     body: bytes::Bytes,
@@ -78,7 +88,7 @@ impl CallGrouper {
             let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let g = &mut *g;
             for (_, f) in std::mem::take(&mut g.waiting) {
-                add(&mut g.calls, f, &mut out);
+                add(&mut g.calls, f, &mut out, &self.outs);
             }
             g.calls.finish(&mut |c| out.push(c));
         }
@@ -86,7 +96,8 @@ impl CallGrouper {
     }
 }
 
-fn add(calls: &mut Calls, f: Option<Finished>, out: &mut Vec<Call>) {
+/// Groups one finished exchange and tells `outs` which call it joined.
+fn add(calls: &mut Calls, f: Option<Finished>, out: &mut Vec<Call>, outs: &[Arc<dyn CallSink>]) {
     if let Some(f) = f {
         let facts = ExchangeFacts {
             verdict: &f.verdict,
@@ -95,7 +106,10 @@ fn add(calls: &mut Calls, f: Option<Finished>, out: &mut Vec<Call>) {
             started_ms: Some(f.started_ms),
             duration_ms: f.duration_ms,
         };
-        calls.add(facts, &mut |c| out.push(c));
+        let call = calls.add(facts, &mut |c| out.push(c));
+        for sink in outs {
+            sink.joined(f.index, call);
+        }
     }
 }
 
@@ -103,6 +117,7 @@ impl Sink for CallGrouper {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
         let finished = match (record.verdict, record.request) {
             (Some(v), Some(r)) => Some(Finished {
+                index: record.index,
                 verdict: v.clone(),
                 headers: r.headers.clone(),
                 body: bytes::Bytes::copy_from_slice(record.request_body),
@@ -118,7 +133,7 @@ impl Sink for CallGrouper {
             let g = &mut *g;
             if record.index < g.next {
                 // Late: the others went on without it (past the cap).
-                add(&mut g.calls, finished, &mut out);
+                add(&mut g.calls, finished, &mut out, &self.outs);
             } else {
                 g.waiting.insert(record.index, finished);
                 while g.waiting.len() > REORDER_MAX
@@ -130,7 +145,7 @@ impl Sink for CallGrouper {
                         break;
                     };
                     g.next = i + 1;
-                    add(&mut g.calls, f, &mut out);
+                    add(&mut g.calls, f, &mut out, &self.outs);
                 }
             }
         }

@@ -10,6 +10,12 @@ pub mod html;
 pub mod junit;
 #[cfg(feature = "otel")]
 pub mod otel;
+#[cfg(feature = "otel")]
+pub mod otel_call;
+#[cfg(feature = "otel")]
+pub mod otel_live;
+#[cfg(feature = "otel")]
+pub mod otel_run;
 pub mod proxy;
 mod trace;
 

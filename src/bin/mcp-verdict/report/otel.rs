@@ -1,26 +1,33 @@
-//! `--otlp URL` (feature `otel`): one client span per exchange and the
-//! `mcp.client.operation.duration` histogram, in the OpenTelemetry MCP semantic conventions'
-//! vocabulary (development status; since 2026 kept in the `semantic-conventions-genai`
-//! repository, `docs/gen-ai/mcp.md`), sent as OTLP/HTTP protobuf to `URL/v1/traces` and
-//! `URL/v1/metrics`.
+//! `--otlp URL` (feature `otel`): one client span per logical call, the exchanges' client
+//! spans as its children, and the `mcp.client.operation.duration` histogram, in the
+//! OpenTelemetry MCP semantic conventions' vocabulary (development status; since 2026 kept in
+//! the `semantic-conventions-genai` repository, `docs/gen-ai/mcp.md`), sent as OTLP/HTTP
+//! protobuf to `URL/v1/traces` and `URL/v1/metrics`.
 //!
-//! Span name `{mcp.method.name} {gen_ai.tool.name}` (or the method alone), kind client. The
-//! verdict rides along as `mcp_verdict.*`; `error.type` is the JSON-RPC error code, `tool_error`
-//! for `isError`, or the outcome when the reply is incomplete; the span's status is ERROR exactly
-//! then, described by the JSON-RPC error's message when there is one. Messages from the server
-//! are span events at their arrival times. Not set: `mcp.resource.uri` and `gen_ai.prompt.name`
-//! (the verdict does not carry them), `jsonrpc.protocol.version` (always 2.0).
+//! Span names `{mcp.method.name} {gen_ai.tool.name}` (or the method alone), kind client. The
+//! verdict rides along as `mcp_verdict.*`; `error.type` is [`otel_call::error_kind`]; a span's
+//! status is ERROR exactly then, described by the JSON-RPC error's message when there is one.
+//! Messages from the server are span events of the exchange span at their arrival times. Not
+//! set: `mcp.resource.uri` and `gen_ai.prompt.name` (the verdict does not carry them),
+//! `jsonrpc.protocol.version` (always 2.0).
+//!
+//! [`otel_call::error_kind`]: super::otel_call::error_kind
 
 use std::time::{Duration, SystemTime};
 
-use mcp_verdict::{Outcome, Verdict};
+use mcp_verdict::{Call, Verdict};
 use opentelemetry::metrics::{Histogram, MeterProvider as _};
-use opentelemetry::trace::{Span as _, SpanKind, Status, Tracer as _, TracerProvider as _};
-use opentelemetry::{KeyValue, Value};
+use opentelemetry::trace::{
+    Span as _, SpanContext, SpanKind, Status, TraceContextExt as _, TraceFlags, TraceState,
+    Tracer as _, TracerProvider as _,
+};
+use opentelemetry::{Context, KeyValue, Value};
 use opentelemetry_otlp::{MetricExporter, Protocol, SpanExporter, WithExportConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
+use opentelemetry_sdk::trace::{IdGenerator as _, RandomIdGenerator, SdkTracer, SdkTracerProvider};
+
+use super::otel_call::{self, CallIds, Window};
 
 /// Something that happened during an exchange, for a span event.
 #[derive(Debug, Clone)]
@@ -56,6 +63,8 @@ pub struct Otlp {
     metrics: SdkMeterProvider,
     tracer: SdkTracer,
     duration: Histogram<f64>,
+    /// Random per run: the call spans' ids derive from it ([`CallIds::of`]).
+    nonce: u128,
 }
 
 /// Bucket bounds the conventions recommend for `mcp.client.operation.duration` (seconds).
@@ -90,6 +99,7 @@ impl Otlp {
             .build();
         let traces = SdkTracerProvider::builder()
             .with_batch_exporter(spans)
+            .with_id_generator(otel_call::Ids::default())
             .with_resource(resource.clone())
             .build();
         let metrics = SdkMeterProvider::builder()
@@ -104,16 +114,54 @@ impl Otlp {
             .with_description("Time from sending an MCP request until its response ended.")
             .with_boundaries(BOUNDS.to_vec())
             .build();
+        let nonce = u128::from_be_bytes(RandomIdGenerator::default().new_trace_id().to_bytes());
         Ok(Otlp {
             traces,
             metrics,
             tracer,
             duration,
+            nonce,
         })
     }
 
-    /// Records one exchange: its span (with events) and a histogram point.
-    pub fn record(&self, x: &Exchange<'_>) {
+    /// The ids of the span of call `n` (numbered within this run, from 0).
+    pub fn call_ids(&self, n: u64) -> CallIds {
+        CallIds::of(self.nonce, n)
+    }
+
+    /// Records one call's span, with the ids [`Otlp::call_ids`] gave its exchanges as their
+    /// parent: it starts with its first exchange and ends with its last (`w`).
+    pub fn record_call(
+        &self,
+        ids: CallIds,
+        call: &Call,
+        w: &Window,
+        server: Option<&(String, u16)>,
+    ) {
+        let start = w.start.unwrap_or_else(SystemTime::now);
+        let builder = self
+            .tracer
+            .span_builder(otel_call::span_name(call))
+            .with_kind(SpanKind::Client)
+            .with_start_time(start)
+            .with_attributes(otel_call::attributes(call, w, server));
+        // A root: no parent, so the forced ids are its trace and span id.
+        let mut span = otel_call::with_ids(ids, || {
+            self.tracer.build_with_context(builder, &Context::new())
+        });
+        if otel_call::error_kind(call.error_code, call.outcome, call.complete).is_some() {
+            let why = w
+                .error_message
+                .clone()
+                .unwrap_or_else(|| call.outcome.summary().to_owned());
+            span.set_status(Status::error(why));
+        }
+        span.end_with_timestamp(w.end.unwrap_or(start).max(start));
+    }
+
+    /// Records one exchange: its span (with events), the child of its call's span when
+    /// `parent` names it, and a histogram point.
+    pub fn record(&self, x: &Exchange<'_>, parent: Option<CallIds>) {
         let v = x.verdict;
         let common = metric_attributes(x);
         self.duration.record(x.duration.as_secs_f64(), &common);
@@ -123,13 +171,24 @@ impl Otlp {
             Some(tool) => format!("{} {tool}", method_name(v)),
             None => method_name(v),
         };
-        let mut span = self
+        let builder = self
             .tracer
             .span_builder(name)
             .with_kind(SpanKind::Client)
             .with_start_time(x.start)
-            .with_attributes(attrs)
-            .start(&self.tracer);
+            .with_attributes(attrs);
+        let cx = match parent {
+            // The call span may not exist yet (the proxy ends it later): its ids are derived.
+            Some(ids) => Context::new().with_remote_span_context(SpanContext::new(
+                ids.trace,
+                ids.span,
+                TraceFlags::SAMPLED,
+                false,
+                TraceState::default(),
+            )),
+            None => Context::new(),
+        };
+        let mut span = self.tracer.build_with_context(builder, &cx);
         for e in &x.events {
             let mut attrs = Vec::new();
             if let Some(m) = &e.method {
@@ -196,12 +255,11 @@ fn span_attributes(x: &Exchange<'_>) -> Vec<KeyValue> {
     let mut attrs = Vec::new();
     // The conventions leave a null or missing id out.
     if let Some(id) = v.id.as_ref().filter(|id| !id.is_null()) {
-        let id = match id {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-        attrs.push(KeyValue::new("jsonrpc.request.id", id));
+        attrs.push(KeyValue::new("jsonrpc.request.id", otel_call::id_text(id)));
     }
+    // A replayed entry without a method is a POST, as the verdicts read it.
+    let method = v.http_method.as_deref().unwrap_or("POST");
+    attrs.push(KeyValue::new("http.request.method", method.to_owned()));
     if let Some(session) = x.session_id {
         attrs.push(KeyValue::new("mcp.session.id", session.to_owned()));
     }
@@ -218,6 +276,9 @@ fn span_attributes(x: &Exchange<'_>) -> Vec<KeyValue> {
         KeyValue::new("mcp_verdict.retry_advice", v.retry.advice.as_str()),
         KeyValue::new("mcp_verdict.end", super::html::end_word(v)),
     ]);
+    if let Some(origin) = v.status_origin {
+        attrs.push(KeyValue::new("mcp_verdict.status_origin", origin.as_str()));
+    }
     if !v.violations.is_empty() {
         let rules: Vec<_> = v.violations.iter().map(|r| r.rule.id().into()).collect();
         attrs.push(KeyValue::new(
@@ -228,16 +289,9 @@ fn span_attributes(x: &Exchange<'_>) -> Vec<KeyValue> {
     attrs
 }
 
-/// `error.type`: the JSON-RPC error code, `tool_error` for `isError`, or the outcome of an
-/// incomplete reply.
+/// `error.type` of an exchange: the call spans' mapping, from its own outcome.
 fn error_type(v: &Verdict) -> Option<String> {
-    if let Some(code) = v.error_code {
-        return Some(code.to_string());
-    }
-    if v.outcome == Outcome::ToolError {
-        return Some("tool_error".into());
-    }
-    (!v.complete).then(|| v.outcome.as_str().to_owned())
+    otel_call::error_kind(v.error_code, v.outcome, v.complete)
 }
 
 /// Host and port of an http(s) URL, for `server.address` / `server.port`.

@@ -1,5 +1,6 @@
-//! `proxy --html FILE` and `proxy --otlp URL`: one sink that exports a span per exchange as it
-//! finishes and keeps what the page needs, written when the proxy stops.
+//! `proxy --html FILE` and `proxy --otlp URL`: one sink that exports a span per exchange once
+//! grouped and a span per call once closed ([`LiveCalls`](super::otel_live::LiveCalls)), and
+//! keeps what the page needs, written when the proxy stops.
 //!
 //! A proxy runs for days, so memory is bounded: the counts cover every exchange, while only the
 //! last [`KEEP`] judged exchanges (each with at most `--max-timeline-messages` timed messages), the last
@@ -39,7 +40,7 @@ pub struct ProxyReports {
     /// What is shown: session ids become stand-ins, as in recordings, unless `--no-redact`.
     redaction: Redaction,
     #[cfg(feature = "otel")]
-    otlp: Option<super::otel::Otlp>,
+    otlp: Option<super::otel_live::LiveCalls>,
     kept: Mutex<Kept>,
 }
 
@@ -58,13 +59,17 @@ impl ProxyReports {
         if let Some(path) = &html {
             std::fs::File::create(path).map_err(|e| format!("--html {}: {e}", path.display()))?;
         }
+        let source = redaction.url(upstream).into_owned();
         #[cfg(feature = "otel")]
-        let otlp = otlp.map(super::otel::Otlp::new).transpose()?;
+        let otlp = otlp
+            .map(super::otel::Otlp::new)
+            .transpose()?
+            .map(|o| super::otel_live::LiveCalls::new(o, source.clone()));
         #[cfg(not(feature = "otel"))]
         let _ = otlp;
         Ok(Some(ProxyReports {
             html,
-            source: redaction.url(upstream).into_owned(),
+            source,
             redaction,
             #[cfg(feature = "otel")]
             otlp,
@@ -190,13 +195,25 @@ impl Sink for ProxyReports {
             return;
         };
         let trace = self.trace_of(record, verdict);
+        // The exporter takes the trace; the page a copy when it wants one too.
         #[cfg(feature = "otel")]
-        if let Some(otlp) = &self.otlp {
-            otlp.record(&super::otel_exchange(&trace, &self.source));
-        }
+        let trace = match &self.otlp {
+            Some(live) => {
+                // The call grouping takes exactly the judged exchanges with a request.
+                let grouped = record.request.is_some();
+                let page = self.html.is_some().then(|| trace.clone());
+                live.exchange(record.index, trace, grouped);
+                page
+            }
+            None => Some(trace),
+        };
+        #[cfg(not(feature = "otel"))]
+        let trace = Some(trace);
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         kept.summary.add(verdict);
-        if self.html.is_some() {
+        if self.html.is_some()
+            && let Some(trace) = trace
+        {
             push_bounded(&mut kept.traces, trace);
         }
     }
@@ -204,11 +221,22 @@ impl Sink for ProxyReports {
 
 impl CallSink for ProxyReports {
     fn call(&self, call: &Call) {
+        #[cfg(feature = "otel")]
+        if let Some(live) = &self.otlp {
+            live.call(call);
+        }
         if self.html.is_none() {
             return;
         }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         push_bounded(&mut kept.calls, (self.source.clone(), call.clone()));
+    }
+
+    #[cfg(feature = "otel")]
+    fn joined(&self, index: u64, call: u64) {
+        if let Some(live) = &self.otlp {
+            live.joined(index, call);
+        }
     }
 }
 
