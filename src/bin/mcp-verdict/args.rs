@@ -407,7 +407,7 @@ pub(crate) struct DiffArgs {
     #[arg(long, value_name = "LIST", default_value = "all")]
     pub(crate) fail_on: String,
     /// An operation's p99 call duration growing by more than this many percent (and by at
-    /// least 10 ms) is a latency regression.
+    /// least 50 ms) is a latency regression.
     #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = units::percent)]
     pub(crate) latency_threshold: f64,
     /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).

@@ -46,8 +46,8 @@ wire_names! {
 }
 
 /// A p99 growth smaller than this many milliseconds is never a regression: on fast calls a
-/// few milliseconds of noise are many percent.
-pub const LATENCY_FLOOR_MS: u64 = 10;
+/// few milliseconds of noise (a first connection, a busy machine) are many percent.
+pub const LATENCY_FLOOR_MS: u64 = 50;
 
 /// How the outcome ranks, worse is higher: a success, a complete error answer, no complete
 /// answer.
@@ -272,7 +272,11 @@ fn latency(a: &[CallSummary], b: &[CallSummary], threshold_pct: f64) -> Vec<Late
         .into_iter()
         .map(|(operation, (da, db))| {
             let (a, b) = (Spread::of(da), Spread::of(db));
-            let change = |x: u64, y: u64| (x > 0).then(|| (y as f64 - x as f64) * 100.0 / x as f64);
+            let change = |x: u64, y: u64| match (x, y) {
+                (0, 0) => Some(0.0),
+                (0, _) => None,
+                _ => Some((y as f64 - x as f64) * 100.0 / x as f64),
+            };
             let both = a.zip(b);
             let p99_change_pct = both.and_then(|(a, b)| change(a.p99_ms, b.p99_ms));
             let regression = both.is_some_and(|(a, b)| {

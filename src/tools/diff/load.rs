@@ -145,10 +145,29 @@ fn sniff(reader: &mut impl BufRead) -> Result<Kind, LoadError> {
         b"index" => Ok(Kind::Verdicts),
         b"call" => Ok(Kind::Calls),
         b"requests" => Ok(Kind::Soak),
-        other => Err(LoadError::Unknown(format!(
-            "its first member is {:?}",
-            String::from_utf8_lossy(other)
-        ))),
+        other => by_members(head).ok_or_else(|| {
+            LoadError::Unknown(format!(
+                "its first member is {:?}",
+                String::from_utf8_lossy(other)
+            ))
+        }),
+    }
+}
+
+/// A log line that starts with another member (`replay --format jsonl` puts `file` first):
+/// the members of the first line, when it is a whole object within `head`, tell.
+fn by_members(head: &[u8]) -> Option<Kind> {
+    let line = &head[..memchr::memchr(b'\n', head)?];
+    let serde_json::Value::Object(first) = serde_json::from_slice(line).ok()? else {
+        return None;
+    };
+    let has = |k: &str| first.contains_key(k);
+    if has("index") && has("layer") && has("outcome") {
+        Some(Kind::Verdicts)
+    } else if has("call") && has("entries") && has("outcome") {
+        Some(Kind::Calls)
+    } else {
+        None
     }
 }
 
@@ -222,7 +241,14 @@ mod tests {
         assert!(matches!(kind("  \n"), Err(LoadError::Empty)));
         let e = kind("[1]").unwrap_err().to_string();
         assert!(e.contains("not a JSON object"), "{e}");
-        let e = kind("{\"x\":1}").unwrap_err().to_string();
+        assert_eq!(
+            kind(
+                "{\"file\":\"a.har\",\"index\":0,\"layer\":\"stream\",\"outcome\":\"CANCELLED\"}\n"
+            )
+            .unwrap(),
+            Kind::Verdicts
+        );
+        let e = kind("{\"x\":1}\n").unwrap_err().to_string();
         assert!(e.contains("\"x\""), "{e}");
     }
 }
