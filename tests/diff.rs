@@ -315,3 +315,71 @@ fn unusable_input_exits_2_with_one_line() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// The `diff` samples of the README and of docs/diff.md (a ```text fence whose first line is
+/// `$ mcp-verdict diff …`) are what the binary prints on the shipped testdata: their lines in
+/// order, `…` standing for any number of lines left out.
+#[test]
+fn the_documented_samples_are_what_the_binary_prints() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for page in ["README.md", "docs/diff.md"] {
+        let text = std::fs::read_to_string(root.join(page)).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line != "```text" {
+                continue;
+            }
+            let fence: Vec<&str> = lines.by_ref().take_while(|l| *l != "```").collect();
+            let Some(command) = fence
+                .first()
+                .and_then(|l| l.strip_prefix("$ mcp-verdict diff "))
+            else {
+                continue;
+            };
+            let out = Command::new(BIN)
+                .arg("diff")
+                .args(command.split_whitespace())
+                .current_dir(root)
+                .env("NO_COLOR", "1")
+                .output()
+                .unwrap();
+            let printed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(|l| l.trim_end().to_owned())
+                .collect();
+            let mut at = 0;
+            let mut gap = false;
+            for expected in &fence[1..] {
+                let expected = expected.trim_end();
+                if expected == "…" {
+                    gap = true;
+                    continue;
+                }
+                let found = if gap {
+                    printed[at..]
+                        .iter()
+                        .position(|p| p == expected)
+                        .map(|i| at + i)
+                } else {
+                    (printed.get(at).map(String::as_str) == Some(expected)).then_some(at)
+                };
+                let Some(i) = found else {
+                    panic!(
+                        "{page}: `{command}`: {expected:?} is not printed there:\n{}",
+                        printed.join("\n")
+                    );
+                };
+                at = i + 1;
+                gap = false;
+            }
+            assert!(
+                gap || printed[at..].iter().all(|l| l.is_empty()),
+                "{page}: `{command}` prints more: {:?}",
+                &printed[at..]
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2, "one sample in each page");
+}
