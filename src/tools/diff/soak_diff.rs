@@ -130,8 +130,10 @@ mod tests {
             .copied()
             .find(|r| r.level() == Level::Must)
             .unwrap();
-        let mut a = Report::default();
-        a.requests = 10;
+        let mut a = Report {
+            requests: 10,
+            ..Report::default()
+        };
         a.outcomes.insert("TOOL_SUCCESS".into(), 10);
         for _ in 0..10 {
             a.terminal_us.record(100_000);

@@ -252,6 +252,14 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
+    /// docs/diff.md's memory formula counts 200 bytes per call: the summary and its share of the
+    /// pairing index.
+    #[test]
+    fn a_summary_stays_small() {
+        assert!(std::mem::size_of::<CallSummary>() <= 128);
+        assert_eq!(std::mem::size_of::<Rule>(), 1, "1 B per rule broken");
+    }
+
     #[test]
     fn equal_arguments_in_any_order_digest_alike_and_meta_is_ignored() {
         let a = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"a":1,"b":[2]},"_meta":{"progressToken":1}}}"#;
