@@ -4,6 +4,8 @@
 //! logs written by `replay`, soak reports written by `soak -o`. Each regression kind, the exit
 //! codes 0/1/2, `--fail-on` and every output format.
 
+#[cfg(target_os = "linux")]
+mod peak;
 mod support;
 
 use std::path::{Path, PathBuf};
@@ -382,4 +384,75 @@ fn the_documented_samples_are_what_the_binary_prints() {
         }
     }
     assert_eq!(checked, 2, "one sample in each page");
+}
+
+/// Writes a HAR of `n` `tools/call` entries (distinct arguments), each answered with a
+/// `body_kib` KiB text, taking `slow_ms` every 50th call and 13 ms otherwise.
+#[cfg(target_os = "linux")]
+fn write_big_har(path: &Path, n: usize, body_kib: usize, slow_ms: u64) {
+    use std::io::Write;
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    write!(
+        f,
+        r#"{{"log":{{"version":"1.2","creator":{{"name":"t","version":"1"}},"entries":["#
+    )
+    .unwrap();
+    let text = "x".repeat(body_kib << 10);
+    for i in 0..n {
+        let request = serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+            "params": {"name": "synthetic", "arguments": {"n": i}}});
+        let response = serde_json::json!({"jsonrpc": "2.0", "id": i + 1, "result": {
+            "content": [{"type": "text", "text": text}], "isError": false}});
+        let time = if i % 50 == 49 { slow_ms } else { 13 };
+        let entry = serde_json::json!({
+            "startedDateTime": "2026-12-02T10:00:00.000Z", "time": time,
+            "request": {"method": "POST", "url": "https://mcp.example.test/mcp",
+                "headers": [{"name": "Content-Type", "value": "application/json"},
+                            {"name": "Accept", "value": "application/json, text/event-stream"},
+                            {"name": "MCP-Protocol-Version", "value": "2025-11-25"}],
+                "postData": {"mimeType": "application/json", "text": request.to_string()}},
+            "response": {"status": 200, "headers": [{"name": "Content-Type", "value": "application/json"}],
+                "content": {"mimeType": "application/json", "text": response.to_string()}}
+        });
+        let sep = if i == 0 { "" } else { "," };
+        write!(f, "{sep}{entry}").unwrap();
+    }
+    write!(f, "]}}}}").unwrap();
+    f.flush().unwrap();
+}
+
+/// Two captures of 48 MB each: the diff keeps summaries, not bodies, so the process stays far
+/// below the size of one capture (docs/diff.md#memory).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_large_capture_pair_is_diffed_in_streaming_memory() {
+    let dir = recordings().join("big");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.har"), dir.join("b.har"));
+    write_big_har(&a, 12_000, 4, 13);
+    write_big_har(&b, 12_000, 4, 400);
+    let size = std::fs::metadata(&a).unwrap().len();
+    assert!(size > 48_000_000, "{size}");
+    let child = Command::new(BIN)
+        .args(["diff", "--format", "json"])
+        .args([&a, &b])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = peak::measure(child, std::time::Duration::from_secs(120), "diff");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["diff"]["paired"], 12_000);
+    assert_eq!(doc["regressions"], serde_json::json!(["latency"]));
+    let peak_mb = run.peak_kib * 1024 / 1_000_000;
+    eprintln!(
+        "diff of two {} MB captures: peak {peak_mb} MB",
+        size / 1_000_000
+    );
+    assert!(
+        peak_mb < 32,
+        "peak {peak_mb} MB for two {size}-byte captures"
+    );
 }
