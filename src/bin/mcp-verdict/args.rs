@@ -29,6 +29,7 @@ use crate::units;
         "  cat capture.har | mcp-verdict replay --format jsonl\n",
         "  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool echo\n",
         "  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16 --timeout 3s\n",
+        "  mcp-verdict diff yesterday.har today.har\n",
         "  mkdir -p ~/.local/share/bash-completion/completions && mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n",
         "  mcp-verdict man --dir ~/.local/share/man/man1"
     )

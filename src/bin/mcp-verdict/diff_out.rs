@@ -189,10 +189,11 @@ impl Out {
 
 fn heading(names: &[Named; 2], md: bool) -> String {
     let one = |side: &str, n: &Named| {
-        let unit = if n.kind == Kind::Soak {
-            "requests"
-        } else {
-            "calls"
+        let unit = match (n.kind == Kind::Soak, n.calls == 1) {
+            (true, true) => "request",
+            (true, false) => "requests",
+            (false, true) => "call",
+            (false, false) => "calls",
         };
         if md {
             format!("**{side}** `{}` ({}, {} {unit})", n.file, n.kind, n.calls)
