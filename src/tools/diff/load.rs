@@ -230,6 +230,53 @@ fn har_calls(reader: impl Read + Seek, limits: Limits) -> Result<Vec<CallSummary
 mod tests {
     use super::*;
 
+    /// A capture's summaries are the calls `replay --calls` gives (its grouping, streamed): on
+    /// every shipped capture, call for call.
+    #[test]
+    fn capture_summaries_are_the_calls_of_replay_calls() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/har");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "har") {
+                continue;
+            }
+            let limits = Limits::default();
+            let mut expected = Vec::new();
+            let whole = std::fs::File::open(&path).unwrap();
+            if crate::replay::replay_calls(whole, limits, &mut |c| expected.push(c)).is_err() {
+                continue;
+            }
+            let file = BufReader::new(File::open(&path).unwrap());
+            let got = har_calls(file, limits).unwrap();
+            let name = path.display();
+            assert_eq!(got.len(), expected.len(), "{name}");
+            for (g, e) in got.iter().zip(&expected) {
+                let e = CallSummary::of_call_record(e);
+                let same = (
+                    g.call,
+                    &g.method,
+                    &g.tool,
+                    g.outcome,
+                    g.complete,
+                    g.post_count,
+                );
+                let want = (
+                    e.call,
+                    &e.method,
+                    &e.tool,
+                    e.outcome,
+                    e.complete,
+                    e.post_count,
+                );
+                assert_eq!(same, want, "{name}");
+                assert!(e.rules.iter().all(|r| g.rules.contains(r)), "{name}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 50, "{checked} captures");
+    }
+
     #[test]
     fn the_first_member_tells_the_kind() {
         let kind = |text: &str| sniff(&mut io::Cursor::new(text.as_bytes().to_vec()));
