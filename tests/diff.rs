@@ -22,7 +22,9 @@ fn recordings() -> &'static Path {
     DIR.get_or_init(|| {
         let rt = support::runtime();
         let server = support::fault_server(&rt);
-        let dir = std::env::temp_dir().join(format!("mcp-verdict-diff-{}", std::process::id()));
+        // Under the target directory, made afresh each run: nothing is left in /tmp.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("diff-recordings");
+        let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let record = |name: &str, scenario: Option<&str>, tool: Option<&str>| {
             let mut args = vec!["probe".to_owned(), server.url(scenario), "-o".into()];
