@@ -148,7 +148,7 @@ pub use crate::core::{redact, shapes, sse};
 #[cfg(feature = "proxy")]
 pub use crate::tools::proxy;
 #[cfg(feature = "tools")]
-pub use crate::tools::{faults, soak};
+pub use crate::tools::{diff, faults, soak};
 pub use redact::Redaction;
 
 pub use arrival::{Arrivals, MAX_MARKS, Mark};

@@ -255,6 +255,78 @@ pub fn replay_har_seekable<R: Read + Seek>(
     })
 }
 
+/// Judges one entry streamed, then gives each row's verdict with its request's facts.
+struct WithFacts<'a> {
+    judge: Judge<'a>,
+    rows: &'a std::cell::RefCell<Vec<Item>>,
+    request: (crate::request::Headers, Vec<u8>),
+    each: &'a mut dyn FnMut(ExchangeFacts<'_>),
+}
+
+impl EntrySink for WithFacts<'_> {
+    fn begin(&mut self, head: EntryHead) {
+        // The request only (small, and held by the reader anyway): never the response body.
+        self.request = (head.request_headers.clone(), head.request_body.clone());
+        self.judge.begin(head);
+    }
+
+    fn body(&mut self, piece: &[u8]) {
+        self.judge.body(piece);
+    }
+
+    fn finish(&mut self, tail: EntryTail) {
+        let started_ms = tail.started.as_deref().and_then(rfc3339_ms);
+        let duration_ms = tail.time_ms.filter(|t| *t >= 0.0).map(|t| t as u64);
+        self.judge.finish(tail);
+        let rows = std::mem::take(&mut *self.rows.borrow_mut());
+        for item in rows {
+            if let Item::Verdict(verdict) = item {
+                (self.each)(ExchangeFacts {
+                    verdict: &verdict,
+                    headers: &self.request.0,
+                    body: &self.request.1,
+                    started_ms,
+                    duration_ms,
+                });
+            }
+        }
+    }
+}
+
+/// Replays a HAR file streamed like [`replay_har_seekable`] (response bodies never held whole)
+/// and gives every verdict with the facts [`Calls`] groups by, as [`facts_of`] reads them from
+/// a whole entry: for callers that group calls and keep their own per-exchange notes (`diff`).
+///
+/// # Errors
+/// When the capture is unusable; verdicts before the problem have been delivered.
+pub fn replay_facts_seekable<R: Read + Seek>(
+    reader: R,
+    limits: Limits,
+    each: &mut dyn FnMut(ExchangeFacts<'_>),
+) -> Result<ReplayStats, HarError> {
+    let rows = std::cell::RefCell::new(Vec::new());
+    let mut push = |item: Item| rows.borrow_mut().push(item);
+    let mut driver = Driver::new(limits);
+    let mut sink = WithFacts {
+        judge: Judge {
+            driver: &mut driver,
+            current: None,
+            chunks: &mut std::iter::empty(),
+            observer: &mut (),
+            each: &mut push,
+        },
+        rows: &rows,
+        request: Default::default(),
+        each,
+    };
+    har::stream_entries_seekable(reader, har::hold_cap(&limits), &mut sink)?;
+    drop(sink);
+    Ok(ReplayStats {
+        tools_forgotten: driver.session().tools_forgotten(),
+        server_requests_unlisted: driver.session().server_requests_unlisted(),
+    })
+}
+
 /// `next` retries the handshake that `refused` failed, so `refused` does not fail the run: a
 /// refused `server/discover` followed by `initialize` (how a client detects a legacy server) or
 /// by `server/discover` again (the retry after a version rejection), or an `initialize` refused

@@ -29,6 +29,7 @@ use crate::units;
         "  cat capture.har | mcp-verdict replay --format jsonl\n",
         "  mcp-verdict probe https://example.com/mcp -H 'Authorization: Bearer …' --tool echo\n",
         "  mcp-verdict soak http://127.0.0.1:8787/mcp --tool echo -n 10000 -c 16 --timeout 3s\n",
+        "  mcp-verdict diff yesterday.har today.har\n",
         "  mkdir -p ~/.local/share/bash-completion/completions && mcp-verdict completions bash > ~/.local/share/bash-completion/completions/mcp-verdict\n",
         "  mcp-verdict man --dir ~/.local/share/man/man1"
     )
@@ -67,6 +68,11 @@ pub(crate) enum Command {
     Soak(SoakArgs),
     /// Forward to an MCP endpoint and judge every exchange of any client as it streams.
     Proxy(ProxyArgs),
+    /// What changed between two runs: calls paired, changes and regressions (exit 1 on any).
+    #[command(
+        after_help = "A and B: HAR captures, verdict logs (--format jsonl, proxy --log), calls files (--calls --format jsonl) or soak reports (soak -o), told apart by content; two soak reports are compared as whole runs.\n\nRegression kinds (--fail-on): incomplete, outcome, must_rule, new_failure, latency.\n\nExit: 0 no regression of the --fail-on kinds; 1 some; 2 unusable input.\n\nExamples:\n  mcp-verdict diff yesterday.har today.har\n  mcp-verdict diff a.jsonl b.jsonl --format markdown --fail-on incomplete,must_rule\n  mcp-verdict diff base.json head.json --latency-threshold 50"
+    )]
+    Diff(DiffArgs),
     /// Work with soak reports.
     Report {
         #[command(subcommand)]
@@ -395,6 +401,43 @@ pub(crate) struct ProbeArgs {
     pub(crate) redact: RedactArgs,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct DiffArgs {
+    /// The reference run (yesterday's, or server A's).
+    pub(crate) a: PathBuf,
+    /// The run compared with it (today's, or server B's).
+    pub(crate) b: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DiffFormatArg::Human)]
+    pub(crate) format: DiffFormatArg,
+    /// Regression kinds that exit 1, comma-separated: incomplete, outcome, must_rule,
+    /// new_failure, latency; or all, or none.
+    #[arg(long, value_name = "LIST", default_value = "all")]
+    pub(crate) fail_on: String,
+    /// An operation's p99 call duration growing by more than this many percent (and by at
+    /// least 50 ms) is a latency regression.
+    #[arg(long, value_name = "PCT", default_value_t = 20.0, value_parser = units::percent)]
+    pub(crate) latency_threshold: f64,
+    /// Colour in human output (auto: on a terminal, unless NO_COLOR is set).
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub(crate) color: ColorArg,
+    #[command(flatten)]
+    pub(crate) limits: LimitArgs,
+}
+
+/// `diff --format`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiffFormatArg {
+    /// Readable tables.
+    Human,
+    /// One JSON document.
+    Json,
+    /// Markdown tables, for CI job summaries.
+    Markdown,
+    /// JUnit XML: one test case per regression kind.
+    Junit,
 }
 
 #[derive(clap::Args)]

@@ -1,7 +1,7 @@
 //! `mcp-verdict`: judge MCP Streamable-HTTP exchanges.
 //!
 //! This file is only the top: it parses the flags ([`args`]) and hands each command to its
-//! module. The commands (`replay`, `probe`, `faults`, `soak`, `proxy`, `rules`, `docs`) are
+//! module. The commands (`replay`, `probe`, `faults`, `soak`, `proxy`, `diff`, `rules`, `docs`) are
 //! siblings that import none of each other; what they share is in [`cli`] and the helpers
 //! beside it (`tests/layout.rs` checks both).
 //!
@@ -10,6 +10,8 @@
 mod args;
 mod calls_out;
 mod cli;
+mod diff;
+mod diff_out;
 mod docs;
 mod exit;
 mod faults;
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => faults::demo(args),
         Command::Soak(args) => soak::run(args),
         Command::Proxy(args) => proxy::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Report { command } => match command {
             ReportCommand::Merge {
                 files,

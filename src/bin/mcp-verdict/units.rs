@@ -135,6 +135,15 @@ pub fn per_second(text: &str) -> Result<f64, String> {
     }
 }
 
+/// A percentage (`--latency-threshold`): 0 or more and finite; a trailing `%` is allowed.
+pub fn percent(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    match t.strip_suffix('%').unwrap_or(t).trim().parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!("{text:?}: a percentage, 0 or more, e.g. 20 or 20%")),
+    }
+}
+
 /// A byte size that must fit in memory (`usize`), e.g. `4MiB`.
 pub fn size_usize(text: &str) -> Result<usize, String> {
     let n = size(text)?;
