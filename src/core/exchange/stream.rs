@@ -457,6 +457,15 @@ impl StreamSink<'_> {
                     self.stream.last_progress = Some(value);
                 }
             }
+            // Only on a request's own stream: a listen stream may carry many tasks.
+            Some(m)
+                if crate::task::STATUS_NOTIFICATIONS.contains(&m)
+                    && self.stream.listen.is_none() =>
+            {
+                if let Some(task) = crate::task::of_notification(env.raw, self.version) {
+                    self.stream.task_note = Some(task);
+                }
+            }
             Some("notifications/message")
                 if self.version.is_stateless()
                     && self.req.meta(crate::wire::META_LOG_LEVEL).is_none() =>
