@@ -432,16 +432,20 @@ fn is_task_method(method: &str) -> bool {
 }
 
 /// What a poll (`tasks/get`, `tasks/result`) of the call's task makes of the call, over the
-/// poll's own verdict (already in `call`): the terminal task's end; a task unknown or expired
-/// (-32602), or still running, leaves the call incomplete. A poll that failed keeps its own
-/// outcome (incomplete): the task's state is unknown then.
+/// poll's own verdict (already in `call`): the terminal task's end; a task still running is
+/// `DEFERRED`, incomplete. A poll that failed keeps its own outcome, incomplete (the task's
+/// state is unknown then): a JSON-RPC error (-32602: the task is unknown or expired), an HTTP
+/// error, a broken stream.
 fn follow_task(call: &mut Call, v: &Verdict) {
     if let Some(end) = v.task.as_ref().and_then(|t| t.end) {
         call.outcome = end.outcome;
         call.error_code = end.error_code;
         call.complete = end.outcome.is_complete();
-    } else if v.outcome == Outcome::JsonrpcError && v.error_code == Some(INVALID_PARAMS) {
-        call.complete = false;
+    } else if v.outcome == Outcome::JsonrpcError {
+        // A 2025-11-25 `tasks/result` error is the task's own answer (its execution failed); a
+        // poll's error says nothing of the task's end: -32602 is a task unknown or expired,
+        // anything else a poll that failed.
+        call.complete = v.method.as_deref() == Some("tasks/result");
     } else if v.complete {
         // Answered, the task not over (or a completed task's result not fetched yet).
         call.outcome = Outcome::Deferred;
@@ -449,9 +453,6 @@ fn follow_task(call: &mut Call, v: &Verdict) {
         call.complete = false;
     }
 }
-
-/// JSON-RPC "invalid params": a task poll's answer for a task unknown or expired.
-const INVALID_PARAMS: i64 = -32602;
 
 fn close(mut open: Open) -> Call {
     for id in &open.waiting {
@@ -814,6 +815,52 @@ mod tests {
             assert_eq!(
                 ended(&conversation),
                 (Outcome::ToolError, None, true, Some(TaskStatus::Completed))
+            );
+        }
+
+        /// 2025-11-25: `tasks/get` says completed without the result; `tasks/result` fetches
+        /// it, and its JSON-RPC error is the failed task's own answer (complete), unlike a
+        /// poll's.
+        #[test]
+        fn tasks_result_gives_the_answer_a_completed_poll_left_out() {
+            let done = poll(2, "t1", r#""status":"completed""#);
+            assert_eq!(
+                ended(&[handle(1, "t1"), done.clone()]),
+                (Outcome::Deferred, None, false, Some(TaskStatus::Completed))
+            );
+            let result = task_req(3, "tasks/result", "t1");
+            let fetched = (result.clone(), ok(3, r#"{"content":[],"isError":true}"#));
+            assert_eq!(
+                ended(&[handle(1, "t1"), done.clone(), fetched]),
+                (Outcome::ToolError, None, true, Some(TaskStatus::Completed))
+            );
+            let failed = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"x"}}"#;
+            assert_eq!(
+                ended(&[handle(1, "t1"), done, (result, failed.to_owned())]),
+                (
+                    Outcome::JsonrpcError,
+                    Some(-32000),
+                    true,
+                    Some(TaskStatus::Completed)
+                )
+            );
+        }
+
+        #[test]
+        fn a_notification_for_another_task_is_not_this_polls() {
+            let note = r#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"other","status":"cancelled"}}"#;
+            let stream = format!("event: message\ndata: {note}\n\n!");
+            let conversation = [handle(1, "t1"), (task_req(2, "tasks/get", "t1"), stream)];
+            let (verdicts, _) = judge(&conversation);
+            assert_eq!(verdicts[1].task_status, None);
+            assert_eq!(
+                ended(&conversation),
+                (
+                    Outcome::StreamAborted,
+                    None,
+                    false,
+                    Some(TaskStatus::Working)
+                )
             );
         }
 

@@ -427,9 +427,9 @@ pub struct Verdict {
     pub client_error: Option<String>,
     /// The task status the exchange reported ([`TaskStatus`]: `working`, `input_required`,
     /// `completed`, `failed`, `cancelled`): of the task handle a `tools/call` got, of a
-    /// `tasks/get` result, or else of the last task status notification on its stream. `null`
-    /// when it reported none (every other exchange, a status this crate does not know, and a
-    /// `GET` listen stream, which may carry many tasks).
+    /// `tasks/get` result, or else of the last task status notification for its `taskId` on a
+    /// `tasks/*` request's stream. `null` when it reported none (every other exchange, a
+    /// status this crate does not know, and a listen stream, which may carry many tasks).
     pub task_status: Option<TaskStatus>,
     /// What the exchange learned of a task, for the call grouping ([`TaskReport`]): not part of
     /// the JSON form (it is `null` after a round trip through JSON); `task_status` is its status.
