@@ -1552,6 +1552,28 @@ def job_ack(c, id_, method, **more):
         outcome="SUCCESS", advice="none", result_type="complete", task_status=None)
 
 
+@case("2025-11-25 experimental tasks: a task-augmented tools/call got a CreateTaskResult (DEFERRED, advice "
+      "poll after pollInterval), tasks/get (a flat Task, no resultType) said working then completed without "
+      "the result, and tasks/result fetched it (isError true): the call is TOOL_ERROR, complete, task_status "
+      "completed; before tasks/result it would have been DEFERRED, incomplete.", pv=V1125, handshake=True)
+def task_result_1125(c):
+    tid = "786512e2-9e0d-44bd-8f29-789f320fe840"
+    task = {"taskId": tid, "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000, "pollInterval": 3000}
+    req = req25(V1125, 2, "tools/call", {"name": "render_video", "arguments": {"scene": 4}, "task": {"ttl": 60000}})
+    c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="poll", after_ms=3000,
+        task_status="working")
+    for id_, status in ((3, "working"), (4, "completed")):
+        c.x(req25(V1125, id_, "tasks/get", {"taskId": tid}), jresp(ok(id_, {**task, "status": status})),
+            outcome="SUCCESS", advice="none", task_status=status)
+    c.x(req25(V1125, 5, "tasks/result", {"taskId": tid}),
+        jresp(ok(5, tool_result("scene too dark", rt=None, is_error=True))),
+        outcome="SUCCESS", advice="none", task_status=None)
+    c.call([0], outcome="SUCCESS", ids=[1])
+    c.call([1], outcome="NOTIFICATION_ACCEPTED")
+    c.call([2, 3, 4, 5], outcome="TOOL_ERROR", ids=[2, 3, 4, 5], retry_origin="poll", task_status="completed")
+
+
 @case("Task completed: tools/call got a handle (DEFERRED, advice poll after pollIntervalMilliseconds), "
       "tasks/get said working, then completed with the CallToolResult in result: the call takes the tool's "
       "outcome, TOOL_SUCCESS, complete, task_status completed; each poll alone is a SUCCESS.")

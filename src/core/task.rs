@@ -9,7 +9,7 @@
 //! `pollIntervalMilliseconds` or `pollInterval`. Only task messages are parsed here, so other
 //! exchanges pay nothing.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::tool_result;
 use crate::verdict::{Outcome, TaskEnd, TaskReport};
@@ -33,7 +33,7 @@ pub(crate) fn of_result(
     result: &str,
 ) -> Option<TaskReport> {
     match method {
-        Some("tasks/get") => of_task(task_members(&parse(result)?), version),
+        Some("tasks/get") => of_task(&parse(result)?, version),
         Some("tasks/result") => Some(TaskReport {
             end: Some(TaskEnd {
                 outcome: tool_outcome(version, result),
@@ -46,7 +46,7 @@ pub(crate) fn of_result(
             let value = parse(result)?;
             Some(TaskReport {
                 end: None,
-                ..of_task(task_members(&value), version)?
+                ..of_task(&value, version)?
             })
         }
         _ => None,
@@ -57,37 +57,35 @@ pub(crate) fn of_result(
 /// none readable.
 pub(crate) fn of_notification(message: &str, version: ProtocolVersion) -> Option<TaskReport> {
     let value = parse(message)?;
-    of_task(task_members(value.get("params")?), version)
+    of_task(value.get("params")?, version)
 }
 
 fn parse(text: &str) -> Option<Value> {
     serde_json::from_str(text).ok()
 }
 
-/// The task's members: those under `task` when it is an object, else the object's own.
-fn task_members(value: &Value) -> Option<&Map<String, Value>> {
+/// The task in `value` (a result, or a notification's params): its members under `task` when
+/// that is an object, else the object's own. A completed task's `result` and a failed one's
+/// `error` are looked for among the task's members, then beside them.
+fn of_task(value: &Value, version: ProtocolVersion) -> Option<TaskReport> {
     let outer = value.as_object()?;
-    Some(match outer.get("task") {
+    let task = match outer.get("task") {
         Some(Value::Object(task)) => task,
         _ => outer,
-    })
-}
-
-fn of_task(task: Option<&Map<String, Value>>, version: ProtocolVersion) -> Option<TaskReport> {
-    let task = task?;
+    };
+    let member = |key: &str| task.get(key).or_else(|| outer.get(key));
     let status = task
         .get("status")
         .and_then(Value::as_str)
         .and_then(TaskStatus::from_wire);
     let end = match status {
-        Some(TaskStatus::Completed) => task.get("result").map(|r| TaskEnd {
+        Some(TaskStatus::Completed) => member("result").map(|r| TaskEnd {
             outcome: tool_outcome(version, &r.to_string()),
             error_code: None,
         }),
         Some(TaskStatus::Failed) => Some(TaskEnd {
             outcome: Outcome::JsonrpcError,
-            error_code: task
-                .get("error")
+            error_code: member("error")
                 .and_then(|e| e.get("code"))
                 .and_then(Value::as_i64),
         }),
@@ -137,6 +135,10 @@ mod tests {
             r#"{"resultType":"complete","task":{"taskId":"t1","status":"working","pollIntervalMs":500}}"#,
         );
         assert_eq!(flat, nested);
+        let beside = get(
+            r#"{"resultType":"complete","task":{"taskId":"t1","status":"completed"},"result":{"content":[],"isError":true}}"#,
+        );
+        assert_eq!(beside.end.map(|e| e.outcome), Some(Outcome::ToolError));
         assert_eq!(flat.id.as_deref(), Some("t1"));
         assert_eq!(flat.status, Some(TaskStatus::Working));
         assert_eq!((flat.end, flat.poll_interval_ms), (None, Some(500)));
