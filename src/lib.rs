@@ -140,7 +140,7 @@ mod tools;
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
     arrival, auth, calls, client_checks, driver, entry, exchange, findings, headers, idle_cut,
-    jsonrpc, lifecycle, origin, request, retry, session, tool_result, vocab, wire,
+    jsonrpc, lifecycle, origin, request, retry, session, task, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -166,11 +166,12 @@ pub use session::Session;
 pub use smol_str::SmolStr;
 pub use verdict::{
     Advice, End, Layer, Level, Location, Outcome, RetryAdvice, ServerRequest, StatusOrigin,
-    Unterminated, Verdict, Violation,
+    TaskEnd, TaskReport, Unterminated, Verdict, Violation,
 };
 pub use version::{ProtocolVersion, VersionSource};
 pub use vocab::call::{AuthStep, Call, RetryOrigin};
 pub use vocab::kinds::{BodyKind, ExchangeKind, MessageKind};
+pub use vocab::task::TaskStatus;
 
 /// The Rust blocks of the README, compiled and run as doctests (so none can go stale).
 #[cfg(doctest)]

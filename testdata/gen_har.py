@@ -245,6 +245,7 @@ OUTCOMES = {  # outcome -> (layer, complete)
     "MALFORMED_JSON": ("protocol", False),
     "INVALID_ENVELOPE": ("protocol", False),
     "JSONRPC_ERROR": ("protocol", True),
+    "CANCELLED": ("stream", False),
     "INVALID_TOOL_RESULT": ("protocol", False),
     "INPUT_REQUIRED": ("interaction", True),
     "DEFERRED": ("interaction", True),
@@ -256,7 +257,8 @@ OUTCOMES = {  # outcome -> (layer, complete)
     "METHOD_NOT_ALLOWED": ("transport", True),
 }
 ADVICE = {"none", "retry", "do_not_retry", "resume", "resubmit_with_input", "reinitialize", "fix_request",
-          "reauthenticate"}
+          "reauthenticate", "poll"}
+TASK_STATUSES = {None, "working", "input_required", "completed", "failed", "cancelled"}
 SOURCES = {"header", "meta", "initialize", "earlier", "default"}
 VERSIONS = {V0326, V0618, V1125, V26}
 
@@ -333,7 +335,7 @@ class Case:
     def x(self, req, rsp, *, outcome, advice, pv=None, src=None, after_ms=None, error_code=None,
           result_type=None, event_count=None, last_event_id=None, resumable=False, violations=(),
           unterminated=None, http="POST", at=None, server_requests=(), batch_position=None, of=None,
-          layer=None):
+          layer=None, task_status=AUTO):
         """Adds one MCP exchange and its expected verdict. `of`: the request whose answer a linked
         resumption GET is (its method/id/tool are reported); `batch_position`: a further row of the
         previous entry (a batch), for its request at that position. `layer`: when not the
@@ -367,6 +369,8 @@ class Case:
         outcome_layer, complete = OUTCOMES[outcome]
         layer = layer or outcome_layer
         assert advice in ADVICE, advice
+        assert task_status is AUTO or task_status in TASK_STATUSES, task_status
+        stated = {} if task_status is AUTO else {"task_status": task_status}
         self.verdicts.append({
             "index": i,
             "http_method": http,
@@ -392,6 +396,7 @@ class Case:
             "retry": {"advice": advice, "after_ms": after_ms},
             "violations": sorted(set(violations)),
             "unterminated": None if unterminated is None else {"looked_final": unterminated},
+            **stated,
         })
         return i
 
@@ -430,7 +435,9 @@ class Case:
 
     def call(self, entries, *, outcome, post_count=None, statuses=None, ids=(), retry_origin="none",
              risk=False, violations=(), **more):
-        """An expected logical call: the exchanges it groups, and its judgement written by hand."""
+        """An expected logical call: the exchanges it groups, and its judgement written by hand.
+        `complete` is the outcome's unless stated (a call following a task: DEFERRED, and a
+        poll answered -32602, are incomplete)."""
         if self.calls is None:
             self.calls = []
         rows = {v["index"]: v for v in self.verdicts}
@@ -1213,26 +1220,31 @@ def tool_structured_array_2026(c):
 
 
 def task_created(c, poll_ms):
-    """tools/call render_video (id 1) turned into task task-7f3a: DEFERRED, advice none."""
+    """tools/call render_video (id 1) turned into task task-7f3a: DEFERRED, advice poll after the
+    task's pollInterval."""
     task = {"taskId": "task-7f3a", "status": "working", "createdAt": "2026-12-02T10:00:00Z", "pollInterval": poll_ms}
     c.x(call26(1, "render_video", {"scene": 4}), jresp(ok(1, {"resultType": "task", "task": task})),
-        outcome="DEFERRED", advice="none", result_type="task")
+        outcome="DEFERRED", advice="poll", after_ms=poll_ms, result_type="task", task_status="working")
 
 
 @case("resultType 'task' (Tasks extension): the call was turned into a task -> DEFERRED, "
-      "complete exchange, advice none (poll tasks/get).")
+      "complete exchange, advice poll (never re-POST; poll tasks/get after pollInterval). The capture "
+      "ends while the task is working: the call is DEFERRED and incomplete.")
 def deferred_task_2026(c):
     task_created(c, poll_ms=2000)
+    c.call([0], outcome="DEFERRED", ids=[1], complete=False, task_status="working")
 
 
 @case("2025-11-25 task-augmented tools/call (params.task) answered with a "
-      "CreateTaskResult (result.task object, no content): DEFERRED, advice none, result_type null.", pv=V1125, handshake=True)
+      "CreateTaskResult (result.task object, no content): DEFERRED, advice poll after its pollInterval, "
+      "result_type null.", pv=V1125, handshake=True)
 def deferred_create_task_1125(c):
     task = {"taskId": "786512e2-9e0d-44bd-8f29-789f320fe840", "status": "working",
             "createdAt": "2025-11-25T10:30:00Z", "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000,
             "pollInterval": 5000}
     req = req25(V1125, 2, "tools/call", {"name": "render_video", "arguments": {"scene": 4}, "task": {"ttl": 60000}})
-    c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="none")
+    c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="poll", after_ms=5000,
+        task_status="working")
 
 
 @case("200 with JSON-RPC error -32021 (MissingRequiredClientCapability): a "
@@ -1496,17 +1508,148 @@ def retry_audit_2026(c):
 
 
 @case("A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
-      "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS.")
+      "fetched with tasks/result (the 2025-11-25 way): one call of four POSTs, retry_origin poll; the "
+      "fetched result decides the call: TOOL_SUCCESS, task_status completed (the last status a poll reported).")
 def task_polling_2026(c):
     task_created(c, poll_ms=1000)
     for id_, status in ((2, "working"), (3, "completed")):
         c.x(req26(id_, "tasks/get", {"taskId": "task-7f3a"}),
             jresp(ok(id_, {"resultType": "complete", "taskId": "task-7f3a", "status": status})),
-            outcome="SUCCESS", advice="none", result_type="complete")
+            outcome="SUCCESS", advice="none", result_type="complete", task_status=status)
     c.x(req26(4, "tasks/result", {"taskId": "task-7f3a"}), jresp(ok(4, tool_result("rendered"))),
-        outcome="SUCCESS", advice="none", result_type="complete")
-    c.call([0, 1, 2, 3], outcome="SUCCESS", ids=[1, 2, 3, 4], retry_origin="poll", method="tools/call",
-           tool="render_video")
+        outcome="SUCCESS", advice="none", result_type="complete", task_status=None)
+    c.call([0, 1, 2, 3], outcome="TOOL_SUCCESS", ids=[1, 2, 3, 4], retry_origin="poll", method="tools/call",
+           tool="render_video", task_status="completed")
+
+
+# Task-following calls (SEP-2663 shapes: the task's members flat in the result). Each starts with
+# tools/call build_report (id 1) answered with a handle for task "job-1"; the polls carry
+# Mcp-Name: <taskId> as the extension asks.
+JOB = "job-1"
+
+
+def job_handle(c, status="working"):
+    handle = {"resultType": "task", "taskId": JOB, "status": status, "createdAt": "2026-12-02T10:00:00Z",
+              "lastUpdatedAt": "2026-12-02T10:00:00Z", "ttlSeconds": 3600, "pollIntervalMilliseconds": 1500}
+    c.x(call26(1, "build_report", {"month": "2026-11"}), jresp(ok(1, handle)),
+        outcome="DEFERRED", advice="poll", after_ms=1500, result_type="task", task_status=status)
+
+
+def job_req(id_, method, **more):
+    return req26(id_, method, {"taskId": JOB, **more}, mcp_name=JOB)
+
+
+def job_poll(c, id_, status, **members):
+    task = {"resultType": "complete", "taskId": JOB, "status": status, "createdAt": "2026-12-02T10:00:00Z",
+            "lastUpdatedAt": "2026-12-02T10:00:05Z", "ttlSeconds": 3600, "pollIntervalMilliseconds": 1500}
+    task.update(members)
+    c.x(job_req(id_, "tasks/get"), jresp(ok(id_, task)),
+        outcome="SUCCESS", advice="none", result_type="complete", task_status=status)
+
+
+def job_ack(c, id_, method, **more):
+    c.x(job_req(id_, method, **more), jresp(ok(id_, {"resultType": "complete"})),
+        outcome="SUCCESS", advice="none", result_type="complete", task_status=None)
+
+
+@case("2025-11-25 experimental tasks: a task-augmented tools/call got a CreateTaskResult (DEFERRED, advice "
+      "poll after pollInterval), tasks/get (a flat Task, no resultType) said working then completed without "
+      "the result, and tasks/result fetched it (isError true): the call is TOOL_ERROR, complete, task_status "
+      "completed; before tasks/result it would have been DEFERRED, incomplete.", pv=V1125, handshake=True)
+def task_result_1125(c):
+    tid = "786512e2-9e0d-44bd-8f29-789f320fe840"
+    task = {"taskId": tid, "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000, "pollInterval": 3000}
+    req = req25(V1125, 2, "tools/call", {"name": "render_video", "arguments": {"scene": 4}, "task": {"ttl": 60000}})
+    c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="poll", after_ms=3000,
+        task_status="working")
+    for id_, status in ((3, "working"), (4, "completed")):
+        c.x(req25(V1125, id_, "tasks/get", {"taskId": tid}), jresp(ok(id_, {**task, "status": status})),
+            outcome="SUCCESS", advice="none", task_status=status)
+    c.x(req25(V1125, 5, "tasks/result", {"taskId": tid}),
+        jresp(ok(5, tool_result("scene too dark", rt=None, is_error=True))),
+        outcome="SUCCESS", advice="none", task_status=None)
+    c.call([0], outcome="SUCCESS", ids=[1])
+    c.call([1], outcome="NOTIFICATION_ACCEPTED")
+    c.call([2, 3, 4, 5], outcome="TOOL_ERROR", ids=[2, 3, 4, 5], retry_origin="poll", task_status="completed")
+
+
+@case("Task completed: tools/call got a handle (DEFERRED, advice poll after pollIntervalMilliseconds), "
+      "tasks/get said working, then completed with the CallToolResult in result: the call takes the tool's "
+      "outcome, TOOL_SUCCESS, complete, task_status completed; each poll alone is a SUCCESS.")
+def task_completed_2026(c):
+    job_handle(c)
+    job_poll(c, 2, "working")
+    job_poll(c, 3, "completed", result=tool_result("report ready"))
+    c.call([0, 1, 2], outcome="TOOL_SUCCESS", ids=[1, 2, 3], retry_origin="poll", task_status="completed")
+
+
+@case("Task completed with a tool error: the completed task's result has isError true, so the call is "
+      "TOOL_ERROR (complete; show it to the model), though every exchange succeeded.")
+def task_completed_tool_error_2026(c):
+    job_handle(c)
+    job_poll(c, 2, "completed", result=tool_result("month not closed yet", is_error=True))
+    c.call([0, 1], outcome="TOOL_ERROR", ids=[1, 2], retry_origin="poll", task_status="completed")
+
+
+@case("Task failed: tasks/get reports status failed with the JSON-RPC error of the execution: the call is "
+      "JSONRPC_ERROR with the task's error.code (-32603), complete.")
+def task_failed_2026(c):
+    job_handle(c)
+    job_poll(c, 2, "working")
+    job_poll(c, 3, "failed", error={"code": -32603, "message": "report backend unavailable"})
+    c.call([0, 1, 2], outcome="JSONRPC_ERROR", ids=[1, 2, 3], retry_origin="poll", error_code=-32603,
+           task_status="failed")
+
+
+@case("Task cancelled: the client sent tasks/cancel (an empty ack, which joins the call but does not end "
+      "it), then tasks/get reported cancelled: the call is CANCELLED, incomplete.")
+def task_cancelled_2026(c):
+    job_handle(c)
+    job_ack(c, 2, "tasks/cancel")
+    job_poll(c, 3, "cancelled", statusMessage="cancelled by the client")
+    c.call([0, 1, 2], outcome="CANCELLED", ids=[1, 2, 3], retry_origin="poll", task_status="cancelled")
+
+
+@case("Task expired: a later tasks/get is answered -32602 (unknown or expired taskId): that exchange is a "
+      "complete JSONRPC_ERROR, but the call never got its answer: JSONRPC_ERROR -32602, incomplete; "
+      "task_status stays the last one reported (working).")
+def task_expired_2026(c):
+    job_handle(c)
+    job_poll(c, 2, "working")
+    c.x(job_req(3, "tasks/get"), jresp(err(3, -32602, "unknown task job-1")),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32602, task_status=None)
+    c.call([0, 1, 2], outcome="JSONRPC_ERROR", ids=[1, 2, 3], retry_origin="poll", error_code=-32602,
+           complete=False, task_status="working")
+
+
+@case("Task still running when the capture ends: tasks/get asked for input (input_required with "
+      "inputRequests), the client answered with tasks/update (an ack, joined), the next tasks/get said "
+      "working, and the capture stops: the call is DEFERRED, incomplete, task_status working.")
+def task_open_at_end_2026(c):
+    job_handle(c)
+    elicit = {"method": "elicitation/create",
+              "params": {"mode": "form", "message": "Which region?",
+                         "requestedSchema": {"type": "object", "properties": {"region": {"type": "string"}}}}}
+    job_poll(c, 2, "input_required", inputRequests={"region": elicit})
+    job_ack(c, 3, "tasks/update", inputResponses={"region": {"action": "accept", "content": {"region": "eu"}}})
+    job_poll(c, 4, "working")
+    c.call([0, 1, 2, 3], outcome="DEFERRED", ids=[1, 2, 3, 4], retry_origin="poll", complete=False,
+           task_status="working")
+
+
+@case("Task status notification: tasks/get answered with an SSE stream that carries "
+      "notifications/tasks/status for the completed task (the full task, result included), then breaks "
+      "before the tasks/get response: that exchange is STREAM_ABORTED (tasks/get is safe to repeat: "
+      "retry), but the notification carried the terminal status, so the call is TOOL_SUCCESS, complete.")
+def task_status_notification_2026(c):
+    job_handle(c)
+    note = notif("notifications/tasks/status", {
+        "taskId": JOB, "status": "completed", "createdAt": "2026-12-02T10:00:00Z",
+        "lastUpdatedAt": "2026-12-02T10:00:09Z", "ttlSeconds": 3600, "result": tool_result("report ready")})
+    c.x(job_req(2, "tasks/get"), sse(ev(note), error="net::ERR_CONNECTION_RESET"),
+        outcome="STREAM_ABORTED", advice="retry", event_count=1, task_status="completed")
+    c.call([0, 1], outcome="TOOL_SUCCESS", ids=[1, 2], retry_origin="poll", task_status="completed")
 
 
 @case("Session lifecycle rules: tools/list before notifications/initialized "
@@ -1743,6 +1886,7 @@ def check(cases):
             sources.add(v["protocol_version_source"])
             assert set(v["violations"]) <= set(RULES), (c.name, v["violations"])
         for k in c.calls or []:
+            outcomes.add(k["outcome"])  # CANCELLED: a call whose task was cancelled
             rules.update(k["violations"])
             assert set(k["violations"]) <= set(RULES), (c.name, k["violations"])
         for e, v in zip([c.entries[v["index"]] for v in c.verdicts], c.verdicts):

@@ -349,6 +349,7 @@ fn the_verdict_tables_list_every_layer_and_advice() {
     for word in [
         "status_origin",
         "origin_reason",
+        "task_status",
         "sse.buffered",
         "sse.idle_cut",
     ] {

@@ -76,7 +76,9 @@ struct Open {
 /// - the client's answer (response POST) to a server request seen on that call's stream;
 /// - a `GET` with `Last-Event-ID` resuming that call's stream;
 /// - an MRTR round (`inputResponses`/`requestState`) after that call got `input_required`;
-/// - `tasks/get`/`tasks/result`/`tasks/cancel` for the task that call created;
+/// - `tasks/get`/`tasks/update`/`tasks/cancel` (or 2025-11-25 `tasks/result`) for the task
+///   that call created (its `taskId`, from the handle or the first poll that named one); the
+///   task then decides the call's outcome ([`Call`] says how);
 /// - the same method with the same params (ids, progress tokens and `_meta` aside) re-sent after
 ///   that call failed; or, within [`AUTOMATIC_RETRY_MS`], a `tools/call` re-sent after a
 ///   complete answer (flagged).
@@ -169,6 +171,7 @@ impl Calls {
             status_origin: None,
             origin_reason: None,
             auth_step: None,
+            task_status: None,
         };
         self.next += 1;
         Open {
@@ -225,7 +228,7 @@ impl Calls {
                         return join(at, Some(RetryOrigin::Input), false);
                     }
                 }
-                if matches!(method, "tasks/get" | "tasks/result" | "tasks/cancel") {
+                if is_task_method(method) {
                     let task_id = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
                     let named = recent.clone().find(
                         |(_, o)| matches!((&o.task, task_id), (Some(Some(t)), Some(id)) if t == id),
@@ -244,7 +247,10 @@ impl Calls {
                     _ => None,
                 };
                 let quick = delay.map(|d| d <= AUTOMATIC_RETRY_MS);
-                if o.call.complete && !(method == "tools/call" && quick == Some(true)) {
+                // A call that got its answer, or a task to follow (a handle is an answer too: a
+                // second identical call is a second task), is not retried by a later one.
+                let answered = o.call.complete || o.task.is_some();
+                if answered && !(method == "tools/call" && quick == Some(true)) {
                     return None;
                 }
                 let origin = quick.map(|q| {
@@ -272,7 +278,7 @@ fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
         }
     };
     if join.resent {
-        if open.call.complete {
+        if open.call.complete || open.task.is_some() {
             flag(
                 Rule::CallResentAfterComplete,
                 format!(
@@ -382,11 +388,24 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
         open.resume_from = None;
         return;
     }
+    if v.task_status.is_some() {
+        call.task_status = v.task_status;
+    }
+    let following = open.task.is_some() && v.method.as_deref().is_some_and(is_task_method);
+    if following && matches!(v.method.as_deref(), Some("tasks/update" | "tasks/cancel")) {
+        // An acknowledgement: the task, not the ack, says how the call ends.
+        return;
+    }
     call.protocol_version = Some(v.protocol_version);
     call.error_code = v.error_code;
     call.result_type = v.result_type.clone();
     call.outcome = v.outcome;
     call.complete = v.complete;
+    if following {
+        follow_task(call, v);
+    } else if v.outcome == Outcome::Deferred {
+        call.complete = false; // the handle is not the answer
+    }
     call.status_origin = v.status_origin;
     call.origin_reason.clone_from(&v.origin_reason);
     open.last_advice = v.retry.advice;
@@ -395,7 +414,7 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     open.resume_from = v.last_event_id.clone().filter(|_| v.resumable);
     open.wants_input = v.outcome == Outcome::InputRequired;
     if v.outcome == Outcome::Deferred && open.task.is_none() {
-        open.task = Some(None);
+        open.task = Some(v.task.as_ref().and_then(|t| t.id.clone()));
     }
     if let (Some(task), Some(id)) = (
         open.task.as_mut(),
@@ -405,6 +424,37 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     ) && task.is_none()
     {
         *task = Some(id.to_owned());
+    }
+}
+
+/// The methods that follow a task by its `taskId`.
+fn is_task_method(method: &str) -> bool {
+    matches!(
+        method,
+        "tasks/get" | "tasks/update" | "tasks/cancel" | "tasks/result"
+    )
+}
+
+/// What a poll (`tasks/get`, `tasks/result`) of the call's task makes of the call, over the
+/// poll's own verdict (already in `call`): the terminal task's end; a task still running is
+/// `DEFERRED`, incomplete. A poll that failed keeps its own outcome, incomplete (the task's
+/// state is unknown then): a JSON-RPC error (-32602: the task is unknown or expired), an HTTP
+/// error, a broken stream.
+fn follow_task(call: &mut Call, v: &Verdict) {
+    if let Some(end) = v.task.as_ref().and_then(|t| t.end) {
+        call.outcome = end.outcome;
+        call.error_code = end.error_code;
+        call.complete = end.outcome.is_complete();
+    } else if v.outcome == Outcome::JsonrpcError {
+        // A 2025-11-25 `tasks/result` error is the task's own answer (its execution failed); a
+        // poll's error says nothing of the task's end: -32602 is a task unknown or expired,
+        // anything else a poll that failed.
+        call.complete = v.method.as_deref() == Some("tasks/result");
+    } else if v.complete {
+        // Answered, the task not over (or a completed task's result not fetched yet).
+        call.outcome = Outcome::Deferred;
+        call.error_code = None;
+        call.complete = false;
     }
 }
 
@@ -554,6 +604,303 @@ mod tests {
             out[0].retry_origin, None,
             "re-sends without timestamps: origin unknown"
         );
+    }
+
+    /// Following a task: a 2026-07-28 conversation of (request, response) bodies, each reply
+    /// JSON unless it starts with `event:` (SSE, cut off without its end when it ends in `!`).
+    mod tasks {
+        use super::super::*;
+        use crate::vocab::task::TaskStatus;
+        use crate::{End, Headers, Request, ResponseHead, Session};
+
+        fn call(id: u32) -> String {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"render","arguments":{{}}}}}}"#
+            )
+        }
+
+        fn task_req(id: u32, method: &str, task: &str) -> String {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{"taskId":"{task}"}}}}"#
+            )
+        }
+
+        fn ok(id: u32, result: &str) -> String {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+        }
+
+        fn handle(id: u32, task: &str) -> (String, String) {
+            let r = format!(
+                r#"{{"resultType":"task","taskId":"{task}","status":"working","pollIntervalMs":500}}"#
+            );
+            (call(id), ok(id, &r))
+        }
+
+        fn poll(id: u32, task: &str, rest: &str) -> (String, String) {
+            let r = format!(r#"{{"resultType":"complete","taskId":"{task}",{rest}}}"#);
+            (task_req(id, "tasks/get", task), ok(id, &r))
+        }
+
+        fn judge(conversation: &[(String, String)]) -> (Vec<Verdict>, Vec<Call>) {
+            let mut session = Session::default();
+            let headers = Headers::from_iter([("MCP-Protocol-Version", "2026-07-28")]);
+            let (mut calls, mut verdicts, mut out) = (Calls::new(), Vec::new(), Vec::new());
+            for (request, reply) in conversation {
+                let mut ex =
+                    session.begin(Request::new("POST", headers.clone(), request.as_bytes()));
+                let sse = reply.starts_with("event:");
+                let media = if sse {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                };
+                ex.on_head(ResponseHead {
+                    status: 200,
+                    headers: Headers::from_iter([("Content-Type", media)]),
+                });
+                let cut = reply.ends_with('!');
+                ex.feed(reply.trim_end_matches('!').as_bytes());
+                let v = session.finish(&mut ex, if cut { End::Reset } else { End::Eof });
+                let facts = ExchangeFacts {
+                    verdict: &v,
+                    headers: &headers,
+                    body: request.as_bytes(),
+                    started_ms: None,
+                    duration_ms: None,
+                };
+                calls.add(facts, &mut |c| out.push(c));
+                verdicts.push(v);
+            }
+            calls.finish(&mut |c| out.push(c));
+            (verdicts, out)
+        }
+
+        /// The one call of a conversation, as (outcome, error_code, complete, task_status).
+        fn ended(
+            conversation: &[(String, String)],
+        ) -> (Outcome, Option<i64>, bool, Option<TaskStatus>) {
+            let (_, calls) = judge(conversation);
+            assert_eq!(calls.len(), 1, "{calls:#?}");
+            let c = &calls[0];
+            assert_eq!(c.entries.len(), conversation.len(), "{c:#?}");
+            assert_eq!(c.post_count as usize, conversation.len());
+            assert_eq!(c.method.as_deref(), Some("tools/call"));
+            (c.outcome, c.error_code, c.complete, c.task_status)
+        }
+
+        #[test]
+        fn completed_task_gives_its_tool_success() {
+            let conversation = [
+                handle(1, "t1"),
+                poll(2, "t1", r#""status":"working""#),
+                poll(
+                    3,
+                    "t1",
+                    r#""status":"completed","result":{"content":[],"isError":false}"#,
+                ),
+            ];
+            let (verdicts, calls) = judge(&conversation);
+            assert_eq!(verdicts[0].outcome, Outcome::Deferred);
+            assert_eq!(verdicts[0].retry.advice, Advice::Poll);
+            assert_eq!(verdicts[0].retry.after_ms, Some(500));
+            assert_eq!(verdicts[0].task_status, Some(TaskStatus::Working));
+            // Each poll is judged alone: a successful tasks/get, with the status it reported.
+            assert_eq!(verdicts[2].outcome, Outcome::Success);
+            assert_eq!(verdicts[2].task_status, Some(TaskStatus::Completed));
+            assert_eq!(calls[0].retry_origin, Some(RetryOrigin::Poll));
+            assert_eq!(calls[0].ids.len(), 3);
+            assert_eq!(
+                ended(&conversation),
+                (
+                    Outcome::ToolSuccess,
+                    None,
+                    true,
+                    Some(TaskStatus::Completed)
+                )
+            );
+        }
+
+        #[test]
+        fn completed_task_with_is_error_is_a_tool_error() {
+            let conversation = [
+                handle(1, "t1"),
+                poll(
+                    2,
+                    "t1",
+                    r#""status":"completed","result":{"content":[],"isError":true}"#,
+                ),
+            ];
+            assert_eq!(
+                ended(&conversation),
+                (Outcome::ToolError, None, true, Some(TaskStatus::Completed))
+            );
+        }
+
+        #[test]
+        fn failed_task_is_a_jsonrpc_error_with_its_code() {
+            let conversation = [
+                handle(1, "t1"),
+                poll(
+                    2,
+                    "t1",
+                    r#""status":"failed","error":{"code":-32001,"message":"quota"}"#,
+                ),
+            ];
+            assert_eq!(
+                ended(&conversation),
+                (
+                    Outcome::JsonrpcError,
+                    Some(-32001),
+                    true,
+                    Some(TaskStatus::Failed)
+                )
+            );
+        }
+
+        #[test]
+        fn cancelled_task_is_cancelled_and_incomplete() {
+            let conversation = [
+                handle(1, "t1"),
+                (
+                    task_req(2, "tasks/cancel", "t1"),
+                    ok(2, r#"{"resultType":"complete"}"#),
+                ),
+                poll(3, "t1", r#""status":"cancelled""#),
+            ];
+            assert_eq!(
+                ended(&conversation),
+                (Outcome::Cancelled, None, false, Some(TaskStatus::Cancelled))
+            );
+        }
+
+        #[test]
+        fn expired_task_leaves_the_call_incomplete() {
+            let gone =
+                r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"unknown task"}}"#;
+            let conversation = [
+                handle(1, "t1"),
+                poll(2, "t1", r#""status":"working""#),
+                (task_req(3, "tasks/get", "t1"), gone.to_owned()),
+            ];
+            assert_eq!(
+                ended(&conversation),
+                (
+                    Outcome::JsonrpcError,
+                    Some(-32602),
+                    false,
+                    Some(TaskStatus::Working)
+                )
+            );
+        }
+
+        #[test]
+        fn capture_ending_while_the_task_runs_is_deferred() {
+            assert_eq!(
+                ended(&[handle(1, "t1")]),
+                (Outcome::Deferred, None, false, Some(TaskStatus::Working))
+            );
+            // Input given with tasks/update: the ack joins but does not end the call.
+            let update = r#"{"jsonrpc":"2.0","id":3,"method":"tasks/update","params":{"taskId":"t1","inputResponses":{"k":{"action":"accept"}}}}"#;
+            let conversation = [
+                handle(1, "t1"),
+                poll(2, "t1", r#""status":"input_required","inputRequests":{}"#),
+                (update.to_owned(), ok(3, r#"{"resultType":"complete"}"#)),
+            ];
+            assert_eq!(
+                ended(&conversation),
+                (
+                    Outcome::Deferred,
+                    None,
+                    false,
+                    Some(TaskStatus::InputRequired)
+                )
+            );
+        }
+
+        #[test]
+        fn terminal_status_notification_ends_the_call_even_on_a_broken_poll() {
+            let note = r#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"t1","status":"completed","result":{"content":[],"isError":true}}}"#;
+            let stream = format!("event: message\ndata: {note}\n\n!");
+            let conversation = [handle(1, "t1"), (task_req(2, "tasks/get", "t1"), stream)];
+            let (verdicts, _) = judge(&conversation);
+            assert_eq!(verdicts[1].outcome, Outcome::StreamAborted);
+            assert_eq!(verdicts[1].task_status, Some(TaskStatus::Completed));
+            assert_eq!(
+                ended(&conversation),
+                (Outcome::ToolError, None, true, Some(TaskStatus::Completed))
+            );
+        }
+
+        /// 2025-11-25: `tasks/get` says completed without the result; `tasks/result` fetches
+        /// it, and its JSON-RPC error is the failed task's own answer (complete), unlike a
+        /// poll's.
+        #[test]
+        fn tasks_result_gives_the_answer_a_completed_poll_left_out() {
+            let done = poll(2, "t1", r#""status":"completed""#);
+            assert_eq!(
+                ended(&[handle(1, "t1"), done.clone()]),
+                (Outcome::Deferred, None, false, Some(TaskStatus::Completed))
+            );
+            let result = task_req(3, "tasks/result", "t1");
+            let fetched = (result.clone(), ok(3, r#"{"content":[],"isError":true}"#));
+            assert_eq!(
+                ended(&[handle(1, "t1"), done.clone(), fetched]),
+                (Outcome::ToolError, None, true, Some(TaskStatus::Completed))
+            );
+            let failed = r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32000,"message":"x"}}"#;
+            assert_eq!(
+                ended(&[handle(1, "t1"), done, (result, failed.to_owned())]),
+                (
+                    Outcome::JsonrpcError,
+                    Some(-32000),
+                    true,
+                    Some(TaskStatus::Completed)
+                )
+            );
+        }
+
+        #[test]
+        fn a_notification_for_another_task_is_not_this_polls() {
+            let note = r#"{"jsonrpc":"2.0","method":"notifications/tasks/status","params":{"taskId":"other","status":"cancelled"}}"#;
+            let stream = format!("event: message\ndata: {note}\n\n!");
+            let conversation = [handle(1, "t1"), (task_req(2, "tasks/get", "t1"), stream)];
+            let (verdicts, _) = judge(&conversation);
+            assert_eq!(verdicts[1].task_status, None);
+            assert_eq!(
+                ended(&conversation),
+                (
+                    Outcome::StreamAborted,
+                    None,
+                    false,
+                    Some(TaskStatus::Working)
+                )
+            );
+        }
+
+        #[test]
+        fn polls_join_the_call_of_their_own_task() {
+            let (_, calls) = judge(&[
+                handle(1, "a"),
+                handle(2, "b"),
+                poll(
+                    3,
+                    "a",
+                    r#""status":"failed","error":{"code":-32000,"message":"x"}"#,
+                ),
+                poll(4, "b", r#""status":"completed","result":{"content":[]}"#),
+            ]);
+            let got: Vec<(Vec<u64>, Outcome)> = calls
+                .iter()
+                .map(|c| (c.entries.clone(), c.outcome))
+                .collect();
+            assert_eq!(
+                got,
+                vec![
+                    (vec![0, 2], Outcome::JsonrpcError),
+                    (vec![1, 3], Outcome::ToolSuccess)
+                ]
+            );
+        }
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub(crate) mod retry;
 pub(crate) mod session;
 pub mod shapes;
 pub mod sse;
+pub(crate) mod task;
 pub(crate) mod tool_result;
 pub(crate) mod vocab;
 pub(crate) mod wire;

@@ -29,6 +29,9 @@ pub struct Params {
     pub uri: Option<String>,
     /// `params.protocolVersion` (initialize), when a string.
     pub protocol_version: Option<String>,
+    /// `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`), when a
+    /// string.
+    pub task_id: Option<String>,
     /// `params._meta`, when an object.
     pub meta: Option<Map<String, Value>>,
     /// `params` carries `inputResponses` or `requestState` (an MRTR follow-up).
@@ -52,6 +55,7 @@ enum Key {
     Name,
     Uri,
     ProtocolVersion,
+    TaskId,
     Meta,
     Mrtr,
     Other,
@@ -74,6 +78,7 @@ impl<'de> Deserialize<'de> for Key {
                     "name" => Key::Name,
                     "uri" => Key::Uri,
                     "protocolVersion" => Key::ProtocolVersion,
+                    "taskId" => Key::TaskId,
                     "_meta" => Key::Meta,
                     "inputResponses" | "requestState" => Key::Mrtr,
                     _ => Key::Other,
@@ -141,6 +146,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
                 Key::Name => p.name = map.next_value::<Text>()?.0.map(SmolStr::from),
                 Key::Uri => p.uri = map.next_value::<Text>()?.0,
                 Key::ProtocolVersion => p.protocol_version = map.next_value::<Text>()?.0,
+                Key::TaskId => p.task_id = map.next_value::<Text>()?.0,
                 Key::Meta => {
                     p.meta = match map.next_value::<Value>()? {
                         Value::Object(m) => Some(m),
@@ -368,12 +374,13 @@ impl Params {
         let mut p = Params::default();
         let mut plain = true;
         let end = scan::members(b, at, |key, at| {
-            if let b"name" | b"uri" | b"protocolVersion" = key {
+            if let b"name" | b"uri" | b"protocolVersion" | b"taskId" = key {
                 let (value, end) = text_at(text, at, 2)?;
                 plain &= key == b"name" && value.is_some();
                 match key {
                     b"name" => p.name = value.map(SmolStr::new),
                     b"uri" => p.uri = value.map(str::to_owned),
+                    b"taskId" => p.task_id = value.map(str::to_owned),
                     _ => p.protocol_version = value.map(str::to_owned),
                 }
                 return Some(end);
@@ -409,6 +416,7 @@ impl Params {
                 "name" => p.name = value.as_str().map(SmolStr::new),
                 "uri" => p.uri = text(value),
                 "protocolVersion" => p.protocol_version = text(value),
+                "taskId" => p.task_id = text(value),
                 "_meta" => {
                     p.meta = match value.is_object().then(|| value.to_value().into_owned()) {
                         Some(Value::Object(m)) => Some(m),
@@ -639,7 +647,7 @@ impl Request {
         self.params.as_ref()?.name.as_ref()
     }
 
-    /// A string member of `params`: `name`, `uri` or `protocolVersion` (the ones the checks
+    /// A string member of `params`: `name`, `uri`, `protocolVersion` or `taskId` (the ones the checks
     /// read; any other key gives `None`).
     pub fn param_str(&self, key: &str) -> Option<&str> {
         let p = self.params.as_ref()?;
@@ -647,6 +655,7 @@ impl Request {
             "name" => p.name.as_deref(),
             "uri" => p.uri.as_deref(),
             "protocolVersion" => p.protocol_version.as_deref(),
+            "taskId" => p.task_id.as_deref(),
             _ => None,
         }
     }
@@ -746,6 +755,8 @@ mod tests {
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                     "_meta": {"progressToken": "t", "x": {"y": [1]}}}}),
             serde_json::json!({"jsonrpc": "2.0", "id": 5, "result": {"action": "accept"}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/get",
+                "params": {"taskId": "job-1", "requestState": "s"}}),
             serde_json::json!({"jsonrpc": "2.0", "method": "resources/read",
                 "params": {"uri": "file:///x", "requestState": "s", "inputResponses": {}}}),
             serde_json::json!([{"jsonrpc": "2.0", "method": "n"},

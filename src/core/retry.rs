@@ -60,6 +60,8 @@ pub struct RetryFacts {
     pub reach: Reach,
     /// The auth layer refused the request (a 401, or a 403 with a challenge): it was not run.
     pub auth_refused: bool,
+    /// The created task's suggested polling interval, in milliseconds (for `poll`).
+    pub poll_interval_ms: Option<u64>,
 }
 
 /// Codes that mean "rejected before dispatch because of the request itself" (2026-07-28).
@@ -72,8 +74,15 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
     use Outcome::*;
     match f.outcome {
         ToolSuccess | Success | ToolError | NotificationAccepted | Listening
-        | SessionTerminated | MethodNotAllowed | Deferred | Cancelled | StreamOpen
-        | NotCaptured => advice(Advice::None, None, settled_reason(f.outcome)),
+        | SessionTerminated | MethodNotAllowed | Cancelled | StreamOpen | NotCaptured => {
+            advice(Advice::None, None, settled_reason(f.outcome))
+        }
+        // Sending the call again would start the work twice: the task holds the answer.
+        Deferred => advice(
+            Advice::Poll,
+            f.poll_interval_ms,
+            "a task was created: never send the call again; poll tasks/get with its taskId until it is terminal, waiting pollIntervalMs between polls",
+        ),
         InputRequired => advice(
             Advice::ResubmitWithInput,
             None,
@@ -116,7 +125,6 @@ fn settled_reason(outcome: Outcome) -> &'static str {
         Listening => "a server-message stream; it answers no request of its own",
         SessionTerminated => "the session was ended",
         MethodNotAllowed => "the server offers no GET stream or DELETE here (allowed)",
-        Deferred => "a task was created; poll it for the result",
         Cancelled => {
             "the client closed the stream on purpose; send a new request if it still wants the answer"
         }
@@ -250,7 +258,20 @@ mod tests {
             sse_retry_ms: None,
             reach: Reach::Unknown,
             auth_refused: false,
+            poll_interval_ms: None,
         }
+    }
+
+    #[test]
+    fn a_task_is_polled_never_resent() {
+        let mut f = facts(Outcome::Deferred);
+        assert_eq!(advise(&f).advice, Advice::Poll);
+        assert_eq!(advise(&f).after_ms, None);
+        f.poll_interval_ms = Some(2000);
+        f.safe_to_repeat = true;
+        let a = advise(&f);
+        assert_eq!((a.advice, a.after_ms), (Advice::Poll, Some(2000)));
+        assert!(a.reason.contains("never send"), "{a:?}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_verdict::replay::{self, Tally};
-use mcp_verdict::{AuthStep, Call, ExchangeKind, Level, Limits, Outcome, RetryOrigin};
+use mcp_verdict::{AuthStep, Call, ExchangeKind, Level, Limits, Outcome, RetryOrigin, TaskStatus};
 use serde_json::Value;
 
 use crate::args::{FormatArg, OutputArgs, OutputFormatArg};
@@ -170,6 +170,10 @@ impl<W: Write> CallPrinter<W> {
             let note = self.paint(RED, "      double execution risk");
             self.emit(&format!("{note}\n"));
         }
+        if let Some(status) = c.task_status {
+            let note = self.paint(YELLOW, &format!("      task: {status}"));
+            self.emit(&format!("{note} ({})\n", status.summary()));
+        }
         if let Some(step) = c.auth_step {
             let note = self.paint(YELLOW, &format!("      auth step failed: {step}"));
             self.emit(&format!("{note} ({})\n", step.summary()));
@@ -315,6 +319,11 @@ pub fn list_vocabulary(out: &mut dyn Write) {
     lines.push("auth steps (calls' auth_step: the step that failed):".to_owned());
     for a in AuthStep::ALL {
         lines.push(format!("  {:<26} {}", a.as_str(), a.summary()));
+    }
+    lines.push(String::new());
+    lines.push("task statuses (verdicts' and calls' task_status):".to_owned());
+    for t in TaskStatus::ALL {
+        lines.push(format!("  {:<26} {}", t.as_str(), t.summary()));
     }
     let _ = writeln!(out, "{}", lines.join("\n"));
 }

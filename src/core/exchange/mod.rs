@@ -31,7 +31,7 @@ use crate::retry::{self, RetryFacts};
 use crate::rules::Rule;
 use crate::sse::{SseEvent, SseFramer};
 use crate::tool_result;
-use crate::verdict::{Advice, End, Layer, Location, Outcome, RetryAdvice, Verdict};
+use crate::verdict::{Advice, End, Layer, Location, Outcome, RetryAdvice, TaskReport, Verdict};
 use crate::version::{ProtocolVersion, VersionSource};
 use crate::vocab::kinds::{ExchangeKind, MessageKind as Kind};
 use crate::vocab::members::{ResultMembers, ScannedMembers};
@@ -229,6 +229,8 @@ struct Terminal {
     error_code: Option<i64>,
     error_message: Option<String>,
     result_type: Option<String>,
+    /// What the result said of a task (a handle, a `tasks/get`, a `tasks/result`).
+    task: Option<TaskReport>,
     learned: Learned,
 }
 
@@ -239,6 +241,10 @@ impl Terminal {
         v.error_code = self.error_code;
         v.error_message = self.error_message.take();
         v.result_type = self.result_type.take();
+        if let Some(task) = self.task.take() {
+            v.task_status = task.status;
+            v.task = Some(task);
+        }
         *learned = std::mem::take(&mut self.learned);
     }
 }
@@ -272,6 +278,8 @@ struct Track {
     max_server_requests: usize,
     /// Server requests no longer listed (the oldest go first).
     unlisted: u64,
+    /// The task of the latest task status notification (a `tasks/get` stream may carry them).
+    task_note: Option<TaskReport>,
 }
 
 impl Track {
@@ -286,6 +294,7 @@ impl Track {
     fn reset(&mut self, limits: &Limits, token_text: Option<String>, listen: Option<ExchangeKind>) {
         self.event_count = 0;
         self.terminal = None;
+        self.task_note = None;
         self.parse_failed = false;
         self.foreign_seen = false;
         self.retry_ms = None;
@@ -646,6 +655,7 @@ impl Exchange {
             sse_retry_ms: sse_retry,
             reach,
             auth_refused: auth.is_some(),
+            poll_interval_ms: v.task.as_ref().and_then(|t| t.poll_interval_ms),
         });
         if let Some(url) = auth.and_then(|a| a.resource_metadata.as_deref()) {
             let url = crate::redact::url(url);
@@ -695,6 +705,8 @@ impl Exchange {
             status_origin: None,
             origin_reason: None,
             client_error: None,
+            task_status: None,
+            task: None,
         }
     }
 
@@ -781,6 +793,13 @@ impl Exchange {
                 self.check_buffered(&stream.track.span, head);
                 if let Some(terminal) = &mut stream.track.terminal {
                     terminal.hand_over(v, &mut self.learned);
+                }
+                // No task in the final response (or none came): the last status notification.
+                if v.task.is_none()
+                    && let Some(task) = stream.track.task_note.take()
+                {
+                    v.task_status = task.status;
+                    v.task = Some(task);
                 }
                 outcome
             }
@@ -1041,6 +1060,12 @@ fn judge_terminal(
                 findings.add(rule, detail, at);
             }
             terminal.result_type = j.result_type;
+            terminal.task = crate::task::of_result(
+                method,
+                j.outcome == Outcome::Deferred,
+                version,
+                result.get(),
+            );
             if j.outcome == Outcome::InputRequired {
                 terminal.learned.input_required = true;
             }

@@ -457,6 +457,25 @@ impl StreamSink<'_> {
                     self.stream.last_progress = Some(value);
                 }
             }
+            // Only on a task request's stream (the extension sends them on a `tasks/get`
+            // stream), and only for its task: a listen stream, or another request's, may carry
+            // other tasks.
+            Some(m)
+                if crate::task::STATUS_NOTIFICATIONS.contains(&m)
+                    && self.stream.listen.is_none()
+                    && self
+                        .req
+                        .method
+                        .as_deref()
+                        .is_some_and(|m| m.starts_with("tasks/")) =>
+            {
+                let asked = self.req.param_str("taskId");
+                if let Some(task) = crate::task::of_notification(env.raw, self.version)
+                    && (asked.is_none() || task.id.is_none() || task.id.as_deref() == asked)
+                {
+                    self.stream.task_note = Some(task);
+                }
+            }
             Some("notifications/message")
                 if self.version.is_stateless()
                     && self.req.meta(crate::wire::META_LOG_LEVEL).is_none() =>

@@ -9,6 +9,7 @@ use serde_json::Value;
 use smol_str::SmolStr;
 
 use super::rules::Rule;
+use super::task::TaskStatus;
 use super::verdict::{Layer, Outcome, StatusOrigin, Verdict, Violation};
 use super::version::ProtocolVersion;
 
@@ -34,8 +35,12 @@ wire_names! {
             "input",
             "an MRTR round: a new id with inputResponses and requestState"
         ),
-        /// Task polling (`tasks/get`, `tasks/result`).
-        Poll => ("poll", "task polling (tasks/get, tasks/result)"),
+        /// Following its task (`tasks/get`, `tasks/update`, `tasks/cancel`, 2025-11-25
+        /// `tasks/result`).
+        Poll => (
+            "poll",
+            "following its task (tasks/get, tasks/update, tasks/cancel, tasks/result)"
+        ),
     }
 }
 
@@ -75,13 +80,24 @@ wire_names! {
 ///
 /// Serialized with serde as one JSON object with exactly these members, in this order, under
 /// these names; a member that does not apply is `null`, never absent. Lists are `[]` when empty.
-/// Enumerated values are the wire names of [`Outcome`], [`ProtocolVersion`], [`RetryOrigin`], [`StatusOrigin`],
+/// Enumerated values are the wire names of [`Outcome`], [`ProtocolVersion`], [`RetryOrigin`], [`StatusOrigin`], [`TaskStatus`],
 /// and, in `violations`, [`Rule`](crate::Rule) and [`Level`](crate::Level) (each violation is
 /// `{"rule", "level", "detail", "at"}` as in [`Verdict`], with `at` always `null`: call-level
 /// rules are about the traffic, not a byte of one body).
 ///
 /// "Final exchange" below is the latest exchange that decides the call: the client's answer to
-/// a server request joins the call but does not decide it.
+/// a server request joins the call but does not decide it, nor do `tasks/update` and
+/// `tasks/cancel` acknowledgements.
+///
+/// A `tools/call` answered with a task handle is followed to the task's end: its `tasks/get`,
+/// `tasks/update` and `tasks/cancel` (and 2025-11-25 `tasks/result`) for that `taskId` join it,
+/// and the task, not the last poll's own verdict, decides `outcome`, `error_code` and
+/// `complete`: a `completed` task the outcome of its `result` (`TOOL_SUCCESS`, `TOOL_ERROR`,
+/// `INVALID_TOOL_RESULT`), `failed` `JSONRPC_ERROR` with its `error.code`, `cancelled`
+/// `CANCELLED` (incomplete); a poll answered -32602 (task unknown or expired) `JSONRPC_ERROR`
+/// -32602, incomplete; a task still `working` or `input_required` when the capture ends
+/// `DEFERRED`, incomplete. A poll that itself failed (an HTTP error, a broken stream) gives
+/// the call its own outcome, incomplete.
 ///
 /// Grouping is a guess from traffic (see [`Calls`](crate::Calls) for when an exchange joins a call); so are
 /// `retry_origin` and `double_execution_risk`.
@@ -97,7 +113,7 @@ wire_names! {
 ///                   "detail": "entry 5 re-sends tools/call get_weather after STREAM_ABORTED, which may have run it",
 ///                   "at": null}],
 ///   "status_origin": "server", "origin_reason": "a success status: the server's answer",
-///   "auth_step": null
+///   "auth_step": null, "task_status": null
 /// }
 /// ```
 ///
@@ -126,7 +142,7 @@ wire_names! {
 ///     "call", "entries", "client", "protocol_version", "method", "tool", "post_count",
 ///     "http_statuses", "ids", "error_code", "result_type", "outcome", "complete",
 ///     "retry_origin", "double_execution_risk", "violations", "status_origin", "origin_reason",
-///     "auth_step",
+///     "auth_step", "task_status",
 /// ];
 /// members.sort();
 /// assert_eq!(sorted, members);
@@ -190,6 +206,10 @@ pub struct Call {
     /// or a 403 with a challenge) even when a later one succeeded ([`AuthStep`]: `challenge`,
     /// `token`, `token_expired`, `scope`); `null` when none failed there.
     pub auth_step: Option<AuthStep>,
+    /// The latest task status seen for the call ([`TaskStatus`]), from its exchanges'
+    /// `task_status` (the handle, `tasks/get` results, task status notifications); `null` when
+    /// none reported one.
+    pub task_status: Option<TaskStatus>,
 }
 
 impl AuthStep {
@@ -230,13 +250,15 @@ impl Call {
             error_code: v.error_code,
             result_type: v.result_type.clone(),
             outcome: v.outcome,
-            complete: v.complete,
+            // A task handle alone is not the answer (see the grouping's rules above).
+            complete: v.complete && v.outcome != Outcome::Deferred,
             retry_origin: Some(RetryOrigin::None),
             double_execution_risk: false,
             violations: Vec::new(),
             status_origin: v.status_origin,
             origin_reason: v.origin_reason.clone(),
             auth_step: AuthStep::of(v),
+            task_status: v.task_status,
         }
     }
 }

@@ -9,5 +9,6 @@ pub(crate) mod kinds;
 pub(crate) mod limits;
 pub(crate) mod members;
 pub(crate) mod rules;
+pub(crate) mod task;
 pub(crate) mod verdict;
 pub(crate) mod version;

@@ -14,6 +14,7 @@ use super::limits::LimitKind;
 /// A violation's level, reachable with the verdict's other words (it is the rule catalogue's).
 pub use super::rules::Level;
 use super::rules::Rule;
+use super::task::TaskStatus;
 use super::version::{ProtocolVersion, VersionSource};
 
 /// The outcome table: each outcome once, with its wire name, its layer, whether it is a complete
@@ -78,7 +79,8 @@ outcomes! {
         "the capture kept the head but not the body: unknown";
     /// The client stopped waiting (deadline); on 2026-07-28 the close is a cancel.
     TimedOut => "TIMED_OUT", Stream, false, "the client gave up waiting";
-    /// The client closed the stream before the answer (on 2026-07-28 that is the cancel).
+    /// The client closed the stream before the answer (on 2026-07-28 that is the cancel). Also
+    /// the outcome of a call whose task ended `cancelled` (never a single exchange's for that).
     Cancelled => "CANCELLED", Stream, false, "the client closed the stream on purpose";
     /// A configured limit (event size, body size, event count) was hit; [`Verdict::limit`] says
     /// which. Layer `stream` also for the JSON body-size limit.
@@ -99,7 +101,9 @@ outcomes! {
         "a tools/call result that breaks CallToolResult";
     /// `resultType: "input_required"` (MRTR): the exchange is done, the operation is not.
     InputRequired => "INPUT_REQUIRED", Interaction, true, "MRTR: resubmit with input";
-    /// A task was created (`resultType: "task"`, or a 2025-11-25 `CreateTaskResult`).
+    /// A task was created (`resultType: "task"`, or a 2025-11-25 `CreateTaskResult`): the
+    /// exchange is done, the operation is not (poll `tasks/get`). A call whose task is still
+    /// `working` or `input_required` when the capture ends keeps this outcome, incomplete.
     Deferred => "DEFERRED", Interaction, true, "a task was created";
     /// `isError: true`: the tool ran and reported failure.
     ToolError => "TOOL_ERROR", Application, true, "isError: true";
@@ -161,7 +165,7 @@ wire_names! {
     /// to send again, depending on whether it may already have taken effect.
     pub enum Advice {
         /// Nothing to retry: a complete answer (success, `TOOL_ERROR`, `JSONRPC_ERROR` other than
-        /// -32020..=-32022, `NOTIFICATION_ACCEPTED`, `DEFERRED`), or unknown (`STREAM_OPEN`).
+        /// -32020..=-32022, `NOTIFICATION_ACCEPTED`), or unknown (`STREAM_OPEN`).
         None => "none",
         /// Safe to send again as a new request: 429 (rejected before dispatch, always), or a
         /// failure that may have run the call when the call is safe to repeat. A call is safe when
@@ -190,6 +194,10 @@ wire_names! {
         /// so sending it again after re-authorizing (a new or refreshed token, or the scope the
         /// challenge names) is safe.
         Reauthenticate => "reauthenticate",
+        /// `DEFERRED`: the call became a task. Never send it again: poll `tasks/get` with its
+        /// `taskId` until the task is terminal, waiting the task's `pollIntervalMs` (`after_ms`)
+        /// between polls.
+        Poll => "poll",
     }
 }
 
@@ -212,8 +220,9 @@ pub struct RetryAdvice {
     /// What to do.
     pub advice: Advice,
     /// How long to wait first, if the server said: `Retry-After` (seconds, or an HTTP date relative
-    /// to the response's `Date`) for 429 and 503, the SSE `retry` field for `resume`. `null` when
-    /// it did not say (a 429 without `Retry-After` included).
+    /// to the response's `Date`) for 429 and 503, the SSE `retry` field for `resume`, the task's
+    /// polling interval for `poll`. `null` when it did not say (a 429 without `Retry-After`
+    /// included).
     pub after_ms: Option<u64>,
     /// Why, in one sentence. Fixed text for most outcomes (no allocation per verdict).
     pub reason: Cow<'static, str>,
@@ -281,7 +290,8 @@ pub struct Unterminated {
 /// under these names. The names and the meaning of each value are stable; new members may be
 /// added. A member that does not apply is `null`, never absent. Enumerated values are the wire
 /// names of [`Outcome`], [`Layer`], [`End`], [`Advice`], [`Level`], [`Rule`], [`LimitKind`],
-/// [`ExchangeKind`], [`ProtocolVersion`], [`VersionSource`] and [`StatusOrigin`].
+/// [`ExchangeKind`], [`ProtocolVersion`], [`VersionSource`], [`StatusOrigin`] and
+/// [`TaskStatus`]. (One field, [`Verdict::task`], is for the call grouping and not serialized.)
 ///
 /// ```json
 /// {
@@ -295,7 +305,7 @@ pub struct Unterminated {
 ///   "retry": {"advice": "none", "after_ms": null, "reason": "the tool ran and reported an error; show it to the model rather than resend"},
 ///   "violations": [], "unterminated": null, "limit": null, "server_requests": [],
 ///   "status_origin": "server", "origin_reason": "a success status: the server's answer",
-///   "client_error": null
+///   "client_error": null, "task_status": null
 /// }
 /// ```
 ///
@@ -317,7 +327,7 @@ pub struct Unterminated {
 ///     "protocol_version", "protocol_version_source", "outcome", "layer", "complete", "status",
 ///     "content_type", "error_code", "error_message", "result_type", "event_count",
 ///     "last_event_id", "resumable", "end", "retry", "violations", "unterminated", "limit",
-///     "server_requests", "status_origin", "origin_reason", "client_error",
+///     "server_requests", "status_origin", "origin_reason", "client_error", "task_status",
 /// ];
 /// names.sort();
 /// members.sort();
@@ -415,6 +425,16 @@ pub struct Verdict {
     /// Chrome's `response._error`, e.g. `net::ERR_CONNECTION_RESET`): the transfer failed in the
     /// network or the client, not at the server. `null` when none was recorded.
     pub client_error: Option<String>,
+    /// The task status the exchange reported ([`TaskStatus`]: `working`, `input_required`,
+    /// `completed`, `failed`, `cancelled`): of the task handle a `tools/call` got, of a
+    /// `tasks/get` result, or else of the last task status notification for its `taskId` on a
+    /// `tasks/*` request's stream. `null` when it reported none (every other exchange, a
+    /// status this crate does not know, and a listen stream, which may carry many tasks).
+    pub task_status: Option<TaskStatus>,
+    /// What the exchange learned of a task, for the call grouping ([`TaskReport`]): not part of
+    /// the JSON form (it is `null` after a round trip through JSON); `task_status` is its status.
+    #[serde(skip)]
+    pub task: Option<TaskReport>,
 }
 
 impl Verdict {
@@ -427,4 +447,37 @@ impl Verdict {
     pub fn breaks(&self, rule: Rule) -> bool {
         self.violations.iter().any(|v| v.rule == rule)
     }
+}
+
+/// What a task's end makes of the call that created it: the outcome and JSON-RPC error code
+/// the call takes (`TOOL_SUCCESS`/`TOOL_ERROR` from a completed task's result, `JSONRPC_ERROR`
+/// with a failed task's `error.code`, `CANCELLED`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskEnd {
+    /// The outcome the call takes.
+    pub outcome: Outcome,
+    /// A failed task's `error.code`; `None` otherwise (or when it had none).
+    pub error_code: Option<i64>,
+}
+
+/// What one exchange learned of a task: from the task handle of a `tools/call`, a `tasks/get`
+/// result, a task status notification on its stream, or a 2025-11-25 `tasks/result`.
+///
+/// Kept on the verdict for the call grouping only (not part of its JSON form, which carries the
+/// status alone as `task_status`): the grouping never sees response bodies, so what a terminal
+/// task's result came to is judged where the body is read, and handed on with the verdict.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskReport {
+    /// The `taskId`, when the message named one.
+    pub id: Option<String>,
+    /// The status reported; `None` when the message had none this crate knows (a 2025-11-25
+    /// `tasks/result` carries the result itself, not a status).
+    pub status: Option<TaskStatus>,
+    /// For a terminal status (or a `tasks/result`): what the call came to. `None` for a
+    /// non-terminal status, and for a `completed` task whose message left the result out (a
+    /// 2025-11-25 `tasks/get`: the result is fetched with `tasks/result`).
+    pub end: Option<TaskEnd>,
+    /// The suggested polling interval (`pollIntervalMs`, `pollIntervalMilliseconds`, or
+    /// 2025-11-25's `pollInterval`), in milliseconds.
+    pub poll_interval_ms: Option<u64>,
 }

@@ -282,7 +282,7 @@ fn calls_table(run: &Run) -> String {
         .rev()
         .collect();
     let mut b = String::from(
-        "<h2>Logical calls</h2>\n<p class=\"note\">Exchanges grouped into calls (retries, resumed streams, answers to server requests, task polls), a guess from traffic. The outcome is the final exchange's.</p>\n",
+        "<h2>Logical calls</h2>\n<p class=\"note\">Exchanges grouped into calls (retries, resumed streams, answers to server requests, task polls), a guess from traffic. The outcome is the final exchange's; for a call that became a task, the task's end.</p>\n",
     );
     b.push_str("<div class=\"wide\"><table id=\"calls\" class=\"sortable\"><thead><tr><th class=\"num\">call</th><th>source</th><th>client</th><th>version</th><th>method / tool</th><th class=\"num\">POSTs</th><th>HTTP</th><th>ids</th><th class=\"num\">error</th><th>result type</th><th>outcome</th><th>complete</th><th>retry origin</th><th>double execution risk</th><th>call rules broken</th><th>exchanges</th></tr></thead><tbody>\n");
     for (source, c) in &run.calls {
