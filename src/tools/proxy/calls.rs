@@ -160,21 +160,21 @@ fn millis_since_epoch(t: SystemTime) -> u64 {
 
 /// One call per line, the JSON of `replay --calls --format jsonl`.
 pub struct CallLog {
-    out: Mutex<Box<dyn Write + Send>>,
+    out: Arc<super::sinks::Lines>,
 }
 
 impl CallLog {
     /// Writes to `out`.
     pub fn new(out: Box<dyn Write + Send>) -> CallLog {
         CallLog {
-            out: Mutex::new(out),
+            out: super::sinks::Lines::new(out),
         }
     }
 }
 
 impl CallSink for CallLog {
     fn call(&self, call: &Call) {
-        super::sinks::write_line(&self.out, call);
+        self.out.write(call);
     }
 }
 

@@ -1,8 +1,10 @@
 //! Where finished exchanges go: a JSONL log, a human line, a HAR recording, metrics, and any
 //! [`Sink`] a caller adds (the hook for logical-call records built from exchanges).
 
-use std::io::Write;
-use std::sync::Mutex;
+use std::io::{BufWriter, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -59,7 +61,7 @@ struct Line<'a> {
 /// One verdict per line, the JSON of `replay --format jsonl` (with `file` set to the recording's
 /// path, so that the log of a run equals the replay of its recording).
 pub struct JsonLog {
-    out: Mutex<Box<dyn Write + Send>>,
+    out: Arc<Lines>,
     file: String,
 }
 
@@ -67,7 +69,7 @@ impl JsonLog {
     /// Writes to `out`; `file` fills the `file` field.
     pub fn new(out: Box<dyn Write + Send>, file: impl Into<String>) -> JsonLog {
         JsonLog {
-            out: Mutex::new(out),
+            out: Lines::new(out),
             file: file.into(),
         }
     }
@@ -82,19 +84,61 @@ impl Sink for JsonLog {
             file: &self.file,
             verdict,
         };
-        write_line(&self.out, &line);
+        self.out.write(&line);
     }
 }
 
-/// Writes `value` as one JSON line to `out`. A log that cannot be written must not stop
+/// How long a written line may wait in the buffer before it is flushed.
+pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
+
+/// JSON lines written through a buffer, so that a busy proxy makes one `write` per many
+/// exchanges rather than one per exchange (a syscall on the forwarding path each time). A line
+/// is flushed at most [`FLUSH_AFTER`] after it was written (a timer on the current tokio
+/// runtime, started by the first line after a flush; without a runtime, at once), when the
+/// buffer fills, and when the last holder lets go. A log that cannot be written must not stop
 /// forwarding: errors are dropped.
-pub(crate) fn write_line(out: &Mutex<Box<dyn Write + Send>>, value: &impl Serialize) {
-    let Ok(mut text) = serde_json::to_string(value) else {
-        return;
-    };
-    text.push('\n');
-    let mut out = out.lock().unwrap_or_else(|p| p.into_inner());
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+pub(crate) struct Lines {
+    out: Mutex<BufWriter<Box<dyn Write + Send>>>,
+    /// A flush is scheduled.
+    pending: AtomicBool,
+}
+
+impl Lines {
+    pub(crate) fn new(out: Box<dyn Write + Send>) -> Arc<Lines> {
+        Arc::new(Lines {
+            out: Mutex::new(BufWriter::with_capacity(64 * 1024, out)),
+            pending: AtomicBool::new(false),
+        })
+    }
+
+    /// Writes `value` as one JSON line.
+    pub(crate) fn write(self: &Arc<Self>, value: &impl Serialize) {
+        {
+            let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = serde_json::to_writer(&mut *out, value);
+            let _ = out.write_all(b"\n");
+        }
+        if self.pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let lines = self.clone();
+                runtime.spawn(async move {
+                    tokio::time::sleep(FLUSH_AFTER).await;
+                    lines.flush();
+                });
+            }
+            Err(_) => self.flush(),
+        }
+    }
+
+    /// Writes out what the buffer holds.
+    pub(crate) fn flush(&self) {
+        self.pending.store(false, Ordering::Release);
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = out.flush();
+    }
 }
 
 /// A short line per exchange on standard error: index, method, tool, outcome, how the body
