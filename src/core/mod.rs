@@ -7,6 +7,7 @@ pub(crate) mod calls;
 pub(crate) mod client_checks;
 pub(crate) mod driver;
 pub(crate) mod entry;
+pub(crate) mod error_codes;
 pub(crate) mod exchange;
 pub(crate) mod findings;
 pub(crate) mod headers;

@@ -54,6 +54,8 @@ rules! {
         "2025-06-18 and later: a POST body is one message, never a JSON array.";
     RequestMrtrReusedId => "request.mrtr_reused_id", Must,
         "An MRTR follow-up must use a new JSON-RPC id.";
+    RequestRemovedMethod => "request.removed_method", Must,
+        "2026-07-28: no ping, logging/setLevel, resources/(un)subscribe, tasks/result, tasks/list, ... (removed).";
     HttpAcceptedForRequest => "http.accepted_for_request", Must,
         "A request must be answered with application/json or text/event-stream, not 202/204.";
     HttpAcceptedWithBody => "http.accepted_with_body", Must,
@@ -96,6 +98,10 @@ rules! {
         "error is an object with an integer code and a string message.";
     JsonrpcBatchResponse => "jsonrpc.batch_response", Must,
         "2025-06-18 and later: a response body is one message, never a JSON array.";
+    JsonrpcRetiredCode => "jsonrpc.retired_code", Must,
+        "2026-07-28: no error code an earlier revision retired (-32002: now -32602; -32042).";
+    JsonrpcReservedCode => "jsonrpc.reserved_code", Must,
+        "2026-07-28: -32020..-32099 holds only the codes the specification defines.";
     ResultNotObject => "result.not_object", Must,
         "A JSON-RPC result in MCP is an object.";
     ResultTypeMissing => "result.type_missing", Must,
