@@ -956,6 +956,79 @@ def http_404_method_not_found(c):
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32601)
 
 
+# ---- the 2026-07-28 surface: removed methods, retired and reserved codes, RateLimited --------
+
+@case("2026-07-28 removed ping and logging/setLevel (changelog Major #5) and tasks/list (Major #6): a "
+      "client that still sends them breaks request.removed_method; the server answers each as an "
+      "unimplemented method, 404 with -32601 (HTTP-26), so fix_request. A notifications/roots/list_changed "
+      "(also removed) accepted with 202 breaks the rule too: the rule is the client's, not the server's.")
+def removed_methods_2026(c):
+    for id_, method in ((1, "ping"), (2, "logging/setLevel"), (3, "tasks/list")):
+        params = {"level": "debug"} if method == "logging/setLevel" else None
+        c.x(req26(id_, method, params), jresp(err(id_, -32601, f"Method not found: {method}"), status=404),
+            outcome="HTTP_ERROR", advice="fix_request", error_code=-32601,
+            violations=["request.removed_method"])
+    roots = {"body": notif("notifications/roots/list_changed", {"_meta": meta26()}),
+             "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json"),
+                         ("MCP-Protocol-Version", V26), ("Mcp-Method", "notifications/roots/list_changed")]}
+    c.x(roots, accepted(), outcome="NOTIFICATION_ACCEPTED", advice="none",
+        violations=["request.removed_method"])
+
+
+@case("The methods 2026-07-28 removed are still part of 2025-11-25: ping and logging/setLevel after the "
+      "handshake answer with empty results and break no rule (request.removed_method is 2026-07-28 only).",
+      pv=V1125, handshake=True)
+def removed_methods_kept_1125(c):
+    c.x(req25(V1125, 2, "ping"), jresp(ok(2, {})), outcome="SUCCESS", advice="none")
+    c.x(req25(V1125, 3, "logging/setLevel", {"level": "debug"}), jresp(ok(3, {})), outcome="SUCCESS",
+        advice="none")
+
+
+@case("2026-07-28 retired -32002 (resource not found, now -32602) and -32042 (URL elicitation required, "
+      "2025-11-25 only): a resources/read answered 200 with -32002 and a tools/call whose stream ends with "
+      "-32042 are complete JSON-RPC errors (advice none) that break jsonrpc.retired_code. The same -32002 "
+      "from a 2025-11-25 server would be right.")
+def retired_codes_2026(c):
+    c.x(req26(1, "resources/read", {"uri": "file:///srv/data/missing.csv"}),
+        jresp(err(1, -32002, "Resource not found", {"uri": "file:///srv/data/missing.csv"})),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32002, violations=["jsonrpc.retired_code"])
+    url = err(2, -32042, "This request requires more information.",
+              {"elicitations": [{"mode": "url", "elicitationId": "e-1", "url": "https://auth.example.test/x",
+                                 "message": "Authorize access"}]})
+    c.x(call26(2, "get_weather", {"city": "Oslo"}), sse(ev(url)),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32042, event_count=1,
+        violations=["jsonrpc.retired_code"])
+
+
+@case("2026-07-28 reserves -32020..-32099 for the codes it defines (-32020, -32021, -32022): a tools/call "
+      "answered 200 with -32050 breaks jsonrpc.reserved_code (still a complete JSON-RPC error, advice none); "
+      "a 400 with -32010 is in the legacy band -32000..-32019 and breaks nothing (a 4xx: fix_request).")
+def reserved_code_2026(c):
+    c.x(call26(1, "get_weather", {"city": "Oslo"}), jresp(err(1, -32050, "Upstream quota exhausted")),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32050, violations=["jsonrpc.reserved_code"])
+    c.x(call26(2, "get_weather", {"city": "Oslo"}), jresp(err(2, -32010, "Tenant suspended"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32010)
+
+
+@case("RateLimited -32023 (proposed by the rate-limiting SEP; refused before dispatch): retry whatever the "
+      "status and the tool. delete_file (unannotated, not safe to repeat) gets 429 with data.retryAfterMs "
+      "1500 and Retry-After 2: retry after 1500 ms (the data wins over the header). Re-sent 2 s later it gets "
+      "200 with -32023, no data and Retry-After 3: a complete JSON-RPC error, yet retry after 3000 ms. Re-sent "
+      "4 s later it succeeds. One call of three POSTs, automatic, no double_execution_risk and no "
+      "call.resent_after_complete (the server asked for the re-sends). -32023 is not reported as an "
+      "undefined reserved code.")
+def rate_limited_2026(c):
+    args = {"path": "/srv/data/report.csv"}
+    c.x(call26(1, "delete_file", args),
+        jresp(err(1, -32023, "Rate limited", {"retryAfterMs": 1500, "limit": 10, "remaining": 0}), status=429,
+              headers=[("Retry-After", "2")]), at=0,
+        outcome="HTTP_ERROR", advice="retry", after_ms=1500, error_code=-32023)
+    c.x(call26(2, "delete_file", args), jresp(err(2, -32023, "Rate limited"), headers=[("Retry-After", "3")]),
+        at=2, outcome="JSONRPC_ERROR", advice="retry", after_ms=3000, error_code=-32023)
+    c.x(call26(3, "delete_file", args), jresp(ok(3, tool_result("deleted"))), at=6, **SSE_OK)
+    c.call([0, 1, 2], outcome="TOOL_SUCCESS", ids=[1, 2, 3], retry_origin="automatic")
+
+
 @case("2025-11-25: a tools/call carrying Mcp-Session-Id gets 404 (session "
       "expired; the client MUST re-initialize) -> HTTP_ERROR, reinitialize; the id-less -32001 body's code "
       "is kept.", pv=V1125, handshake=True)
@@ -1496,7 +1569,9 @@ def retry_audit_2026(c):
 
 
 @case("A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
-      "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS.")
+      "fetched with tasks/result: one call of four POSTs, retry_origin poll, final outcome SUCCESS. "
+      "tasks/result is the 2025-11-25 form: the 2026-07-28 tasks extension removed it (polling tasks/get "
+      "gives the result), so that request breaks request.removed_method.")
 def task_polling_2026(c):
     task_created(c, poll_ms=1000)
     for id_, status in ((2, "working"), (3, "completed")):
@@ -1504,7 +1579,7 @@ def task_polling_2026(c):
             jresp(ok(id_, {"resultType": "complete", "taskId": "task-7f3a", "status": status})),
             outcome="SUCCESS", advice="none", result_type="complete")
     c.x(req26(4, "tasks/result", {"taskId": "task-7f3a"}), jresp(ok(4, tool_result("rendered"))),
-        outcome="SUCCESS", advice="none", result_type="complete")
+        outcome="SUCCESS", advice="none", result_type="complete", violations=["request.removed_method"])
     c.call([0, 1, 2, 3], outcome="SUCCESS", ids=[1, 2, 3, 4], retry_origin="poll", method="tools/call",
            tool="render_video")
 

@@ -65,7 +65,7 @@ fn check_removed_method(req: &Request, version: ProtocolVersion, findings: &mut 
         findings.add(
             Rule::RequestRemovedMethod,
             format!(
-                "{method} does not exist in {version} (removed in {}); instead: {}",
+                "{method} was removed in {}; instead: {}",
                 removed.in_version, removed.instead
             ),
             None,
