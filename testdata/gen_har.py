@@ -278,6 +278,7 @@ class Case:
         self.name, self.about, self.pv, self.src, self.limits = name, about, pv, src, limits
         self.entries, self.verdicts, self.skipped = [], [], []
         self.calls = None  # expected logical calls (replay --calls), when the case states them
+        self.exit_code = None  # stated by hand where the run forgives an incomplete exchange
 
     # -- HAR ------------------------------------------------------------------------------
     def _entry(self, req, rsp, http="POST", url=URL, at=None):
@@ -397,7 +398,7 @@ class Case:
 
     # -- 2025-x handshake -------------------------------------------------------------------
     def handshake(self, version, initialized_resp=None, initialized_outcome="NOTIFICATION_ACCEPTED",
-                  initialized_violations=()):
+                  initialized_violations=(), init_violations=()):
         """initialize (version from its params and result; session id minted) then
         notifications/initialized answered 202. 2025-06-18+ clients send MCP-Protocol-Version on
         the notification (source `header`); 2025-03-26 has no such header (source `initialize`)."""
@@ -411,7 +412,7 @@ class Case:
         result = {"protocolVersion": version, "capabilities": server_caps,
                   "serverInfo": {"name": "corpus-server", "version": "2.1.0"}}
         self.x(init, jresp(ok(1, result), headers=[("Mcp-Session-Id", SESSION)]),
-               outcome="SUCCESS", advice="none", pv=version, src="initialize")
+               outcome="SUCCESS", advice="none", pv=version, src="initialize", violations=init_violations)
         self.x(notif25(version, "notifications/initialized"), initialized_resp or accepted(),
                outcome=initialized_outcome, advice="none", pv=version,
                src="initialize" if version == V0326 else "header", violations=initialized_violations)
@@ -448,7 +449,8 @@ class Case:
     def expect(self):
         return {"about": self.about,
                 "limits": self.limits,
-                "exit_code": 0 if all(v["complete"] for v in self.verdicts) else 1,
+                "exit_code": self.exit_code if self.exit_code is not None else
+                0 if all(v["complete"] for v in self.verdicts) else 1,
                 "skipped": self.skipped,
                 "verdicts": self.verdicts}
 
@@ -1027,6 +1029,60 @@ def rate_limited_2026(c):
         at=2, outcome="JSONRPC_ERROR", advice="retry", after_ms=3000, error_code=-32023)
     c.x(call26(3, "delete_file", args), jresp(ok(3, tool_result("deleted"))), at=6, **SSE_OK)
     c.call([0, 1, 2], outcome="TOOL_SUCCESS", ids=[1, 2, 3], retry_origin="automatic")
+
+
+# ---- the discovery probe and the fallback to initialize ----------------------------------------
+
+def discover26(id_=0):
+    return req26(id_, "server/discover")
+
+
+DISCOVERED = {"resultType": "complete", "supportedVersions": [V26, V1125], "capabilities": {"tools": {}},
+              "cacheScope": "public", "ttlMs": 0}
+
+
+@case("A client probes with server/discover; the legacy server answers 404 with an empty body, the signal "
+      "HTTP-26 names, and the client falls back to initialize 2025-11-25 and lists tools. The refused probe "
+      "is HTTP_ERROR (fix_request) with no violation, and the run forgives it: exit code 0.")
+def discover_legacy_404(c):
+    c.x(discover26(), resp(404, b""), outcome="HTTP_ERROR", advice="fix_request")
+    c.handshake(V1125)
+    c.x(req25(V1125, 2, "tools/list"), jresp(ok(2, {"tools": TOOLS})), outcome="SUCCESS", advice="none",
+        pv=V1125)
+    c.exit_code = 0
+
+
+@case("A legacy TypeScript-SDK server answers the server/discover probe 400 with its own JSON-RPC error "
+      "-32000 ('No valid session ID provided'): not a recognised modern error (those are -32020..-32023), "
+      "so still the legacy signal. The fallback to initialize breaks nothing and the run forgives the probe.")
+def discover_legacy_400_unrecognised(c):
+    c.x(discover26(), jresp(err(None, -32000, "Bad Request: No valid session ID provided"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32000)
+    c.handshake(V1125)
+    c.exit_code = 0
+
+
+@case("The server/discover probe meets a 503 from a gateway: no legacy signal, a modern server may be "
+      "behind it. The probe is HTTP_ERROR, retry (server/discover is safe to repeat); the client falls back "
+      "to initialize anyway, which breaks request.fallback_on_transient_error. The run does not forgive "
+      "the probe (exit code 1).")
+def discover_transient_fallback(c):
+    c.x(discover26(), resp(503, "<html><body>503 Service Temporarily Unavailable</body></html>", (),
+                           "text/html"),
+        outcome="HTTP_ERROR", advice="retry")
+    c.handshake(V1125, init_violations=["request.fallback_on_transient_error"])
+
+
+@case("server/discover advertises 2026-07-28 and 2025-11-25; the next request, tools/list under 2026-07-28, "
+      "gets a plain 400 (no JSON-RPC body): the server refuses a revision it just advertised, "
+      "server.discover_version_refused on that request (HTTP_ERROR, fix_request). A later 400 with "
+      "HeaderMismatch -32020 is about the request, not the revision: no such finding.")
+def discover_version_refused(c):
+    c.x(discover26(), jresp(ok(0, DISCOVERED)), outcome="SUCCESS", advice="none", result_type="complete")
+    c.x(req26(1, "tools/list"), resp(400, b""), outcome="HTTP_ERROR", advice="fix_request",
+        violations=["server.discover_version_refused"])
+    c.x(req26(2, "tools/list"), jresp(err(2, -32020, "Mcp-Method header does not match method"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32020)
 
 
 @case("2025-11-25: a tools/call carrying Mcp-Session-Id gets 404 (session "

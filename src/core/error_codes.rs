@@ -43,6 +43,12 @@ pub(crate) fn check_code(
     }
 }
 
+/// `code` is a recognised modern JSON-RPC error: one 2026-07-28 defines (or, RateLimited,
+/// proposes). A refusal carrying one comes from a modern server, never a legacy one.
+pub(crate) fn is_modern(code: i64) -> bool {
+    codes::lookup(code).is_some_and(|c| c.in_force(ProtocolVersion::V2026_07_28))
+}
+
 /// `code` means "rate limited, refused before dispatch": safe to send again after the delay,
 /// whatever the HTTP status. Only from 2026-07-28 on: before, the whole server-error band was
 /// the implementations' and `-32023` may mean anything.

@@ -5,6 +5,7 @@ pub(crate) mod arrival;
 pub(crate) mod auth;
 pub(crate) mod calls;
 pub(crate) mod client_checks;
+pub(crate) mod discovery;
 pub(crate) mod driver;
 pub(crate) mod entry;
 pub(crate) mod error_codes;

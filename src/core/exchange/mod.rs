@@ -84,6 +84,8 @@ pub(crate) struct Learned {
     pub tools: Vec<(String, bool)>,
     /// The request id got `input_required`.
     pub input_required: bool,
+    /// `server/discover` result: the `supportedVersions` it advertised.
+    pub advertised: Option<Vec<String>>,
 }
 
 /// How the exchange was set up: everything decided before the response.

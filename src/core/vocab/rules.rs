@@ -56,6 +56,10 @@ rules! {
         "An MRTR follow-up must use a new JSON-RPC id.";
     RequestRemovedMethod => "request.removed_method", Must,
         "2026-07-28: no ping, logging/setLevel, resources/(un)subscribe, tasks/result, tasks/list, ... (removed).";
+    RequestFallbackOnTransientError => "request.fallback_on_transient_error", Should,
+        "Fall back to initialize only after a legacy refusal of server/discover, never after a 5xx, 429 or timeout.";
+    ServerDiscoverVersionRefused => "server.discover_version_refused", Should,
+        "A server does not refuse (plain 400, -32022) a revision its server/discover just advertised.";
     HttpAcceptedForRequest => "http.accepted_for_request", Must,
         "A request must be answered with application/json or text/event-stream, not 202/204.";
     HttpAcceptedWithBody => "http.accepted_with_body", Must,
