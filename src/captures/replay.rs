@@ -272,11 +272,13 @@ pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
     .is_some_and(|r| r.retried_by(next.method.as_deref()))
 }
 
-/// `v` is a refused `server/discover` that looks like a legacy server (`400`/`404`/`405` with
-/// an empty or unrecognised body): an `initialize` after it is the fallback HTTP-26 describes.
+/// `v` is a refused `server/discover` that an `initialize` may follow without blame: refused
+/// like a legacy server (`400`/`404`/`405` with an empty or unrecognised body: the fallback
+/// HTTP-26 describes), or for its version (`-32022`: the server speaks no revision the probe
+/// offered, so the client negotiates an older one). A 5xx or an auth refusal is neither.
 pub fn is_legacy_probe(v: &Verdict) -> bool {
     Refusal::of(v.method.as_deref(), v.complete, v.status, v.error_code)
-        .is_some_and(|r| r.discover && r.legacy)
+        .is_some_and(|r| r.discover && (r.legacy || r.version))
 }
 
 /// An incomplete handshake that a next handshake may retry.
