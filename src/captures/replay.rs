@@ -548,6 +548,12 @@ mod tests {
             &verdict("server/discover", 503),
             &verdict("server/discover", 200)
         ));
+        // What the report shows as the probe (not painted as a failure).
+        assert!(is_legacy_probe(&verdict("server/discover", 404)));
+        assert!(is_legacy_probe(&with_code(400, -32022)));
+        assert!(!is_legacy_probe(&verdict("server/discover", 503)));
+        assert!(!is_legacy_probe(&with_code(400, -32020)));
+        assert!(!is_legacy_probe(&verdict("tools/list", 404)));
     }
 
     #[test]
