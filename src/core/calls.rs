@@ -87,8 +87,8 @@ impl Open {
 /// - an MRTR round (`inputResponses`/`requestState`) after that call got `input_required`;
 /// - `tasks/get`/`tasks/result`/`tasks/cancel` for the task that call created;
 /// - the same method with the same params (ids, progress tokens and `_meta` aside) re-sent after
-///   that call failed (or was refused as rate limited); or, within [`AUTOMATIC_RETRY_MS`], a `tools/call` re-sent after a
-///   complete answer (flagged).
+///   that call failed (or was refused as rate limited); or, within [`AUTOMATIC_RETRY_MS`], a
+///   `tools/call` re-sent after a complete answer (flagged).
 ///
 /// Anything else starts a call of its own. Calls are emitted in the order they began, once no
 /// later exchange can join them (at the end, or when more than [`OPEN_CALLS`] are open).

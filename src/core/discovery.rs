@@ -173,8 +173,9 @@ mod tests {
         }
     }
 
-    /// `(method, version header, status, content type, body)` exchanges through one session:
-    /// the rules each verdict breaks.
+    /// `(method, version, status, JSON body)` exchanges through one session (status 0: no
+    /// response; the version goes in the header, or an `initialize`'s params): the rules each
+    /// verdict breaks.
     fn run(steps: &[(&str, &str, u16, &str)]) -> Vec<Vec<Rule>> {
         let mut session = Session::default();
         let mut out = Vec::new();
