@@ -139,8 +139,9 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    arrival, auth, calls, client_checks, driver, entry, exchange, findings, headers, idle_cut,
-    jsonrpc, lifecycle, origin, request, retry, session, task, tool_result, vocab, wire,
+    arrival, auth, calls, client_checks, discovery, driver, entry, error_codes, exchange, findings,
+    headers, idle_cut, jsonrpc, lifecycle, origin, request, retry, session, task, tool_result,
+    vocab, wire,
 };
 
 pub use crate::captures::{har, replay};

@@ -280,6 +280,7 @@ class Case:
         self.name, self.about, self.pv, self.src, self.limits = name, about, pv, src, limits
         self.entries, self.verdicts, self.skipped = [], [], []
         self.calls = None  # expected logical calls (replay --calls), when the case states them
+        self.exit_code = None  # stated by hand where the run forgives an incomplete exchange
 
     # -- HAR ------------------------------------------------------------------------------
     def _entry(self, req, rsp, http="POST", url=URL, at=None):
@@ -402,7 +403,7 @@ class Case:
 
     # -- 2025-x handshake -------------------------------------------------------------------
     def handshake(self, version, initialized_resp=None, initialized_outcome="NOTIFICATION_ACCEPTED",
-                  initialized_violations=()):
+                  initialized_violations=(), init_violations=()):
         """initialize (version from its params and result; session id minted) then
         notifications/initialized answered 202. 2025-06-18+ clients send MCP-Protocol-Version on
         the notification (source `header`); 2025-03-26 has no such header (source `initialize`)."""
@@ -416,7 +417,7 @@ class Case:
         result = {"protocolVersion": version, "capabilities": server_caps,
                   "serverInfo": {"name": "corpus-server", "version": "2.1.0"}}
         self.x(init, jresp(ok(1, result), headers=[("Mcp-Session-Id", SESSION)]),
-               outcome="SUCCESS", advice="none", pv=version, src="initialize")
+               outcome="SUCCESS", advice="none", pv=version, src="initialize", violations=init_violations)
         self.x(notif25(version, "notifications/initialized"), initialized_resp or accepted(),
                outcome=initialized_outcome, advice="none", pv=version,
                src="initialize" if version == V0326 else "header", violations=initialized_violations)
@@ -455,7 +456,8 @@ class Case:
     def expect(self):
         return {"about": self.about,
                 "limits": self.limits,
-                "exit_code": 0 if all(v["complete"] for v in self.verdicts) else 1,
+                "exit_code": self.exit_code if self.exit_code is not None else
+                0 if all(v["complete"] for v in self.verdicts) else 1,
                 "skipped": self.skipped,
                 "verdicts": self.verdicts}
 
@@ -961,6 +963,133 @@ def http_400_header_mismatch(c):
 def http_404_method_not_found(c):
     c.x(req26(1, "prompts/list"), jresp(err(1, -32601, "Method not found"), status=404),
         outcome="HTTP_ERROR", advice="fix_request", error_code=-32601)
+
+
+# ---- the 2026-07-28 surface: removed methods, retired and reserved codes, RateLimited --------
+
+@case("2026-07-28 removed ping and logging/setLevel (changelog Major #5) and tasks/list (Major #6): a "
+      "client that still sends them breaks request.removed_method; the server answers each as an "
+      "unimplemented method, 404 with -32601 (HTTP-26), so fix_request. A notifications/roots/list_changed "
+      "(also removed) accepted with 202 breaks the rule too: the rule is the client's, not the server's.")
+def removed_methods_2026(c):
+    for id_, method in ((1, "ping"), (2, "logging/setLevel"), (3, "tasks/list")):
+        params = {"level": "debug"} if method == "logging/setLevel" else None
+        c.x(req26(id_, method, params), jresp(err(id_, -32601, f"Method not found: {method}"), status=404),
+            outcome="HTTP_ERROR", advice="fix_request", error_code=-32601,
+            violations=["request.removed_method"])
+    roots = {"body": notif("notifications/roots/list_changed", {"_meta": meta26()}),
+             "headers": [("Accept", ACCEPT_BOTH), ("Content-Type", "application/json"),
+                         ("MCP-Protocol-Version", V26), ("Mcp-Method", "notifications/roots/list_changed")]}
+    c.x(roots, accepted(), outcome="NOTIFICATION_ACCEPTED", advice="none",
+        violations=["request.removed_method"])
+
+
+@case("The methods 2026-07-28 removed are still part of 2025-11-25: ping and logging/setLevel after the "
+      "handshake answer with empty results and break no rule (request.removed_method is 2026-07-28 only).",
+      pv=V1125, handshake=True)
+def removed_methods_kept_1125(c):
+    c.x(req25(V1125, 2, "ping"), jresp(ok(2, {})), outcome="SUCCESS", advice="none")
+    c.x(req25(V1125, 3, "logging/setLevel", {"level": "debug"}), jresp(ok(3, {})), outcome="SUCCESS",
+        advice="none")
+
+
+@case("2026-07-28 retired -32002 (resource not found, now -32602) and -32042 (URL elicitation required, "
+      "2025-11-25 only): a resources/read answered 200 with -32002 and a tools/call whose stream ends with "
+      "-32042 are complete JSON-RPC errors (advice none) that break jsonrpc.retired_code. The same -32002 "
+      "from a 2025-11-25 server would be right.")
+def retired_codes_2026(c):
+    c.x(req26(1, "resources/read", {"uri": "file:///srv/data/missing.csv"}),
+        jresp(err(1, -32002, "Resource not found", {"uri": "file:///srv/data/missing.csv"})),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32002, violations=["jsonrpc.retired_code"])
+    url = err(2, -32042, "This request requires more information.",
+              {"elicitations": [{"mode": "url", "elicitationId": "e-1", "url": "https://auth.example.test/x",
+                                 "message": "Authorize access"}]})
+    c.x(call26(2, "get_weather", {"city": "Oslo"}), sse(ev(url)),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32042, event_count=1,
+        violations=["jsonrpc.retired_code"])
+
+
+@case("2026-07-28 reserves -32020..-32099 for the codes it defines (-32020, -32021, -32022): a tools/call "
+      "answered 200 with -32050 breaks jsonrpc.reserved_code (still a complete JSON-RPC error, advice none); "
+      "a 400 with -32010 is in the legacy band -32000..-32019 and breaks nothing (a 4xx: fix_request).")
+def reserved_code_2026(c):
+    c.x(call26(1, "get_weather", {"city": "Oslo"}), jresp(err(1, -32050, "Upstream quota exhausted")),
+        outcome="JSONRPC_ERROR", advice="none", error_code=-32050, violations=["jsonrpc.reserved_code"])
+    c.x(call26(2, "get_weather", {"city": "Oslo"}), jresp(err(2, -32010, "Tenant suspended"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32010)
+
+
+@case("RateLimited -32023 (proposed by the rate-limiting SEP; refused before dispatch): retry whatever the "
+      "status and the tool. delete_file (unannotated, not safe to repeat) gets 429 with data.retryAfterMs "
+      "1500 and Retry-After 2: retry after 1500 ms (the data wins over the header). Re-sent 2 s later it gets "
+      "200 with -32023, no data and Retry-After 3: a complete JSON-RPC error, yet retry after 3000 ms. Re-sent "
+      "4 s later it succeeds. One call of three POSTs, automatic, no double_execution_risk and no "
+      "call.resent_after_complete (the server asked for the re-sends). -32023 is not reported as an "
+      "undefined reserved code.")
+def rate_limited_2026(c):
+    args = {"path": "/srv/data/report.csv"}
+    c.x(call26(1, "delete_file", args),
+        jresp(err(1, -32023, "Rate limited", {"retryAfterMs": 1500, "limit": 10, "remaining": 0}), status=429,
+              headers=[("Retry-After", "2")]), at=0,
+        outcome="HTTP_ERROR", advice="retry", after_ms=1500, error_code=-32023)
+    c.x(call26(2, "delete_file", args), jresp(err(2, -32023, "Rate limited"), headers=[("Retry-After", "3")]),
+        at=2, outcome="JSONRPC_ERROR", advice="retry", after_ms=3000, error_code=-32023)
+    c.x(call26(3, "delete_file", args), jresp(ok(3, tool_result("deleted"))), at=6, **SSE_OK)
+    c.call([0, 1, 2], outcome="TOOL_SUCCESS", ids=[1, 2, 3], retry_origin="automatic")
+
+
+# ---- the discovery probe and the fallback to initialize ----------------------------------------
+
+def discover26(id_=0):
+    return req26(id_, "server/discover")
+
+
+DISCOVERED = {"resultType": "complete", "supportedVersions": [V26, V1125], "capabilities": {"tools": {}},
+              "cacheScope": "public", "ttlMs": 0}
+
+
+@case("A client probes with server/discover; the legacy server answers 404 with an empty body, the signal "
+      "HTTP-26 names, and the client falls back to initialize 2025-11-25 and lists tools. The refused probe "
+      "is HTTP_ERROR (fix_request) with no violation, and the run forgives it: exit code 0.")
+def discover_legacy_404(c):
+    c.x(discover26(), resp(404, b""), outcome="HTTP_ERROR", advice="fix_request")
+    c.handshake(V1125)
+    c.x(req25(V1125, 2, "tools/list"), jresp(ok(2, {"tools": TOOLS})), outcome="SUCCESS", advice="none",
+        pv=V1125)
+    c.exit_code = 0
+
+
+@case("A legacy TypeScript-SDK server answers the server/discover probe 400 with its own JSON-RPC error "
+      "-32000 ('No valid session ID provided'): not a recognised modern error (those are -32020..-32023), "
+      "so still the legacy signal. The fallback to initialize breaks nothing and the run forgives the probe.")
+def discover_legacy_400_unrecognised(c):
+    c.x(discover26(), jresp(err(None, -32000, "Bad Request: No valid session ID provided"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32000)
+    c.handshake(V1125)
+    c.exit_code = 0
+
+
+@case("The server/discover probe meets a 503 from a gateway: no legacy signal, a modern server may be "
+      "behind it. The probe is HTTP_ERROR, retry (server/discover is safe to repeat); the client falls back "
+      "to initialize anyway, which breaks request.fallback_on_transient_error. The run does not forgive "
+      "the probe (exit code 1).")
+def discover_transient_fallback(c):
+    c.x(discover26(), resp(503, "<html><body>503 Service Temporarily Unavailable</body></html>", (),
+                           "text/html"),
+        outcome="HTTP_ERROR", advice="retry")
+    c.handshake(V1125, init_violations=["request.fallback_on_transient_error"])
+
+
+@case("server/discover advertises 2026-07-28 and 2025-11-25; the next request, tools/list under 2026-07-28, "
+      "gets a plain 400 (no JSON-RPC body): the server refuses a revision it just advertised, "
+      "server.discover_version_refused on that request (HTTP_ERROR, fix_request). A later 400 with "
+      "HeaderMismatch -32020 is about the request, not the revision: no such finding.")
+def discover_version_refused(c):
+    c.x(discover26(), jresp(ok(0, DISCOVERED)), outcome="SUCCESS", advice="none", result_type="complete")
+    c.x(req26(1, "tools/list"), resp(400, b""), outcome="HTTP_ERROR", advice="fix_request",
+        violations=["server.discover_version_refused"])
+    c.x(req26(2, "tools/list"), jresp(err(2, -32020, "Mcp-Method header does not match method"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32020)
 
 
 @case("2025-11-25: a tools/call carrying Mcp-Session-Id gets 404 (session "
@@ -1508,8 +1637,10 @@ def retry_audit_2026(c):
 
 
 @case("A tools/call turned into a task (DEFERRED), polled twice with tasks/get and "
-      "fetched with tasks/result (the 2025-11-25 way): one call of four POSTs, retry_origin poll; the "
-      "fetched result decides the call: TOOL_SUCCESS, task_status completed (the last status a poll reported).")
+      "fetched with tasks/result: one call of four POSTs, retry_origin poll; the fetched result decides "
+      "the call: TOOL_SUCCESS, task_status completed (the last status a poll reported). tasks/result is the "
+      "2025-11-25 form: the 2026-07-28 tasks extension removed it (polling tasks/get gives the result), so "
+      "that request breaks request.removed_method.")
 def task_polling_2026(c):
     task_created(c, poll_ms=1000)
     for id_, status in ((2, "working"), (3, "completed")):
@@ -1517,7 +1648,8 @@ def task_polling_2026(c):
             jresp(ok(id_, {"resultType": "complete", "taskId": "task-7f3a", "status": status})),
             outcome="SUCCESS", advice="none", result_type="complete", task_status=status)
     c.x(req26(4, "tasks/result", {"taskId": "task-7f3a"}), jresp(ok(4, tool_result("rendered"))),
-        outcome="SUCCESS", advice="none", result_type="complete", task_status=None)
+        outcome="SUCCESS", advice="none", result_type="complete", task_status=None,
+        violations=["request.removed_method"])
     c.call([0, 1, 2, 3], outcome="TOOL_SUCCESS", ids=[1, 2, 3, 4], retry_origin="poll", method="tools/call",
            tool="render_video", task_status="completed")
 

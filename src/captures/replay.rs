@@ -328,25 +328,65 @@ pub fn replay_facts_seekable<R: Read + Seek>(
 }
 
 /// `next` retries the handshake that `refused` failed, so `refused` does not fail the run: a
-/// refused `server/discover` followed by `initialize` (how a client detects a legacy server) or
-/// by `server/discover` again (the retry after a version rejection), or an `initialize` refused
-/// for its version (`-32022`) followed by another handshake. [`Tally`] applies it.
+/// refused `server/discover` followed by `initialize` when the refusal looks like a legacy server
+/// (`400`/`404`/`405` with an empty or unrecognised body: how a client detects one), a refused
+/// `server/discover` followed by `server/discover` again (the retry after a version rejection),
+/// or a handshake refused for its version (`-32022`) followed by another handshake. A 5xx or
+/// other transient failure followed by `initialize` is no legacy signal and is not forgiven
+/// (that `initialize` breaks `request.fallback_on_transient_error`). [`Tally`] applies it.
 pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
-    is_retriable_refusal(
+    Refusal::of(
         refused.method.as_deref(),
         refused.complete,
+        refused.status,
         refused.error_code,
-    ) && is_handshake(next.method.as_deref())
+    )
+    .is_some_and(|r| r.retried_by(next.method.as_deref()))
 }
 
-fn is_handshake(method: Option<&str>) -> bool {
-    matches!(method, Some("server/discover" | "initialize"))
+/// `v` is a refused `server/discover` that an `initialize` may follow without blame: refused
+/// like a legacy server (`400`/`404`/`405` with an empty or unrecognised body: the fallback
+/// HTTP-26 describes), or for its version (`-32022`: the server speaks no revision the probe
+/// offered, so the client negotiates an older one). A 5xx or an auth refusal is neither.
+pub fn is_legacy_probe(v: &Verdict) -> bool {
+    Refusal::of(v.method.as_deref(), v.complete, v.status, v.error_code)
+        .is_some_and(|r| r.discover && (r.legacy || r.version))
 }
 
-fn is_retriable_refusal(method: Option<&str>, complete: bool, error_code: Option<i64>) -> bool {
-    !complete
-        && (method == Some("server/discover")
-            || (method == Some("initialize") && error_code == Some(-32022)))
+/// An incomplete handshake that a next handshake may retry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Refusal {
+    /// `server/discover` (else `initialize`).
+    discover: bool,
+    /// Refused for its version (`-32022`): negotiation.
+    version: bool,
+    /// Looks like a legacy server ([`crate::discovery::looks_legacy`]).
+    legacy: bool,
+}
+
+impl Refusal {
+    fn of(
+        method: Option<&str>,
+        complete: bool,
+        status: Option<u16>,
+        error_code: Option<i64>,
+    ) -> Option<Refusal> {
+        let discover = method == Some(crate::discovery::DISCOVER);
+        let version = error_code == Some(crate::vocab::codes::UNSUPPORTED_PROTOCOL_VERSION);
+        (!complete && (discover || (method == Some("initialize") && version))).then(|| Refusal {
+            discover,
+            version,
+            legacy: crate::discovery::looks_legacy(status, error_code),
+        })
+    }
+
+    fn retried_by(self, next: Option<&str>) -> bool {
+        match next {
+            Some("initialize") => self.version || (self.discover && self.legacy),
+            Some(m) if m == crate::discovery::DISCOVER => self.version || self.discover,
+            _ => false,
+        }
+    }
 }
 
 /// Replays a HAR document from `reader` and groups its exchanges into logical calls, calling
@@ -423,27 +463,34 @@ pub struct Tally {
     total: u64,
     incomplete: u64,
     forgiven: u64,
-    discover_refused: bool,
+    refused: Option<Refusal>,
 }
 
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
-        self.count(v.method.as_deref(), v.complete, v.error_code);
+        self.count(v.method.as_deref(), v.complete, v.status, v.error_code);
     }
 
     /// Counts one logical call, in capture order (the same rule, one level up).
     pub fn add_call(&mut self, c: &Call) {
-        self.count(c.method.as_deref(), c.complete, None);
+        let status = c.http_statuses.last().copied().flatten();
+        self.count(c.method.as_deref(), c.complete, status, c.error_code);
     }
 
-    fn count(&mut self, method: Option<&str>, complete: bool, error_code: Option<i64>) {
+    fn count(
+        &mut self,
+        method: Option<&str>,
+        complete: bool,
+        status: Option<u16>,
+        error_code: Option<i64>,
+    ) {
         self.total += 1;
-        if self.discover_refused && is_handshake(method) {
+        if self.refused.is_some_and(|r| r.retried_by(method)) {
             self.incomplete -= 1;
             self.forgiven += 1;
         }
-        self.discover_refused = is_retriable_refusal(method, complete, error_code);
+        self.refused = Refusal::of(method, complete, status, error_code);
         if !complete {
             self.incomplete += 1;
         }
@@ -451,7 +498,7 @@ impl Tally {
 
     /// Starts a new capture (a refused discover does not carry over).
     pub fn next_capture(&mut self) {
-        self.discover_refused = false;
+        self.refused = None;
     }
 
     /// Every exchange counted was complete (or a forgiven legacy probe).
@@ -513,6 +560,72 @@ mod tests {
         t.next_capture();
         t.add(&verdict("initialize", 200));
         assert!(!t.all_complete(), "does not carry across captures");
+    }
+
+    /// Only a legacy-looking refusal (400/404/405, no recognised modern error) makes the
+    /// fallback to initialize a detection step; a transient failure or a modern refusal stays
+    /// a failure of the run.
+    #[test]
+    fn only_a_legacy_refusal_of_discover_is_forgiven_by_initialize() {
+        let with_code = |status: u16, code: i64| {
+            let mut v = verdict("server/discover", status);
+            v.error_code = Some(code);
+            v
+        };
+        for refused in [
+            verdict("server/discover", 404),
+            verdict("server/discover", 405),
+            with_code(400, -32000),
+        ] {
+            let mut t = Tally::default();
+            t.add(&refused);
+            t.add(&verdict("initialize", 200));
+            assert!(
+                t.all_complete(),
+                "{:?} {:?}",
+                refused.status,
+                refused.error_code
+            );
+            assert_eq!(t.forgiven(), 1);
+        }
+        for refused in [
+            verdict("server/discover", 500),
+            verdict("server/discover", 503),
+            verdict("server/discover", 429),
+            verdict("server/discover", 401),
+            with_code(400, -32020),
+            with_code(400, -32021),
+        ] {
+            let mut t = Tally::default();
+            t.add(&refused);
+            t.add(&verdict("initialize", 200));
+            assert!(
+                !t.all_complete(),
+                "{:?} {:?}",
+                refused.status,
+                refused.error_code
+            );
+            assert_eq!(t.forgiven(), 0);
+        }
+        assert!(forgives(
+            &verdict("server/discover", 404),
+            &verdict("initialize", 200)
+        ));
+        assert!(!forgives(
+            &verdict("server/discover", 502),
+            &verdict("initialize", 200)
+        ));
+        // A transient failure retried with discover is still a retry of the probe.
+        assert!(forgives(
+            &verdict("server/discover", 503),
+            &verdict("server/discover", 200)
+        ));
+        // What the report shows as the probe (not painted as a failure).
+        assert!(is_legacy_probe(&verdict("server/discover", 404)));
+        assert!(is_legacy_probe(&with_code(400, -32022)));
+        assert!(!is_legacy_probe(&verdict("server/discover", 503)));
+        assert!(!is_legacy_probe(&with_code(400, -32020)));
+        assert!(!is_legacy_probe(&verdict("tools/list", 404)));
     }
 
     #[test]

@@ -69,6 +69,16 @@ struct Open {
     wants_input: bool,
 }
 
+impl Open {
+    /// The call got a complete answer that asks for nothing more, or a task to follow (a
+    /// handle is an answer too: a second identical call is a second task). A complete answer
+    /// advised `retry` (a RateLimited error: refused before dispatch) is not settled: sending
+    /// the request again is what the server asked for, not a resend after the answer.
+    fn settled(&self) -> bool {
+        (self.call.complete && self.last_advice != Advice::Retry) || self.task.is_some()
+    }
+}
+
 /// Groups exchanges into calls, fed in capture order.
 ///
 /// Grouping is a guess from traffic, never a fact the protocol states. An exchange joins an
@@ -80,8 +90,8 @@ struct Open {
 ///   that call created (its `taskId`, from the handle or the first poll that named one); the
 ///   task then decides the call's outcome ([`Call`] says how);
 /// - the same method with the same params (ids, progress tokens and `_meta` aside) re-sent after
-///   that call failed; or, within [`AUTOMATIC_RETRY_MS`], a `tools/call` re-sent after a
-///   complete answer (flagged).
+///   that call failed (or was refused as rate limited); or, within [`AUTOMATIC_RETRY_MS`], a
+///   `tools/call` re-sent after a complete answer (flagged).
 ///
 /// Anything else starts a call of its own. Calls are emitted in the order they began, once no
 /// later exchange can join them (at the end, or when more than [`OPEN_CALLS`] are open).
@@ -249,8 +259,7 @@ impl Calls {
                 let quick = delay.map(|d| d <= AUTOMATIC_RETRY_MS);
                 // A call that got its answer, or a task to follow (a handle is an answer too: a
                 // second identical call is a second task), is not retried by a later one.
-                let answered = o.call.complete || o.task.is_some();
-                if answered && !(method == "tools/call" && quick == Some(true)) {
+                if o.settled() && !(method == "tools/call" && quick == Some(true)) {
                     return None;
                 }
                 let origin = quick.map(|q| {
@@ -270,6 +279,7 @@ impl Calls {
 /// The retry audit for an exchange joining `open`, before it is applied.
 fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
     let v = x.verdict;
+    let settled = open.settled();
     let mut flag = |rule: Rule, detail: String| {
         if !open.call.violations.iter().any(|w| w.rule == rule.id()) {
             open.call
@@ -278,7 +288,7 @@ fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
         }
     };
     if join.resent {
-        if open.call.complete || open.task.is_some() {
+        if settled {
             flag(
                 Rule::CallResentAfterComplete,
                 format!(
@@ -901,6 +911,65 @@ mod tests {
                 ]
             );
         }
+    }
+
+    /// A RateLimited error is a complete answer advised `retry`: the re-send after its delay
+    /// joins the call without `call.resent_after_complete`; after another complete error it
+    /// would be flagged.
+    #[test]
+    fn a_resend_after_rate_limiting_is_no_resend_after_complete() {
+        use crate::{End, Headers, Request, ResponseHead, Session};
+        let run = |code: i64| {
+            let mut session = Session::default();
+            let mut calls = Calls::new();
+            let mut out = Vec::new();
+            let headers = Headers::from_iter([("MCP-Protocol-Version", "2026-07-28")]);
+            for (id, at) in [(1, 0), (2, 2_000)] {
+                let body = format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{}}}}}}"#
+                );
+                let mut ex = session.begin(Request::new("POST", headers.clone(), body.as_bytes()));
+                ex.on_head(ResponseHead {
+                    status: 200,
+                    headers: Headers::from_iter([("Content-Type", "application/json")]),
+                });
+                let reply = if id == 1 {
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m","data":{{"retryAfterMs":1000}}}}}}"#
+                    )
+                } else {
+                    r#"{"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","content":[]}}"#
+                        .into()
+                };
+                ex.feed(reply.as_bytes());
+                let v = session.finish(&mut ex, End::Eof);
+                let facts = ExchangeFacts {
+                    verdict: &v,
+                    headers: &headers,
+                    body: body.as_bytes(),
+                    started_ms: Some(at),
+                    duration_ms: Some(10),
+                };
+                calls.add(facts, &mut |c| out.push(c));
+            }
+            calls.finish(&mut |c| out.push(c));
+            out
+        };
+        let limited = run(-32023);
+        assert_eq!(limited.len(), 1, "{limited:?}");
+        assert_eq!(limited[0].entries.len(), 2);
+        assert_eq!(limited[0].outcome, Outcome::ToolSuccess);
+        assert!(
+            limited[0].violations.is_empty(),
+            "{:?}",
+            limited[0].violations
+        );
+        let other = run(-32603);
+        let rules: Vec<&str> = other
+            .iter()
+            .flat_map(|c| c.violations.iter().map(|v| v.rule.as_str()))
+            .collect();
+        assert_eq!(rules, ["call.resent_after_complete"]);
     }
 
     #[test]

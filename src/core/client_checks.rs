@@ -6,6 +6,7 @@ use crate::headers::Known;
 use crate::request::{BodyKind, Request};
 use crate::rules::Rule;
 use crate::version::ProtocolVersion;
+use crate::vocab::methods;
 use crate::wire;
 
 use crate::wire::META_CLIENT_CAPABILITIES as CAPS_META;
@@ -28,6 +29,7 @@ pub(crate) fn check_request(
             None,
         );
     }
+    check_removed_method(req, version, findings);
     if req.headers.is_empty() || req.http_method != "POST" {
         return;
     }
@@ -47,6 +49,28 @@ pub(crate) fn check_request(
     }
     check_meta(req, header, findings);
     check_routing_headers(req, findings);
+}
+
+/// A method the revision removed ([`crate::vocab::methods`]): read from the body, so checked
+/// whether or not the capture kept the headers. A batch is already a violation from
+/// 2025-06-18 on, and removals start later, so only single messages are read.
+fn check_removed_method(req: &Request, version: ProtocolVersion, findings: &mut Findings) {
+    if !matches!(req.kind, BodyKind::Request | BodyKind::Notification) {
+        return;
+    }
+    let Some(method) = req.method.as_deref() else {
+        return;
+    };
+    if let Some(removed) = methods::removed_in(version, method) {
+        findings.add(
+            Rule::RequestRemovedMethod,
+            format!(
+                "{method} was removed in {}; instead: {}",
+                removed.in_version, removed.instead
+            ),
+            None,
+        );
+    }
 }
 
 /// The `Accept` value the TypeScript, Python and Rust SDKs send: told by one comparison.
@@ -173,6 +197,60 @@ fn decode_header_value(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Headers;
+
+    fn rules_for(body: &str, version: ProtocolVersion) -> Vec<Rule> {
+        let req = Request::new("POST", Headers::new(), body.as_bytes());
+        let mut findings = Findings::default();
+        check_request(&req, None, version, false, &mut findings);
+        findings.into_vec().into_iter().map(|v| v.rule).collect()
+    }
+
+    /// Every removed method, as a request and as a notification, only from 2026-07-28 on; a
+    /// method that stays (tasks/get) and a response are never reported.
+    #[test]
+    fn removed_methods_only_on_2026() {
+        use ProtocolVersion::*;
+        for removed in methods::REMOVED {
+            let m = removed.method;
+            let request = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{m}"}}"#);
+            let notification = format!(r#"{{"jsonrpc":"2.0","method":"{m}"}}"#);
+            for body in [&request, &notification] {
+                assert_eq!(
+                    rules_for(body, V2026_07_28),
+                    [Rule::RequestRemovedMethod],
+                    "{body}"
+                );
+                for earlier in [V2025_03_26, V2025_06_18, V2025_11_25] {
+                    assert!(rules_for(body, earlier).is_empty(), "{body} {earlier}");
+                }
+            }
+        }
+        let kept = r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"t"}}"#;
+        assert!(rules_for(kept, V2026_07_28).is_empty());
+        let response = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+        assert!(rules_for(response, V2026_07_28).is_empty());
+    }
+
+    #[test]
+    fn removed_method_detail_names_the_replacement() {
+        let req = Request::new(
+            "POST",
+            Headers::new(),
+            br#"{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}"#,
+        );
+        let mut findings = Findings::default();
+        check_request(
+            &req,
+            None,
+            ProtocolVersion::V2026_07_28,
+            false,
+            &mut findings,
+        );
+        let v = findings.into_vec();
+        assert_eq!(v.len(), 1);
+        assert!(v[0].detail.contains("logLevel"), "{}", v[0].detail);
+    }
 
     /// The search agrees with a window slid over every byte, on Accept values of every kind:
     /// either case, parameters, the needle at the start, the end, split, repeated, absent.

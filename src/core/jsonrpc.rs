@@ -10,6 +10,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::rules::Rule;
+use crate::vocab::codes::RATE_LIMITED;
 // Vocabulary, defined in the leaf `vocab` and reachable here for the paths that name it so.
 use crate::vocab::kinds::MessageKind as Kind;
 use crate::vocab::members::ScannedMembers;
@@ -454,12 +455,7 @@ pub enum EnvelopeCheck<'a> {
     /// Broken envelope: the outcome is `INVALID_ENVELOPE` with this rule and detail.
     Invalid(Rule, String),
     /// A valid error response.
-    Error {
-        /// The error code.
-        code: i64,
-        /// The error message.
-        message: String,
-    },
+    Error(ErrorReply),
     /// A valid result response; the result still needs judging.
     Result(Raw<'a>),
 }
@@ -486,12 +482,33 @@ pub fn check_response<'a>(env: &Envelope<'a>) -> EnvelopeCheck<'a> {
     }
 }
 
+/// What a valid error object says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorReply {
+    /// The error code.
+    pub code: i64,
+    /// The error message.
+    pub message: String,
+    /// A RateLimited error's `data.retryAfterMs` ([`crate::wire::DATA_RETRY_AFTER_MS`]),
+    /// rounded up to whole milliseconds: read for that code only, where it is defined.
+    pub retry_after_ms: Option<u64>,
+}
+
 #[derive(Deserialize)]
 struct RawError<'a> {
     #[serde(borrow, default, deserialize_with = "present")]
     code: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     message: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    data: Option<&'a RawValue>,
+}
+
+/// `data.retryAfterMs` of a RateLimited error: a number not below zero.
+fn retry_after_ms(data: Option<&RawValue>) -> Option<u64> {
+    let data: serde_json::Map<String, Value> = serde_json::from_str(data?.get()).ok()?;
+    let ms = data.get(crate::wire::DATA_RETRY_AFTER_MS)?.as_f64()?;
+    (ms.is_finite() && ms >= 0.0).then(|| ms.ceil().min(u64::MAX as f64) as u64)
 }
 
 fn check_error(error: Raw<'_>) -> EnvelopeCheck<'_> {
@@ -508,17 +525,26 @@ fn check_error(error: Raw<'_>) -> EnvelopeCheck<'_> {
     let Some(message) = raw.message.and_then(|m| to_string(m.get())) else {
         return invalid("error.message is missing or not a string");
     };
-    EnvelopeCheck::Error { code, message }
+    let retry_after_ms = if code == RATE_LIMITED {
+        retry_after_ms(raw.data)
+    } else {
+        None
+    };
+    EnvelopeCheck::Error(ErrorReply {
+        code,
+        message,
+        retry_after_ms,
+    })
 }
 
 /// Reads `code` and `message` from any body that looks like a JSON-RPC error response, whatever
 /// its id: HTTP error bodies and id-less errors carry them this way.
-pub fn error_of(body: &str) -> Option<(i64, String)> {
+pub fn error_of(body: &str) -> Option<ErrorReply> {
     let Ok(Payload::Single(env)) = parse_payload(body) else {
         return None;
     };
     match check_error(env.error?) {
-        EnvelopeCheck::Error { code, message } => Some((code, message)),
+        EnvelopeCheck::Error(reply) => Some(reply),
         _ => None,
     }
 }
@@ -606,8 +632,32 @@ mod tests {
         let e = single(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}"#);
         assert!(matches!(
             check_response(&e),
-            EnvelopeCheck::Error { code: -32602, ref message } if message == "bad"
+            EnvelopeCheck::Error(ErrorReply { code: -32602, ref message, retry_after_ms: None })
+                if message == "bad"
         ));
+    }
+
+    /// `data.retryAfterMs` is read for RateLimited only, as a number of milliseconds.
+    #[test]
+    fn rate_limited_data_gives_the_delay() {
+        let delay = |code: i64, data: &str| {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{code},"message":"m","data":{data}}}}}"#
+            );
+            match check_response(&single(&text)) {
+                EnvelopeCheck::Error(reply) => reply.retry_after_ms,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(delay(-32023, r#"{"retryAfterMs":1500}"#), Some(1500));
+        assert_eq!(delay(-32023, r#"{"retryAfterMs":2.5,"limit":10}"#), Some(3));
+        assert_eq!(delay(-32023, r#"{"retryAfterMs":-1}"#), None);
+        assert_eq!(delay(-32023, r#"{"retryAfterMs":"5"}"#), None);
+        assert_eq!(delay(-32023, r#"{"retry_after_ms":5}"#), None);
+        assert_eq!(delay(-32023, "[1]"), None);
+        assert_eq!(delay(-32603, r#"{"retryAfterMs":1500}"#), None);
+        let body = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32023,"message":"slow down","data":{"retryAfterMs":250}}}"#;
+        assert_eq!(error_of(body).and_then(|r| r.retry_after_ms), Some(250));
     }
 
     /// The integer shortcut reads every number as the float parser does, bit for bit (or

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::error_codes;
 use crate::origin::Reach;
 use crate::verdict::{Advice, Outcome, RetryAdvice};
 use crate::version::ProtocolVersion;
@@ -51,7 +52,8 @@ pub struct RetryFacts {
     pub had_session: bool,
     /// The protocol version.
     pub version: ProtocolVersion,
-    /// `Retry-After`, in milliseconds.
+    /// The delay the server asked for, in milliseconds: a RateLimited error's
+    /// `data.retryAfterMs`, else `Retry-After`.
     pub retry_after_ms: Option<u64>,
     /// The SSE `retry:` field, in milliseconds.
     pub sse_retry_ms: Option<u64>,
@@ -88,6 +90,9 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
             None,
             "send a new request (new id) with inputResponses and requestState",
         ),
+        JsonrpcError | HttpError if error_codes::is_rate_limited(f.error_code, f.version) => {
+            rate_limited(f)
+        }
         JsonrpcError if is_pre_dispatch_code(f.error_code) => advice(
             Advice::FixRequest,
             None,
@@ -114,6 +119,16 @@ pub fn advise(f: &RetryFacts) -> RetryAdvice {
         InvalidEnvelope => may_have_run!(f, "the reply was not a valid response to this request"),
         InvalidToolResult => may_have_run!(f, "the tool result broke the schema"),
     }
+}
+
+/// A RateLimited error (`-32023`): refused before dispatch, so nothing ran and sending it again
+/// after the delay is safe whatever the tool and whatever the HTTP status that carried it.
+fn rate_limited(f: &RetryFacts) -> RetryAdvice {
+    advice(
+        Advice::Retry,
+        f.retry_after_ms,
+        "rate limited before dispatch (-32023); send it again after the delay",
+    )
 }
 
 /// Why an outcome that needs nothing more (an answer, or nothing to retry) gets no advice.
@@ -330,6 +345,34 @@ mod tests {
         // A 4xx from an intermediary is still a request to fix.
         f.status = Some(413);
         f.reach = Reach::Never;
+        assert_eq!(advise(&f).advice, Advice::FixRequest);
+    }
+
+    /// -32023 is a retry after the server's delay, whatever the status and the tool, from
+    /// 2026-07-28 on; before, the code is an implementation's own and the status decides.
+    #[test]
+    fn rate_limited_code_is_retry_at_any_status() {
+        for (outcome, status) in [
+            (Outcome::JsonrpcError, 200),
+            (Outcome::HttpError, 429),
+            (Outcome::HttpError, 400),
+            (Outcome::HttpError, 503),
+        ] {
+            let mut f = facts(outcome);
+            f.status = Some(status);
+            f.error_code = Some(-32023);
+            f.retry_after_ms = Some(1500);
+            let a = advise(&f);
+            assert_eq!(a.advice, Advice::Retry, "{status}: {a:?}");
+            assert_eq!(a.after_ms, Some(1500), "{status}");
+            assert!(a.reason.contains("-32023"), "{a:?}");
+        }
+        let mut f = facts(Outcome::JsonrpcError);
+        f.error_code = Some(-32023);
+        f.version = ProtocolVersion::V2025_11_25;
+        assert_eq!(advise(&f).advice, Advice::None, "a 2025 server's own code");
+        f.outcome = Outcome::HttpError;
+        f.status = Some(400);
         assert_eq!(advise(&f).advice, Advice::FixRequest);
     }
 

@@ -6,6 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use serde_json::Value;
 
 use crate::client_checks::check_request;
+use crate::discovery::Discovery;
 use crate::exchange::{Exchange, Learned, Observer, Setup, Spare};
 use crate::findings::Findings;
 use crate::headers::Known;
@@ -42,6 +43,8 @@ pub struct Session {
     next_index: u64,
     /// Session ids, deletes, server requests: rules that span exchanges.
     lifecycle: Lifecycle,
+    /// The `server/discover` probe and the fallback to `initialize`.
+    discovery: Discovery,
     /// The last finished exchange's buffers, lent to the next.
     spare: Spare,
     /// An error of this server came as JSON-RPC (a JSON-RPC error, or one in an error
@@ -128,6 +131,7 @@ impl Session {
             self.negotiated,
             &mut findings,
         );
+        self.discovery.check(&req, &mut findings);
         self.lifecycle.sent(&req, index);
         if req.is_mrtr_follow_up()
             && req
@@ -236,7 +240,7 @@ impl Session {
         // cost a copy of it.
         let mut verdict = exchange.finish_with(end, observer);
         self.server_requests_unlisted += std::mem::take(&mut exchange.server_requests_unlisted);
-        let learned = std::mem::take(&mut exchange.learned);
+        let mut learned = std::mem::take(&mut exchange.learned);
         self.spare = std::mem::take(&mut exchange.spare);
         if let Some(at) = self.lifecycle.deleted_at(exchange.request())
             && matches!(verdict.status, Some(400 | 404))
@@ -249,6 +253,8 @@ impl Session {
                 ).into(),
             };
         }
+        self.discovery
+            .record(exchange.request(), &mut verdict, learned.advertised.take());
         self.lifecycle.record(exchange.request(), &verdict);
         self.record(exchange.request(), &verdict, learned);
         verdict

@@ -1,10 +1,8 @@
 //! Names and numbers on the wire, each written once: MCP's reserved error codes, the `_meta`
 //! keys, the two media types of Streamable HTTP and how a `Content-Type` is read.
 
-/// `-32020` HeaderMismatch: a header disagrees with the body (2026-07-28).
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
-/// `-32022` UnsupportedProtocolVersion (2026-07-28).
-pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+// The codes, with the revisions that define them, are the table in `vocab::codes`.
+pub(crate) use crate::vocab::codes::{HEADER_MISMATCH, UNSUPPORTED_PROTOCOL_VERSION};
 
 /// The codes that mean "rejected before dispatch because of the request itself" (2026-07-28):
 /// `-32022..=-32020`, with `-32021` MissingRequiredClientCapability between the two above.
@@ -18,6 +16,9 @@ pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocol
 pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key with which a request asks for `notifications/message` (2026-07-28).
 pub(crate) const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// The member of a RateLimited (`-32023`) error's `data` that says how long to wait, in
+/// milliseconds (the rate-limiting SEP; it wins over `Retry-After` when both are sent).
+pub(crate) const DATA_RETRY_AFTER_MS: &str = "retryAfterMs";
 
 /// The JSON media type.
 pub(crate) const JSON: &str = "application/json";

@@ -473,11 +473,8 @@ fn md_cell(text: &str) -> String {
 
 /// A refused `server/discover`: a legacy server's answer to the 2026-07-28 probe.
 fn is_discovery_refusal(v: &Verdict) -> bool {
-    // A refusal by the auth layer says nothing of the revision: the token is the problem.
-    !v.complete
-        && v.method.as_deref() == Some("server/discover")
-        && v.status.is_some()
-        && v.layer != mcp_verdict::Layer::Auth
+    // Only a legacy-looking refusal: a 5xx or an auth refusal says nothing of the revision.
+    mcp_verdict::replay::is_legacy_probe(v)
 }
 
 /// The method column of a human row: the method (or the exchange's kind), the tool's name,

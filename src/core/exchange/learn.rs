@@ -1,4 +1,5 @@
-//! What an exchange teaches the session: the negotiated version and tool annotations.
+//! What an exchange teaches the session: the negotiated version, tool annotations and the
+//! versions `server/discover` advertised.
 
 use serde_json::Value;
 
@@ -40,6 +41,16 @@ pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
                     let safe = hint("readOnlyHint") || hint("idempotentHint");
                     learned.tools.push((name.to_owned(), safe));
                 }
+            }
+        }
+        Some(crate::discovery::DISCOVER) => {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct Discover {
+                supported_versions: Vec<String>,
+            }
+            if let Ok(d) = serde_json::from_str::<Discover>(result) {
+                learned.advertised = Some(d.supported_versions);
             }
         }
         _ => {}

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 use crate::arrival::{Arrivals, EventSpan};
+use crate::error_codes;
 use crate::findings::Findings;
 use crate::headers::Known;
 use crate::jsonrpc::{self, Envelope, EnvelopeCheck, Payload};
@@ -83,6 +84,8 @@ pub(crate) struct Learned {
     pub tools: Vec<(String, bool)>,
     /// The request id got `input_required`.
     pub input_required: bool,
+    /// `server/discover` result: the `supportedVersions` it advertised.
+    pub advertised: Option<Vec<String>>,
 }
 
 /// How the exchange was set up: everything decided before the response.
@@ -228,6 +231,8 @@ struct Terminal {
     outcome: Option<Outcome>,
     error_code: Option<i64>,
     error_message: Option<String>,
+    /// A RateLimited error's `data.retryAfterMs`.
+    error_retry_after_ms: Option<u64>,
     result_type: Option<String>,
     /// What the result said of a task (a handle, a `tasks/get`, a `tasks/result`).
     task: Option<TaskReport>,
@@ -235,11 +240,13 @@ struct Terminal {
 }
 
 impl Terminal {
-    /// Hands what the terminal response said to the verdict, and what it taught to `learned`
-    /// (the exchange's): taken where it lies, since moving a terminal out cost a copy of it.
-    fn hand_over(&mut self, v: &mut Verdict, learned: &mut Learned) {
+    /// Hands what the terminal response said to the verdict (and its delay to `delays`), and
+    /// what it taught to `learned` (the exchange's): taken where it lies, since moving a
+    /// terminal out cost a copy of it.
+    fn hand_over(&mut self, v: &mut Verdict, delays: &mut Delays, learned: &mut Learned) {
         v.error_code = self.error_code;
         v.error_message = self.error_message.take();
+        delays.error_retry_ms = self.error_retry_after_ms;
         v.result_type = self.result_type.take();
         if let Some(task) = self.task.take() {
             v.task_status = task.status;
@@ -247,6 +254,17 @@ impl Terminal {
         }
         *learned = std::mem::take(&mut self.learned);
     }
+}
+
+/// The delays the body asked for, for the retry advice (the head's `Retry-After` is read
+/// with the head).
+#[derive(Debug, Clone, Copy, Default)]
+struct Delays {
+    /// The SSE `retry` field (2025-x only).
+    sse_retry_ms: Option<u64>,
+    /// A RateLimited error's `data.retryAfterMs`: it wins over `Retry-After` (the
+    /// rate-limiting SEP: both sent, the client uses this one).
+    error_retry_ms: Option<u64>,
 }
 
 /// An SSE body: the framer and what the events told so far.
@@ -613,8 +631,8 @@ impl Exchange {
         );
         self.finished = true;
         let mut v = self.base_verdict(end);
-        // The SSE `retry` field, for the advice's delay (2025-x only).
-        let mut sse_retry = None;
+        // The body's delays, for the advice.
+        let mut delays = Delays::default();
         let head = self.head.take();
         let mut reach = crate::origin::Reach::Unknown;
         let outcome = match &head {
@@ -624,7 +642,7 @@ impl Exchange {
             Some(h) => {
                 v.status = Some(h.status);
                 let mut body = std::mem::replace(&mut self.body, Body::AwaitHead);
-                let outcome = self.judge_body(h, &mut body, end, observer, &mut v, &mut sse_retry);
+                let outcome = self.judge_body(h, &mut body, end, observer, &mut v, &mut delays);
                 reach = self.judge_origin(h, &body, &mut v);
                 self.spare.keep(body);
                 outcome
@@ -651,8 +669,10 @@ impl Exchange {
             resumable: v.resumable,
             had_session: self.req.session_id().is_some(),
             version: self.setup.version,
-            retry_after_ms: head.as_ref().and_then(|h| h.retry_after_ms),
-            sse_retry_ms: sse_retry,
+            retry_after_ms: delays
+                .error_retry_ms
+                .or(head.as_ref().and_then(|h| h.retry_after_ms)),
+            sse_retry_ms: delays.sse_retry_ms,
             reach,
             auth_refused: auth.is_some(),
             poll_interval_ms: v.task.as_ref().and_then(|t| t.poll_interval_ms),
@@ -736,8 +756,8 @@ impl Exchange {
     }
 
     /// What the body came to: its outcome, with what the terminal response said and the
-    /// stream's facts written into `v` where they lie (and the stream's `retry` field into
-    /// `sse_retry`).
+    /// stream's facts written into `v` where they lie (and the delays it asked for into
+    /// `delays`).
     fn judge_body(
         &mut self,
         head: &Head,
@@ -745,7 +765,7 @@ impl Exchange {
         end: End,
         observer: &mut dyn Observer,
         v: &mut Verdict,
-        sse_retry: &mut Option<u64>,
+        delays: &mut Delays,
     ) -> Outcome {
         let status = head.status;
         let own_stream = self.kind.is_session_entry() && !self.req.expects_response();
@@ -755,10 +775,13 @@ impl Exchange {
         // Transport first: the status decides, whatever the body looks like.
         if !(200..300).contains(&status) {
             if let Body::Buffer { buf, .. } = &*body
-                && let Some((code, message)) = jsonrpc::error_of(&String::from_utf8_lossy(buf))
+                && let Some(reply) = jsonrpc::error_of(&String::from_utf8_lossy(buf))
             {
-                v.error_code = Some(code);
-                v.error_message = Some(message);
+                let version = self.setup.version;
+                error_codes::check_code(reply.code, version, &mut self.findings, BODY_START);
+                v.error_code = Some(reply.code);
+                v.error_message = Some(reply.message);
+                delays.error_retry_ms = reply.retry_after_ms;
             }
             return Outcome::HttpError;
         }
@@ -789,10 +812,10 @@ impl Exchange {
         }
         match body {
             Body::Stream(stream) => {
-                let outcome = self.judge_stream(stream, end, v, sse_retry);
+                let outcome = self.judge_stream(stream, end, v, &mut delays.sse_retry_ms);
                 self.check_buffered(&stream.track.span, head);
                 if let Some(terminal) = &mut stream.track.terminal {
-                    terminal.hand_over(v, &mut self.learned);
+                    terminal.hand_over(v, delays, &mut self.learned);
                 }
                 // No task in the final response (or none came): the last status notification.
                 if v.task.is_none()
@@ -810,7 +833,7 @@ impl Exchange {
                 }
                 let mut terminal = Terminal::default();
                 let outcome = self.judge_json(buf, end, &mut terminal, observer);
-                terminal.hand_over(v, &mut self.learned);
+                terminal.hand_over(v, delays, &mut self.learned);
                 outcome
             }
             _ => {
@@ -1037,9 +1060,11 @@ fn judge_terminal(
             findings.add(rule, detail, at);
             Outcome::InvalidEnvelope
         }
-        EnvelopeCheck::Error { code, message } => {
-            terminal.error_code = Some(code);
-            terminal.error_message = Some(message);
+        EnvelopeCheck::Error(reply) => {
+            error_codes::check_code(reply.code, version, findings, at);
+            terminal.error_code = Some(reply.code);
+            terminal.error_message = Some(reply.message);
+            terminal.error_retry_after_ms = reply.retry_after_ms;
             check_shape(env, method, version, findings, at);
             Outcome::JsonrpcError
         }

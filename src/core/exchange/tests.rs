@@ -124,3 +124,93 @@ fn progress_fast_path_never_hides_a_shape_finding() {
     // "t", 7, -7 with progress 3 and the plain rests (none, total, message, other).
     assert_eq!(fast, 12);
 }
+
+/// One `resources/read` under `version` (by its header), answered with `status`, `headers` and
+/// `body`.
+fn judge_read(version: &str, status: u16, headers: &[(&str, &str)], body: &[u8]) -> crate::Verdict {
+    let mut session = Session::default();
+    let request =
+        br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}"#;
+    let req_headers = Headers::from_iter([("MCP-Protocol-Version", version)]);
+    let mut exchange = session.begin(Request::new("POST", req_headers, request));
+    exchange.on_head(ResponseHead {
+        status,
+        headers: Headers::from_iter(headers.iter().copied()),
+    });
+    exchange.feed(body);
+    session.finish(&mut exchange, End::Eof)
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+
+/// The code checks read the error wherever it came: a JSON body, an SSE stream's final event,
+/// an error status's body; and only under 2026-07-28.
+#[test]
+fn retired_and_reserved_codes_wherever_the_error_came() {
+    let not_found =
+        br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"no such resource"}}"#;
+    let v = judge_read("2026-07-28", 200, &[JSON], not_found);
+    assert_eq!(v.outcome, Outcome::JsonrpcError);
+    assert!(v.breaks(Rule::JsonrpcRetiredCode), "{v:?}");
+    assert!(!v.breaks(Rule::JsonrpcReservedCode), "{v:?}");
+    let v = judge_read("2025-11-25", 200, &[JSON], not_found);
+    assert!(!v.breaks(Rule::JsonrpcRetiredCode), "{v:?}");
+
+    let undefined = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32050,"message":"odd"}}"#;
+    let v = judge_read("2026-07-28", 404, &[JSON], undefined);
+    assert_eq!(v.outcome, Outcome::HttpError);
+    assert_eq!(v.error_code, Some(-32050));
+    assert!(v.breaks(Rule::JsonrpcReservedCode), "{v:?}");
+    let v = judge_read("2025-11-25", 404, &[JSON], undefined);
+    assert!(!v.breaks(Rule::JsonrpcReservedCode), "{v:?}");
+
+    let sse = b"data: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32042,\"message\":\"open the URL\"}}\n\n";
+    let v = judge_read(
+        "2026-07-28",
+        200,
+        &[("Content-Type", "text/event-stream")],
+        sse,
+    );
+    assert_eq!(v.outcome, Outcome::JsonrpcError);
+    assert!(v.breaks(Rule::JsonrpcRetiredCode), "{v:?}");
+
+    for fine in [-32020, -32023, -32000, -32602] {
+        let body = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":{fine},"message":"m"}}}}"#);
+        let v = judge_read("2026-07-28", 400, &[JSON], body.as_bytes());
+        assert!(
+            !v.breaks(Rule::JsonrpcRetiredCode) && !v.breaks(Rule::JsonrpcReservedCode),
+            "{fine}: {v:?}"
+        );
+    }
+}
+
+/// RateLimited: retry at any status, after `data.retryAfterMs` when given (it wins over
+/// `Retry-After`), else after `Retry-After`.
+#[test]
+fn rate_limited_is_retried_after_its_delay() {
+    use crate::verdict::Advice;
+    let with_data = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32023,"message":"slow down","data":{"retryAfterMs":1500}}}"#;
+    let v = judge_read("2026-07-28", 429, &[JSON, ("Retry-After", "5")], with_data);
+    assert_eq!(v.outcome, Outcome::HttpError);
+    assert_eq!(
+        (v.retry.advice, v.retry.after_ms),
+        (Advice::Retry, Some(1500))
+    );
+
+    let bare = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32023,"message":"slow down"}}"#;
+    let v = judge_read("2026-07-28", 200, &[JSON, ("Retry-After", "2")], bare);
+    assert_eq!(v.outcome, Outcome::JsonrpcError);
+    assert_eq!(
+        (v.retry.advice, v.retry.after_ms),
+        (Advice::Retry, Some(2000))
+    );
+    let v = judge_read("2026-07-28", 503, &[JSON], with_data);
+    assert_eq!(
+        (v.retry.advice, v.retry.after_ms),
+        (Advice::Retry, Some(1500))
+    );
+
+    // A 2025 server's -32023 is its own code: a complete JSON-RPC error, nothing to retry.
+    let v = judge_read("2025-11-25", 200, &[JSON], with_data);
+    assert_eq!(v.retry.advice, Advice::None);
+}

@@ -5,9 +5,11 @@
 //! circle can run through them (`tests/layout.rs` holds every `vocab` module to that).
 
 pub(crate) mod call;
+pub(crate) mod codes;
 pub(crate) mod kinds;
 pub(crate) mod limits;
 pub(crate) mod members;
+pub(crate) mod methods;
 pub(crate) mod rules;
 pub(crate) mod task;
 pub(crate) mod verdict;

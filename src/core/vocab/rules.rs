@@ -54,6 +54,12 @@ rules! {
         "2025-06-18 and later: a POST body is one message, never a JSON array.";
     RequestMrtrReusedId => "request.mrtr_reused_id", Must,
         "An MRTR follow-up must use a new JSON-RPC id.";
+    RequestRemovedMethod => "request.removed_method", Must,
+        "2026-07-28: no ping, logging/setLevel, resources/(un)subscribe, tasks/result, tasks/list, ... (removed).";
+    RequestFallbackOnTransientError => "request.fallback_on_transient_error", Should,
+        "Fall back to initialize only after a legacy refusal of server/discover, never after a 5xx, 429 or timeout.";
+    ServerDiscoverVersionRefused => "server.discover_version_refused", Should,
+        "A server does not refuse (plain 400, -32022) a revision its server/discover just advertised.";
     HttpAcceptedForRequest => "http.accepted_for_request", Must,
         "A request must be answered with application/json or text/event-stream, not 202/204.";
     HttpAcceptedWithBody => "http.accepted_with_body", Must,
@@ -96,6 +102,10 @@ rules! {
         "error is an object with an integer code and a string message.";
     JsonrpcBatchResponse => "jsonrpc.batch_response", Must,
         "2025-06-18 and later: a response body is one message, never a JSON array.";
+    JsonrpcRetiredCode => "jsonrpc.retired_code", Must,
+        "2026-07-28: no error code an earlier revision retired (-32002: now -32602; -32042).";
+    JsonrpcReservedCode => "jsonrpc.reserved_code", Must,
+        "2026-07-28: -32020..-32099 holds only the codes the specification defines.";
     ResultNotObject => "result.not_object", Must,
         "A JSON-RPC result in MCP is an object.";
     ResultTypeMissing => "result.type_missing", Must,

@@ -165,10 +165,12 @@ wire_names! {
     /// to send again, depending on whether it may already have taken effect.
     pub enum Advice {
         /// Nothing to retry: a complete answer (success, `TOOL_ERROR`, `JSONRPC_ERROR` other than
-        /// -32020..=-32022, `NOTIFICATION_ACCEPTED`), or unknown (`STREAM_OPEN`).
+        /// -32020..=-32023, `NOTIFICATION_ACCEPTED`), or unknown (`STREAM_OPEN`).
         None => "none",
-        /// Safe to send again as a new request: 429 (rejected before dispatch, always), or a
-        /// failure that may have run the call when the call is safe to repeat. A call is safe when
+        /// Safe to send again as a new request: 429, or RateLimited -32023 at any status (from
+        /// 2026-07-28 on; `after_ms` from its `data.retryAfterMs`, else `Retry-After`), both
+        /// rejected before dispatch, always; or a failure that may have run the call when the
+        /// call is safe to repeat. A call is safe when
         /// it is not `tools/call`, or when the tool's annotations seen earlier in the same session
         /// (a `tools/list` result) say `readOnlyHint` or `idempotentHint`; unknown tools are not.
         Retry => "retry",
