@@ -21,7 +21,7 @@ use prost::Message;
 use serde_json::Value;
 
 mod proxy_process;
-use proxy_process::{ProxyProcess, client, log_lines, write_mix};
+use proxy_process::{ProxyProcess, client, settled_log_lines, write_mix};
 
 type Received = Arc<Mutex<Vec<(String, Bytes)>>>;
 
@@ -423,7 +423,7 @@ fn proxy_exports_each_exchange_as_it_finishes_and_flushes_at_sigterm() {
         "progress",
     ]);
     assert_eq!(client(probe), 0);
-    let verdicts = log_lines(&log);
+    let verdicts = settled_log_lines(&log);
     // Exported live: every exchange's span arrives while the proxy still runs, naming its
     // call's span as parent although no call has closed yet (they close when it stops).
     let live = wait_for_spans(&got, verdicts.len());

@@ -128,6 +128,25 @@ pub fn log_lines(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// The log's lines once the running proxy has written them out: its lines wait in a buffer
+/// for at most 50 ms (`FLUSH_AFTER`), so this polls until the file has lines and has not
+/// changed for four times that (at most 10 s).
+pub fn settled_log_lines(path: &Path) -> Vec<serde_json::Value> {
+    let start = Instant::now();
+    let (mut last, mut since) = (None, Instant::now());
+    loop {
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if last != Some(len) {
+            (last, since) = (Some(len), Instant::now());
+        }
+        let quiet = since.elapsed() > Duration::from_millis(200);
+        if (len > 0 && quiet) || start.elapsed() > Duration::from_secs(10) {
+            return log_lines(path);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Writes a soak mix to `dir/mix.json`: `echo_weight` echo calls to every call cut off between
 /// SSE events, so a run has failures to report. Returns the file's path.
 pub fn write_mix(dir: &Path, echo_weight: u32) -> PathBuf {

@@ -41,8 +41,7 @@ struct Prepared {
     /// `--html` / `--otlp`: a sink that writes or flushes when the proxy stops.
     reports: Option<Arc<ProxyReports>>,
     metrics_at: Option<std::net::SocketAddr>,
-    log: Option<Box<dyn io::Write + Send>>,
-    calls: Option<Box<dyn io::Write + Send>>,
+    outputs: Outputs,
     /// The summary line at stop (not with `--quiet`).
     summary: Option<Arc<Summary>>,
 }
@@ -56,8 +55,7 @@ fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
         .as_deref()
         .map(metrics_addr)
         .transpose()?;
-    let log = open_out("--log", args.log.as_deref())?;
-    let calls = open_out("--calls", args.calls.as_deref())?;
+    let outputs = Outputs::open(args)?;
     if let Some(path) = &args.record {
         create_out("--record", path)?;
     }
@@ -70,10 +68,46 @@ fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
         config,
         reports,
         metrics_at,
-        log,
-        calls,
+        outputs,
         summary,
     })
+}
+
+/// The JSON-lines outputs. They write through a buffer ([`JsonLog`], [`CallLog`]), so the
+/// binary keeps them to flush once the runtime has stopped: the exchanges that end as it stops
+/// and the calls closed at stop are written after the last timer could run.
+#[derive(Clone, Default)]
+struct Outputs {
+    /// `--format jsonl`: the verdict lines on stdout (unless `--log -` writes them there).
+    stdout: Option<Arc<JsonLog>>,
+    log: Option<Arc<JsonLog>>,
+    calls: Option<Arc<CallLog>>,
+}
+
+impl Outputs {
+    fn open(args: &ProxyArgs) -> Result<Outputs, String> {
+        let file_label = args
+            .record
+            .as_ref()
+            .map_or_else(|| "proxy".to_owned(), |p| p.display().to_string());
+        let log_on_stdout = args.log.as_deref().is_some_and(|p| p.as_os_str() == "-");
+        let stdout = (args.format == ProxyFormatArg::Jsonl && !log_on_stdout).then(|| {
+            let out: Box<dyn io::Write + Send> = Box::new(io::stdout());
+            Arc::new(JsonLog::new(out, file_label.clone()))
+        });
+        let log = open_out("--log", args.log.as_deref())?
+            .map(|out| Arc::new(JsonLog::new(out, file_label)));
+        let calls =
+            open_out("--calls", args.calls.as_deref())?.map(|out| Arc::new(CallLog::new(out)));
+        Ok(Outputs { stdout, log, calls })
+    }
+
+    fn flush(&self) {
+        self.stdout.iter().chain(&self.log).for_each(|l| l.flush());
+        if let Some(c) = &self.calls {
+            c.flush();
+        }
+    }
 }
 
 /// The proxy with its outputs: log, human lines, calls, metrics, recording.
@@ -82,23 +116,14 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
     if let Some(r) = p.reports {
         builder = builder.sink(r.clone()).call_sink(r);
     }
-    let file_label = args
-        .record
-        .as_ref()
-        .map_or_else(|| "proxy".to_owned(), |p| p.display().to_string());
-    let log_on_stdout = args.log.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    if args.format == ProxyFormatArg::Jsonl && !log_on_stdout {
-        let stdout: Box<dyn io::Write + Send> = Box::new(io::stdout());
-        builder = builder.sink(Arc::new(JsonLog::new(stdout, file_label.clone())));
-    }
-    if let Some(out) = p.log {
-        builder = builder.sink(Arc::new(JsonLog::new(out, file_label)));
+    for log in p.outputs.stdout.iter().chain(&p.outputs.log) {
+        builder = builder.sink(log.clone());
     }
     if let Some(summary) = p.summary {
         builder = builder.sink(summary);
     }
-    if let Some(out) = p.calls {
-        builder = builder.call_sink(Arc::new(CallLog::new(out)));
+    if let Some(calls) = p.outputs.calls {
+        builder = builder.call_sink(calls);
     }
     // The live lines stay when `--log` or `--calls` write elsewhere (stderr is not stdout);
     // `--quiet` turns them off.
@@ -171,6 +196,7 @@ pub fn run(args: ProxyArgs) -> ExitCode {
     let config = prepared.config.clone();
     let reports = prepared.reports.clone();
     let summary = prepared.summary.clone();
+    let outputs = prepared.outputs.clone();
     // One thread: a current-thread runtime, where a connection's task and its upstream
     // connection's task wake each other without crossing threads.
     let mut builder = match args.threads {
@@ -214,6 +240,7 @@ pub fn run(args: ProxyArgs) -> ExitCode {
     });
     // Exchanges still in flight end (cancelled) as the runtime stops, and reach the sinks first.
     rt.shutdown_timeout(std::time::Duration::from_secs(2));
+    outputs.flush();
     if let Some(summary) = summary.filter(|_| served) {
         summary.print();
     }

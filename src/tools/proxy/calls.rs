@@ -170,6 +170,11 @@ impl CallLog {
             out: super::sinks::Lines::new(out),
         }
     }
+
+    /// Writes out the lines still in the buffer (call it when the grouping has ended).
+    pub fn flush(&self) {
+        self.out.flush();
+    }
 }
 
 impl CallSink for CallLog {

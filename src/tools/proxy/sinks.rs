@@ -75,6 +75,13 @@ impl JsonLog {
     }
 }
 
+impl JsonLog {
+    /// Writes out the lines still in the buffer (call it when the proxy has stopped).
+    pub fn flush(&self) {
+        self.out.flush();
+    }
+}
+
 impl Sink for JsonLog {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
         let Some(verdict) = record.verdict else {
