@@ -345,19 +345,20 @@ fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
                 .push(Violation::new(rule, detail, None));
         }
     };
-    if join.resent {
-        if open.last_advice == Advice::DoNotRetry && v.method.as_deref() == Some("tools/call") {
-            open.call.double_execution_risk = true;
-            flag(
-                Rule::CallDoubleExecutionRisk,
-                format!(
-                    "entry {} re-sends tools/call {} after {}, which may have run it",
-                    v.index,
-                    v.tool.as_deref().unwrap_or("?"),
-                    open.call.outcome
-                ),
-            );
-        }
+    if join.resent
+        && open.last_advice == Advice::DoNotRetry
+        && v.method.as_deref() == Some("tools/call")
+    {
+        open.call.double_execution_risk = true;
+        flag(
+            Rule::CallDoubleExecutionRisk,
+            format!(
+                "entry {} re-sends tools/call {} after {}, which may have run it",
+                v.index,
+                v.tool.as_deref().unwrap_or("?"),
+                open.call.outcome
+            ),
+        );
     }
     if (matches!(join.origin, Some(RetryOrigin::Input)) || join.resent)
         && let Some(id) = &v.id
