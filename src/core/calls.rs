@@ -140,16 +140,21 @@ impl Calls {
         }
         let kind = v.kind.unwrap_or(ExchangeKind::Request);
         if let Some(id) = cancel::cancelled_id(v.method.as_deref(), message.as_ref()) {
-            if let Some(open) = self
+            match self
                 .open
                 .iter_mut()
                 .rev()
                 .find(|o| o.call.ids.contains(&id))
             {
-                take_cancel(open, x);
-                return open.call.call;
+                Some(open) if open.call.entries.len() < MAX_CALL_EXCHANGES => {
+                    take_cancel(open, x);
+                    return open.call.call;
+                }
+                // A call at its cap is cancelled all the same; the notification is a call of
+                // its own.
+                Some(open) => cancel_call(open),
+                None => self.cancels.add(id),
             }
-            self.cancels.add(id);
         }
         let join = self
             .find(x, kind, message.as_ref())
@@ -458,10 +463,11 @@ fn take_cancel(open: &mut Open, x: ExchangeFacts<'_>) {
 /// incomplete: the stream the server or client then drops is the cancel, not `STREAM_ABORTED`,
 /// and nothing is left to resume. An answer that came first stands (a cancel racing the
 /// response; the client should ignore a late one), as does a `-32800` answer (already a
-/// complete cancellation).
+/// complete cancellation). A call that became a task is not cancelled by the notification:
+/// only `tasks/cancel` cancels a task (2025-11-25 says so), so its task still decides the call.
 fn cancel_call(open: &mut Open) {
     let call = &mut open.call;
-    if call.complete || call.error_code == Some(REQUEST_CANCELLED) {
+    if call.complete || call.error_code == Some(REQUEST_CANCELLED) || open.task.is_some() {
         return;
     }
     call.outcome = Outcome::Cancelled;
@@ -1211,6 +1217,20 @@ mod tests {
             ]);
             assert_eq!(calls[0].outcome, Outcome::Cancelled);
             assert_eq!(calls[0].entries, vec![0, 1], "the GET does not resume it");
+        }
+
+        #[test]
+        fn a_cancel_does_not_end_a_task() {
+            let calls = run(&[
+                post(&tool(1, "render"), &handle(1, 500), End::Eof, 0),
+                accepted(&cancel(1), 600),
+            ]);
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].entries, vec![0, 1]);
+            assert_eq!(
+                (calls[0].outcome, calls[0].complete),
+                (Outcome::Deferred, false)
+            );
         }
 
         #[test]

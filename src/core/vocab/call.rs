@@ -100,7 +100,8 @@ wire_names! {
 /// the call its own outcome, incomplete.
 ///
 /// A `notifications/cancelled` naming one of the call's request ids joins the call and makes it
-/// `CANCELLED`, incomplete, unless an answer came first (that answer stands): the stream the
+/// `CANCELLED`, incomplete, unless an answer came first (that answer stands) or the call became a
+/// task (only `tasks/cancel` ends a task): the stream the
 /// server or client then drops is the cancel, not `STREAM_ABORTED`, and no resume is due. A
 /// `-32800` ("request cancelled") error answer makes the call `CANCELLED` with `error_code`
 /// -32800 and `complete` **true**: the server confirmed the cancellation, nothing more will come
