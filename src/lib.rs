@@ -139,9 +139,9 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    arrival, auth, calls, client_checks, discovery, driver, entry, error_codes, exchange, findings,
-    headers, idle_cut, jsonrpc, lifecycle, origin, request, retry, session, task, tool_result,
-    vocab, wire,
+    arrival, auth, calls, cancel, client_checks, discovery, driver, entry, error_codes, exchange,
+    findings, headers, idle_cut, jsonrpc, lifecycle, origin, request, retry, session, task,
+    tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};
@@ -153,7 +153,10 @@ pub use crate::tools::{diff, faults, soak};
 pub use redact::Redaction;
 
 pub use arrival::{Arrivals, MAX_MARKS, Mark};
-pub use calls::{AUTOMATIC_RETRY_MS, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS};
+pub use calls::{
+    AUTOMATIC_RETRY_MS, Calls, ExchangeFacts, MAX_CALL_EXCHANGES, OPEN_CALLS,
+    POLL_TOLERANCE_PERCENT,
+};
 pub use driver::{Driver, Finished, Flight, Sent, Skipped, Times, not_mcp};
 pub use exchange::{Exchange, Message, Observer, ResponseHead};
 pub use idle_cut::{IDLE_CUT_MIN_MS, IDLE_CUT_STREAMS};

@@ -115,7 +115,8 @@ TOOLS = [
 # ---------------------------------------------------------------------------------------------
 # Requests. A request is a dict: body (JSON value, str or bytes), headers [(name, value)], http.
 
-NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+         "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
 
 
 def meta26(caps=None, more=None):
@@ -1509,8 +1510,8 @@ SESSION_GONE = err(None, -32001, "Session not found")
       "(STREAM_ABORTED, resume after 500 ms); the GET with Last-Event-ID e-2 carries the rest and the "
       "final (judged as the tools/call's answer: TOOL_SUCCESS, kind resume); DELETE (SESSION_TERMINATED); "
       "a tools/call after the DELETE gets 404 Session not found: HTTP_ERROR, reinitialize, and "
-      "session.request_after_delete (the client's fault). Calls: the cut call and its resumption are one "
-      "call (retry_origin resume, one POST).", pv=V1125, handshake=True)
+      "session.request_after_delete (the client's fault, on its call too). Calls: the cut call and its "
+      "resumption are one call (retry_origin resume, one POST).", pv=V1125, handshake=True)
 def session_listen_resume_delete_1125(c):
     c.x(get25(V1125), sse(ev(notif("notifications/tools/list_changed")), mcp_end="open"), http="GET",
         outcome="LISTENING", advice="none", src="header", event_count=1)
@@ -1528,7 +1529,7 @@ def session_listen_resume_delete_1125(c):
     c.call([2], outcome="LISTENING")
     c.call([3, 4], outcome="TOOL_SUCCESS", ids=[2], statuses=[200, 200], post_count=1, retry_origin="resume")
     c.call([5], outcome="SESSION_TERMINATED")
-    c.call([6], outcome="HTTP_ERROR", ids=[3], error_code=-32001)
+    c.call([6], outcome="HTTP_ERROR", ids=[3], error_code=-32001, violations=["session.request_after_delete"])
 
 
 @case("A 2025-11-25 tools/call stream primes event id e-1 with retry 500 and is cut after progress e-2 "
@@ -1609,7 +1610,8 @@ def batch_rows_0326(c):
 @case("Re-sends, grouped into calls and audited. delete_file (destructive) gets 503 and is "
       "re-sent 0.5 s later: automatic, double_execution_risk, call.double_execution_risk. get_weather gets "
       "429 Retry-After: 2 and is re-sent 0.5 s later with the same id: call.retry_too_soon and "
-      "call.reused_id. set_flag succeeds and is re-sent 1 s later: call.resent_after_complete. get_weather "
+      "call.reused_id. set_flag succeeds and is re-sent 1 s later under a new id: a call of its own, flagged "
+      "call.resent_after_complete. get_weather "
       "for another city (read-only) gets 503 and is re-sent 33 s later: manual, no risk.")
 def retry_audit_2026(c):
     c.tools_list26(1)
@@ -1631,8 +1633,8 @@ def retry_audit_2026(c):
            violations=["call.double_execution_risk"])
     c.call([3, 4], outcome="TOOL_SUCCESS", ids=[4, 4], retry_origin="automatic",
            violations=["call.retry_too_soon", "call.reused_id"])
-    c.call([5, 6], outcome="TOOL_SUCCESS", ids=[6, 7], retry_origin="automatic",
-           violations=["call.resent_after_complete"])
+    c.call([5], outcome="TOOL_SUCCESS", ids=[6])
+    c.call([6], outcome="TOOL_SUCCESS", ids=[7], violations=["call.resent_after_complete"])
     c.call([7, 8], outcome="TOOL_SUCCESS", ids=[8, 9], retry_origin="manual")
 
 
@@ -1662,20 +1664,20 @@ JOB = "job-1"
 
 def job_handle(c, status="working"):
     handle = {"resultType": "task", "taskId": JOB, "status": status, "createdAt": "2026-12-02T10:00:00Z",
-              "lastUpdatedAt": "2026-12-02T10:00:00Z", "ttlSeconds": 3600, "pollIntervalMilliseconds": 1500}
+              "lastUpdatedAt": "2026-12-02T10:00:00Z", "ttlSeconds": 3600, "pollIntervalMilliseconds": 1000}
     c.x(call26(1, "build_report", {"month": "2026-11"}), jresp(ok(1, handle)),
-        outcome="DEFERRED", advice="poll", after_ms=1500, result_type="task", task_status=status)
+        outcome="DEFERRED", advice="poll", after_ms=1000, result_type="task", task_status=status)
 
 
 def job_req(id_, method, **more):
     return req26(id_, method, {"taskId": JOB, **more}, mcp_name=JOB)
 
 
-def job_poll(c, id_, status, **members):
+def job_poll(c, id_, status, at=None, **members):
     task = {"resultType": "complete", "taskId": JOB, "status": status, "createdAt": "2026-12-02T10:00:00Z",
-            "lastUpdatedAt": "2026-12-02T10:00:05Z", "ttlSeconds": 3600, "pollIntervalMilliseconds": 1500}
+            "lastUpdatedAt": "2026-12-02T10:00:05Z", "ttlSeconds": 3600, "pollIntervalMilliseconds": 1000}
     task.update(members)
-    c.x(job_req(id_, "tasks/get"), jresp(ok(id_, task)),
+    c.x(job_req(id_, "tasks/get"), jresp(ok(id_, task)), at=at,
         outcome="SUCCESS", advice="none", result_type="complete", task_status=status)
 
 
@@ -1695,12 +1697,12 @@ def task_result_1125(c):
     req = req25(V1125, 2, "tools/call", {"name": "render_video", "arguments": {"scene": 4}, "task": {"ttl": 60000}})
     c.x(req, jresp(ok(2, {"task": task})), outcome="DEFERRED", advice="poll", after_ms=3000,
         task_status="working")
-    for id_, status in ((3, "working"), (4, "completed")):
+    for id_, status, at in ((3, "working", 5.1), (4, "completed", 8.2)):
         c.x(req25(V1125, id_, "tasks/get", {"taskId": tid}), jresp(ok(id_, {**task, "status": status})),
-            outcome="SUCCESS", advice="none", task_status=status)
+            outcome="SUCCESS", advice="none", task_status=status, at=at)
     c.x(req25(V1125, 5, "tasks/result", {"taskId": tid}),
         jresp(ok(5, tool_result("scene too dark", rt=None, is_error=True))),
-        outcome="SUCCESS", advice="none", task_status=None)
+        outcome="SUCCESS", advice="none", task_status=None, at=9)
     c.call([0], outcome="SUCCESS", ids=[1])
     c.call([1], outcome="NOTIFICATION_ACCEPTED")
     c.call([2, 3, 4, 5], outcome="TOOL_ERROR", ids=[2, 3, 4, 5], retry_origin="poll", task_status="completed")
@@ -1770,6 +1772,67 @@ def task_open_at_end_2026(c):
            task_status="working")
 
 
+@case("Polling faster than the task asks: the handle says pollIntervalMilliseconds 1000, the first tasks/get "
+      "comes 0.3 s after it and the second 0.4 s after that (both under 90 % of 1000 ms, the tolerance): the "
+      "call carries call.retry_too_soon (once); each exchange alone is fine.")
+def task_poll_too_soon_2026(c):
+    job_handle(c)
+    job_poll(c, 2, "working", at=0.3)
+    job_poll(c, 3, "completed", at=0.7, result=tool_result("report ready"))
+    c.call([0, 1, 2], outcome="TOOL_SUCCESS", ids=[1, 2, 3], retry_origin="poll", task_status="completed",
+           violations=["call.retry_too_soon"])
+
+
+@case("tasks/get routed to the wrong task: Mcp-Name says job-2 but params.taskId is job-1 "
+      "(request.mcp_name_header, the client's fault); the server answers 400 with HeaderMismatch -32020: "
+      "HTTP_ERROR, fix_request. The poll joins its task's call, which ends with that failed poll: HTTP_ERROR "
+      "-32020, incomplete.")
+def task_mcp_name_mismatch_2026(c):
+    job_handle(c)
+    c.x(req26(2, "tasks/get", {"taskId": JOB}, mcp_name="job-2"),
+        jresp(err(2, -32020, "Mcp-Name header does not match params.taskId"), status=400),
+        outcome="HTTP_ERROR", advice="fix_request", error_code=-32020, violations=["request.mcp_name_header"],
+        task_status=None)
+    c.call([0, 1], outcome="HTTP_ERROR", ids=[1, 2], retry_origin="poll", error_code=-32020,
+           task_status="working")
+
+
+@case("The same tools/call build_report sent again (new id) while its task still runs: the second handle is "
+      "a second task (job-2). Two calls, both DEFERRED and incomplete; the second sets double_execution_risk "
+      "(call.double_execution_risk: two tasks now run).")
+def task_resent_while_running_2026(c):
+    job_handle(c)
+    handle = {"resultType": "task", "taskId": "job-2", "status": "working", "pollIntervalMilliseconds": 1000}
+    c.x(call26(2, "build_report", {"month": "2026-11"}), jresp(ok(2, handle)),
+        outcome="DEFERRED", advice="poll", after_ms=1000, result_type="task", task_status="working")
+    c.call([0], outcome="DEFERRED", ids=[1], complete=False, task_status="working", result_type="task")
+    c.call([1], outcome="DEFERRED", ids=[2], complete=False, task_status="working", result_type="task",
+           risk=True, violations=["call.double_execution_risk"])
+
+
+@case("Cancellation seen from traffic (2025-11-25). tools/call long_task streams progress with event ids "
+      "and retry 500; the client POSTs notifications/cancelled for id 2 (202), and the stream then breaks: "
+      "alone the exchange is STREAM_ABORTED (resume), but the call is CANCELLED, incomplete, with nothing to "
+      "resume (the cancel joins it: two POSTs). tools/call slow_export is cancelled the same way and the "
+      "server answers -32800 Request cancelled on its stream: alone a JSONRPC_ERROR, the call a complete "
+      "CANCELLED with error_code -32800.", pv=V1125, handshake=True)
+def cancelled_notification_1125(c):
+    call = call25(V1125, 2, "long_task", {"seconds": 30}, meta={"progressToken": "pt-2"})
+    cut = ev(event=None, id="e-1", retry=500, data="", space=False) + ev(progress(1, 3, "pt-2"), id="e-2")
+    c.x(call, sse(cut, error="net::ERR_CONNECTION_RESET"), at=2, outcome="STREAM_ABORTED", advice="resume",
+        after_ms=500, event_count=1, last_event_id="e-2", resumable=True)
+    cancel = notif25(V1125, "notifications/cancelled", {"requestId": 2, "reason": "user pressed stop"})
+    c.x(cancel, accepted(), at=2.5, outcome="NOTIFICATION_ACCEPTED", advice="none")
+    export = call25(V1125, 3, "slow_export", {"table": "orders"})
+    gone = ev(err(3, -32800, "Request cancelled"))
+    c.x(export, sse(gone), at=4, outcome="JSONRPC_ERROR", advice="none", error_code=-32800, event_count=1)
+    cancel3 = notif25(V1125, "notifications/cancelled", {"requestId": 3})
+    c.x(cancel3, accepted(), at=4.5, outcome="NOTIFICATION_ACCEPTED", advice="none")
+    init_calls(c)
+    c.call([2, 3], outcome="CANCELLED", ids=[2], statuses=[200, 202])
+    c.call([4, 5], outcome="CANCELLED", ids=[3], statuses=[200, 202], error_code=-32800, complete=True)
+
+
 @case("Task status notification: tasks/get answered with an SSE stream that carries "
       "notifications/tasks/status for the completed task (the full task, result included), then breaks "
       "before the tasks/get response: that exchange is STREAM_ABORTED (tasks/get is safe to repeat: "
@@ -1816,7 +1879,7 @@ def request_after_delete_400_1125(c):
         outcome="HTTP_ERROR", advice="reinitialize", error_code=-32000, violations=["session.request_after_delete"])
     init_calls(c)
     c.call([2], outcome="SESSION_TERMINATED", post_count=0)
-    c.call([3], outcome="HTTP_ERROR", ids=[2])
+    c.call([3], outcome="HTTP_ERROR", ids=[2], violations=["session.request_after_delete"])
 
 
 @case("2026-07-28 streams are not resumable: after a cut stream the client GETs with "

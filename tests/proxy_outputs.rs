@@ -273,7 +273,8 @@ async fn the_binary_serves_metrics_and_writes_calls_log_and_recording() {
         assert!(finals >= answered as f64 && answered >= 5, "{answered} answered, {finals} final");
         assert!(got["mcp_verdict_proxy_latency_seconds_count{phase=\"first_event\"}"] >= 1.0, "{text}");
 
-        // Calls: equal to `replay --calls` of the recording; the re-sent `fail` joined its call.
+        // Calls: equal to `replay --calls` of the recording; the re-sent `fail` (after its
+        // complete answer) is a call of its own, flagged.
         let live_calls: Vec<serde_json::Value> = std::fs::read_to_string(&calls)
             .unwrap()
             .lines()
@@ -286,7 +287,13 @@ async fn the_binary_serves_metrics_and_writes_calls_log_and_recording() {
         })
         .unwrap();
         assert_eq!(live_calls, replayed_calls, "--calls vs replay --calls of --record");
-        assert!(live_calls.len() < logged.len(), "some exchanges are grouped: {live_calls:?}");
+        let fails: Vec<&serde_json::Value> = live_calls.iter().filter(|c| c["tool"] == "fail").collect();
+        assert_eq!(fails.len(), 2, "{live_calls:?}");
+        assert_eq!(fails[0]["violations"], serde_json::json!([]), "{live_calls:?}");
+        assert_eq!(
+            fails[1]["violations"][0]["rule"], "call.resent_after_complete",
+            "{live_calls:?}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     })
     .await;

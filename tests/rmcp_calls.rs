@@ -201,7 +201,7 @@ async fn live_equals_replay(mode: Mode) {
 
     // The grouping is the one a person would make: one call per operation, the tool error a
     // complete call of its own, and the second echo (same arguments, after a complete answer,
-    // within the automatic-retry window) joined to the first as an automatic re-send.
+    // within the automatic-retry window) a call of its own flagged call.resent_after_complete.
     let tool_calls: Vec<Row> = live
         .iter()
         .filter(|c| c.method.as_deref() == Some("tools/call"))
@@ -215,15 +215,32 @@ async fn live_equals_replay(mode: Mode) {
             )
         })
         .collect();
+    let echoes: Vec<Vec<&str>> = live
+        .iter()
+        .filter(|c| c.tool.as_deref() == Some("echo"))
+        .map(|c| c.violations.iter().map(|w| w.rule.id()).collect())
+        .collect();
+    assert_eq!(
+        echoes,
+        vec![vec![], vec!["call.resent_after_complete"]],
+        "{mode:?}"
+    );
     assert_eq!(
         tool_calls,
         vec![
             (
                 Some("echo"),
-                2,
+                1,
                 Outcome::ToolSuccess,
                 true,
-                Some(RetryOrigin::Automatic)
+                Some(RetryOrigin::None)
+            ),
+            (
+                Some("echo"),
+                1,
+                Outcome::ToolSuccess,
+                true,
+                Some(RetryOrigin::None)
             ),
             (
                 Some("fail"),

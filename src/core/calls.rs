@@ -9,6 +9,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
+use crate::cancel::{self, Pending, REQUEST_CANCELLED};
 use crate::headers::Known;
 use crate::request::Headers;
 use crate::rules::Rule;
@@ -67,6 +68,8 @@ struct Open {
     task: Option<Option<String>>,
     /// The latest exchange got `input_required`.
     wants_input: bool,
+    /// The task's latest `pollIntervalMs` (from the handle or a poll), for the poll audit.
+    poll_interval_ms: Option<u64>,
 }
 
 impl Open {
@@ -79,6 +82,11 @@ impl Open {
     }
 }
 
+/// A poll of a task sooner than this share of its `pollIntervalMs` (in percent) after the
+/// previous poll ended is `call.retry_too_soon`: 10 % of tolerance for clock granularity and
+/// timers that fire early.
+pub const POLL_TOLERANCE_PERCENT: u64 = 90;
+
 /// Groups exchanges into calls, fed in capture order.
 ///
 /// Grouping is a guess from traffic, never a fact the protocol states. An exchange joins an
@@ -90,16 +98,32 @@ impl Open {
 ///   that call created (its `taskId`, from the handle or the first poll that named one); the
 ///   task then decides the call's outcome ([`Call`] says how);
 /// - the same method with the same params (ids, progress tokens and `_meta` aside) re-sent after
-///   that call failed (or was refused as rate limited); or, within [`AUTOMATIC_RETRY_MS`], a
-///   `tools/call` re-sent after a complete answer (flagged).
+///   that call failed (or was refused as rate limited: a complete answer advised `retry`);
+/// - a `notifications/cancelled` naming one of that call's request ids: the call is `CANCELLED`
+///   unless it already had its answer (see [`Call`]).
 ///
-/// Anything else starts a call of its own. Calls are emitted in the order they began, once no
+/// Anything else starts a call of its own. A `tools/call` re-sent after the same call got a
+/// complete answer is a new call, flagged `call.resent_after_complete` when it came within
+/// [`AUTOMATIC_RETRY_MS`] (or the delay is unknown); one re-sent while the first call's task
+/// still runs is a new call (a second task) flagged `call.double_execution_risk`. Calls are emitted in the order they began, once no
 /// later exchange can join them (at the end, or when more than [`OPEN_CALLS`] are open).
 #[derive(Debug, Default)]
 pub struct Calls {
     open: VecDeque<Open>,
     next: u64,
     client: Option<String>,
+    /// Cancels seen before the exchange of the request they name.
+    cancels: Pending,
+}
+
+/// An earlier call the same `tools/call` repeats, though it cannot join it.
+struct Echo {
+    call: u64,
+    outcome: Outcome,
+    /// Its task still runs: the repeat starts a second one.
+    task_runs: bool,
+    /// The ids it sent.
+    ids: Vec<Value>,
 }
 
 /// How an exchange relates to an open call.
@@ -125,13 +149,36 @@ impl Calls {
             self.client = Some(client);
         }
         let kind = v.kind.unwrap_or(ExchangeKind::Request);
+        if let Some(id) = cancel::cancelled_id(v.method.as_deref(), message.as_ref()) {
+            match self
+                .open
+                .iter_mut()
+                .rev()
+                .find(|o| o.call.ids.contains(&id))
+            {
+                Some(open) if open.call.entries.len() < MAX_CALL_EXCHANGES => {
+                    take_cancel(open, x);
+                    return open.call.call;
+                }
+                // A call at its cap is cancelled all the same; the notification is a call of
+                // its own.
+                Some(open) => cancel_call(open),
+                None => self.cancels.add(id),
+            }
+        }
         let join = self
             .find(x, kind, message.as_ref())
             .filter(|j| self.open[j.at].call.entries.len() < MAX_CALL_EXCHANGES);
         let at = match &join {
             Some(j) => j.at,
             None => {
-                let open = self.start(v, message.as_ref());
+                let echo = (kind == ExchangeKind::Request)
+                    .then(|| self.echo(x, message.as_ref()))
+                    .flatten();
+                let mut open = self.start(v, message.as_ref());
+                if let Some(echo) = echo {
+                    flag_echo(&mut open, v, &echo);
+                }
                 self.open.push_back(open);
                 self.open.len() - 1
             }
@@ -144,6 +191,9 @@ impl Calls {
             }
         }
         apply(open, x, kind, message.as_ref());
+        if kind == ExchangeKind::Request && v.id.as_ref().is_some_and(|id| self.cancels.take(id)) {
+            cancel_call(open);
+        }
         let joined = open.call.call;
         while self.open.len() > OPEN_CALLS {
             if let Some(oldest) = self.open.pop_front() {
@@ -194,7 +244,30 @@ impl Calls {
             waiting: Vec::new(),
             task: None,
             wants_input: false,
+            poll_interval_ms: None,
         }
+    }
+
+    /// The open call an unjoined `tools/call` repeats (same tool, same arguments) after it got
+    /// its answer or a task: worth a flag when it came within [`AUTOMATIC_RETRY_MS`] of that
+    /// answer (or the delay is unknown), or whenever the first call's task still runs.
+    fn echo(&self, x: ExchangeFacts<'_>, msg: Option<&Value>) -> Option<Echo> {
+        if x.verdict.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let print = msg.and_then(fingerprint)?;
+        let o = self.open.iter().rev().find(|o| {
+            o.fingerprint == Some(print) && o.call.method.as_deref() == Some("tools/call")
+        })?;
+        let task_runs = o.task.is_some() && o.call.outcome == Outcome::Deferred;
+        let late = matches!((o.last_end_ms, x.started_ms),
+            (Some(end), Some(start)) if start.saturating_sub(end) > AUTOMATIC_RETRY_MS);
+        (task_runs || (o.call.complete && !late)).then(|| Echo {
+            call: o.call.call,
+            outcome: o.call.outcome,
+            task_runs,
+            ids: o.call.ids.clone(),
+        })
     }
 
     /// The open call this exchange belongs to, most recent first.
@@ -258,8 +331,10 @@ impl Calls {
                 };
                 let quick = delay.map(|d| d <= AUTOMATIC_RETRY_MS);
                 // A call that got its answer, or a task to follow (a handle is an answer too: a
-                // second identical call is a second task), is not retried by a later one.
-                if o.settled() && !(method == "tools/call" && quick == Some(true)) {
+                // second identical call is a second task), is not retried by a later one: that
+                // one is a call of its own ([`Calls::echo`] flags it). A rate-limited answer
+                // asked for the re-send, so it does not settle the call.
+                if o.settled() {
                     return None;
                 }
                 let origin = quick.map(|q| {
@@ -279,7 +354,6 @@ impl Calls {
 /// The retry audit for an exchange joining `open`, before it is applied.
 fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
     let v = x.verdict;
-    let settled = open.settled();
     let mut flag = |rule: Rule, detail: String| {
         if !open.call.violations.iter().any(|w| w.rule == rule.id()) {
             open.call
@@ -287,29 +361,20 @@ fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
                 .push(Violation::new(rule, detail, None));
         }
     };
-    if join.resent {
-        if settled {
-            flag(
-                Rule::CallResentAfterComplete,
-                format!(
-                    "entry {} re-sends a request that already got {}",
-                    v.index, open.call.outcome
-                ),
-            );
-        } else if open.last_advice == Advice::DoNotRetry
-            && v.method.as_deref() == Some("tools/call")
-        {
-            open.call.double_execution_risk = true;
-            flag(
-                Rule::CallDoubleExecutionRisk,
-                format!(
-                    "entry {} re-sends tools/call {} after {}, which may have run it",
-                    v.index,
-                    v.tool.as_deref().unwrap_or("?"),
-                    open.call.outcome
-                ),
-            );
-        }
+    if join.resent
+        && open.last_advice == Advice::DoNotRetry
+        && v.method.as_deref() == Some("tools/call")
+    {
+        open.call.double_execution_risk = true;
+        flag(
+            Rule::CallDoubleExecutionRisk,
+            format!(
+                "entry {} re-sends tools/call {} after {}, which may have run it",
+                v.index,
+                v.tool.as_deref().unwrap_or("?"),
+                open.call.outcome
+            ),
+        );
     }
     if (matches!(join.origin, Some(RetryOrigin::Input)) || join.resent)
         && let Some(id) = &v.id
@@ -344,6 +409,85 @@ fn audit(open: &mut Open, x: ExchangeFacts<'_>, join: &Join) {
             ),
         );
     }
+    if join.origin == Some(RetryOrigin::Poll)
+        && v.method.as_deref() == Some("tasks/get")
+        && let (Some(every), Some(end), Some(start)) =
+            (open.poll_interval_ms, open.last_end_ms, x.started_ms)
+        && start.saturating_sub(end) * 100 < every * POLL_TOLERANCE_PERCENT
+    {
+        flag(
+            Rule::CallRetryTooSoon,
+            format!(
+                "entry {} polled the task {} ms after the previous exchange; the task asked for {every} ms",
+                v.index,
+                start.saturating_sub(end)
+            ),
+        );
+    }
+}
+
+/// Flags a new call that repeats `echo` (see [`Calls::echo`]).
+fn flag_echo(open: &mut Open, v: &Verdict, echo: &Echo) {
+    let tool = v.tool.as_deref().unwrap_or("?");
+    let (rule, detail) = if echo.task_runs {
+        open.call.double_execution_risk = true;
+        (
+            Rule::CallDoubleExecutionRisk,
+            format!(
+                "entry {} re-sends tools/call {tool} while call {}'s task runs: two tasks now run",
+                v.index, echo.call
+            ),
+        )
+    } else {
+        (
+            Rule::CallResentAfterComplete,
+            format!(
+                "entry {} re-sends tools/call {tool}, which got {} in call {}",
+                v.index, echo.outcome, echo.call
+            ),
+        )
+    };
+    open.call
+        .violations
+        .push(Violation::new(rule, detail, None));
+    if let Some(id) = v.id.as_ref().filter(|id| echo.ids.contains(id)) {
+        open.call.violations.push(Violation::new(
+            Rule::CallReusedId,
+            format!("entry {} reuses id {id} of call {}", v.index, echo.call),
+            None,
+        ));
+    }
+}
+
+/// A `notifications/cancelled` naming one of the call's requests joins it and cancels it.
+fn take_cancel(open: &mut Open, x: ExchangeFacts<'_>) {
+    let v = x.verdict;
+    open.call.entries.push(v.index);
+    if v.http_method.as_deref().is_none_or(|m| m == "POST") {
+        open.call.post_count += 1;
+    }
+    open.call.http_statuses.push(v.status);
+    cancel_call(open);
+}
+
+/// The client cancelled the call's request. Without an answer yet, the call is `CANCELLED`,
+/// incomplete: the stream the server or client then drops is the cancel, not `STREAM_ABORTED`,
+/// and nothing is left to resume. An answer that came first stands (a cancel racing the
+/// response; the client should ignore a late one), as does a `-32800` answer (already a
+/// complete cancellation). A call that became a task is not cancelled by the notification:
+/// only `tasks/cancel` cancels a task (2025-11-25 says so), so its task still decides the call.
+fn cancel_call(open: &mut Open) {
+    let call = &mut open.call;
+    if call.complete || call.error_code == Some(REQUEST_CANCELLED) || open.task.is_some() {
+        return;
+    }
+    call.outcome = Outcome::Cancelled;
+    call.complete = false;
+    call.error_code = None;
+    open.resume_from = None;
+    open.last_advice = Advice::None;
+    open.last_after_ms = None;
+    open.wants_input = false;
 }
 
 /// Adds the exchange's facts to its call.
@@ -352,11 +496,12 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     let call = &mut open.call;
     call.entries.push(v.index);
     // A finding about the path rather than one body: the call carries it too (once).
-    for w in v
-        .violations
-        .iter()
-        .filter(|w| matches!(w.rule, Rule::SseBuffered | Rule::SseIdleCut))
-    {
+    for w in v.violations.iter().filter(|w| {
+        matches!(
+            w.rule,
+            Rule::SseBuffered | Rule::SseIdleCut | Rule::SessionRequestAfterDelete
+        )
+    }) {
         if !call.violations.iter().any(|c| c.rule == w.rule) {
             let detail = format!("entry {}: {}", v.index, w.detail);
             call.violations.push(Violation::new(w.rule, detail, None));
@@ -401,6 +546,9 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     if v.task_status.is_some() {
         call.task_status = v.task_status;
     }
+    if let Some(every) = v.task.as_ref().and_then(|t| t.poll_interval_ms) {
+        open.poll_interval_ms = Some(every);
+    }
     let following = open.task.is_some() && v.method.as_deref().is_some_and(is_task_method);
     if following && matches!(v.method.as_deref(), Some("tasks/update" | "tasks/cancel")) {
         // An acknowledgement: the task, not the ack, says how the call ends.
@@ -415,6 +563,11 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
         follow_task(call, v);
     } else if v.outcome == Outcome::Deferred {
         call.complete = false; // the handle is not the answer
+    } else if v.error_code == Some(REQUEST_CANCELLED) {
+        // The server stopped the request because the client cancelled it, and said so: a
+        // complete cancellation (the answer to the cancel came), not a plain JSON-RPC error.
+        call.outcome = Outcome::Cancelled;
+        call.complete = true;
     }
     call.status_origin = v.status_origin;
     call.origin_reason.clone_from(&v.origin_reason);
@@ -970,6 +1123,344 @@ mod tests {
             .flat_map(|c| c.violations.iter().map(|v| v.rule.as_str()))
             .collect();
         assert_eq!(rules, ["call.resent_after_complete"]);
+    }
+
+    /// Cancels, repeats, session ends and poll pacing: exchanges with timestamps, each
+    /// `(HTTP method, headers, request body, status, reply, end, started_ms)`; a reply is SSE when
+    /// it starts with `event:`, else JSON (empty: no body). Each exchange takes 10 ms.
+    mod traffic {
+        use super::super::*;
+        use crate::{End, Headers, Request, ResponseHead, Session};
+
+        type Step<'a> = (&'a str, Headers, String, u16, String, End, u64);
+
+        fn v26() -> Headers {
+            Headers::from_iter([("MCP-Protocol-Version", "2026-07-28")])
+        }
+
+        fn post(body: &str, reply: &str, end: End, at: u64) -> Step<'static> {
+            (
+                "POST",
+                v26(),
+                body.to_owned(),
+                200,
+                reply.to_owned(),
+                end,
+                at,
+            )
+        }
+
+        fn run(steps: &[Step<'_>]) -> Vec<Call> {
+            let mut session = Session::default();
+            let (mut calls, mut out) = (Calls::new(), Vec::new());
+            for (method, headers, body, status, reply, end, at) in steps {
+                // A GET with Last-Event-ID is linked to the request it resumes, as replay does.
+                let request = headers
+                    .known(Known::LastEventId)
+                    .and_then(|last| session.resumption(last, headers.clone()))
+                    .unwrap_or_else(|| Request::new(method, headers.clone(), body.as_bytes()));
+                let mut ex = session.begin(request);
+                let media = if reply.starts_with("event:") || reply.starts_with("id:") {
+                    "text/event-stream"
+                } else {
+                    "application/json"
+                };
+                let head = if reply.is_empty() {
+                    Headers::new()
+                } else {
+                    Headers::from_iter([("Content-Type", media)])
+                };
+                ex.on_head(ResponseHead {
+                    status: *status,
+                    headers: head,
+                });
+                ex.feed(reply.as_bytes());
+                let v = session.finish(&mut ex, *end);
+                let facts = ExchangeFacts {
+                    verdict: &v,
+                    headers,
+                    body: body.as_bytes(),
+                    started_ms: Some(*at),
+                    duration_ms: Some(10),
+                };
+                calls.add(facts, &mut |c| out.push(c));
+            }
+            calls.finish(&mut |c| out.push(c));
+            out
+        }
+
+        fn rules(c: &Call) -> Vec<&str> {
+            c.violations.iter().map(|w| w.rule.id()).collect()
+        }
+
+        fn tool(id: u32, name: &str) -> String {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{"a":1}}}}}}"#
+            )
+        }
+
+        fn cancel(id: u32) -> String {
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"reason":"user"}}}}"#
+            )
+        }
+
+        fn accepted(body: &str, at: u64) -> Step<'static> {
+            (
+                "POST",
+                v26(),
+                body.to_owned(),
+                202,
+                String::new(),
+                End::Eof,
+                at,
+            )
+        }
+
+        /// A stream cut after a progress event (no answer).
+        fn cut() -> String {
+            let p = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+            format!("event: message\ndata: {p}\n\n")
+        }
+
+        fn answer(id: u32) -> String {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"complete","content":[],"isError":false}}}}"#
+            )
+        }
+
+        #[test]
+        fn a_cancel_makes_the_dropped_call_cancelled_in_either_order() {
+            let call = post(&tool(1, "slow"), &cut(), End::Reset, 0);
+            let note = accepted(&cancel(1), 500);
+            for steps in [[call.clone(), note.clone()], [note, call]] {
+                let calls = run(&steps);
+                let c = calls
+                    .iter()
+                    .find(|c| c.ids == [serde_json::json!(1)])
+                    .unwrap();
+                assert_eq!((c.outcome, c.complete), (Outcome::Cancelled, false));
+                assert_eq!(c.error_code, None);
+            }
+            // Seen after the call: the cancel joins it (one call of two POSTs).
+            let calls = run(&[
+                post(&tool(1, "slow"), &cut(), End::Reset, 0),
+                accepted(&cancel(1), 500),
+            ]);
+            assert_eq!(calls.len(), 1);
+            assert_eq!(
+                (calls[0].entries.clone(), calls[0].post_count),
+                (vec![0, 1], 2)
+            );
+            assert_eq!(calls[0].http_statuses, vec![Some(200), Some(202)]);
+        }
+
+        #[test]
+        fn a_cancelled_call_is_not_resumed_by_a_later_get() {
+            let p = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}"#;
+            let primed =
+                format!("id: e-1\nretry: 100\ndata: \n\nevent: message\nid: e-2\ndata: {p}\n\n");
+            let v25 = Headers::from_iter([("MCP-Protocol-Version", "2025-11-25")]);
+            let resume = Headers::from_iter([
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Last-Event-ID", "e-2"),
+            ]);
+            let rest = format!("event: message\ndata: {}\n\n", answer(1));
+            let call = (
+                "POST",
+                v25.clone(),
+                tool(1, "slow"),
+                200,
+                primed,
+                End::Reset,
+                0,
+            );
+            let get = ("GET", resume, String::new(), 200, rest, End::Eof, 400);
+            // Without the cancel, the GET resumes the call and brings its answer.
+            let calls = run(&[call.clone(), get.clone()]);
+            assert_eq!(calls[0].entries, vec![0, 1], "{calls:#?}");
+            assert_eq!(calls[0].outcome, Outcome::ToolSuccess);
+            let calls = run(&[
+                call,
+                ("POST", v25, cancel(1), 202, String::new(), End::Eof, 100),
+                get,
+            ]);
+            assert_eq!(calls[0].outcome, Outcome::Cancelled);
+            assert_eq!(calls[0].entries, vec![0, 1], "the GET does not resume it");
+        }
+
+        #[test]
+        fn a_cancel_does_not_end_a_task() {
+            let calls = run(&[
+                post(&tool(1, "render"), &handle(1, 500), End::Eof, 0),
+                accepted(&cancel(1), 600),
+            ]);
+            assert_eq!(calls.len(), 1);
+            assert_eq!(calls[0].entries, vec![0, 1]);
+            assert_eq!(
+                (calls[0].outcome, calls[0].complete),
+                (Outcome::Deferred, false)
+            );
+        }
+
+        #[test]
+        fn an_answer_before_the_cancel_stands() {
+            let calls = run(&[
+                post(&tool(1, "slow"), &answer(1), End::Eof, 0),
+                accepted(&cancel(1), 500),
+            ]);
+            assert_eq!(
+                (calls[0].outcome, calls[0].complete),
+                (Outcome::ToolSuccess, true)
+            );
+        }
+
+        #[test]
+        fn a_minus_32800_answer_is_a_complete_cancellation() {
+            let gone =
+                r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
+            let stream = format!("event: message\ndata: {gone}\n\n");
+            for order in [0, 1] {
+                let call = post(&tool(1, "slow"), &stream, End::Eof, 0);
+                let note = accepted(&cancel(1), 5);
+                let steps = if order == 0 {
+                    [call, note]
+                } else {
+                    [note, call]
+                };
+                let calls = run(&steps);
+                let c = calls.iter().find(|c| !c.ids.is_empty()).unwrap();
+                assert_eq!(
+                    (c.outcome, c.complete, c.error_code),
+                    (Outcome::Cancelled, true, Some(-32800))
+                );
+            }
+        }
+
+        #[test]
+        fn a_repeat_after_a_complete_answer_is_a_call_of_its_own() {
+            let calls = run(&[
+                post(&tool(1, "pay"), &answer(1), End::Eof, 0),
+                post(&tool(2, "pay"), &answer(2), End::Eof, 1_000),
+            ]);
+            assert_eq!(calls.len(), 2);
+            assert_eq!(calls[0].entries, vec![0]);
+            assert!(calls[0].violations.is_empty());
+            assert_eq!(calls[1].entries, vec![1]);
+            assert_eq!(rules(&calls[1]), ["call.resent_after_complete"]);
+            assert!(!calls[1].double_execution_risk);
+            assert_eq!(calls[1].retry_origin, Some(RetryOrigin::None));
+            // Asked again a minute later: a new question, not flagged; the same id is.
+            let later = run(&[
+                post(&tool(1, "pay"), &answer(1), End::Eof, 0),
+                post(&tool(2, "pay"), &answer(2), End::Eof, 60_000),
+            ]);
+            assert!(later[1].violations.is_empty());
+            let same_id = run(&[
+                post(&tool(1, "pay"), &answer(1), End::Eof, 0),
+                post(&tool(1, "pay"), &answer(1), End::Eof, 1_000),
+            ]);
+            assert_eq!(
+                rules(&same_id[1]),
+                ["call.resent_after_complete", "call.reused_id"]
+            );
+        }
+
+        fn handle(id: u32, every: u64) -> String {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"task","taskId":"t{id}","status":"working","pollIntervalMs":{every}}}}}"#
+            )
+        }
+
+        #[test]
+        fn a_repeat_while_its_task_runs_starts_a_second_task() {
+            let calls = run(&[
+                post(&tool(1, "render"), &handle(1, 500), End::Eof, 0),
+                post(&tool(2, "render"), &handle(2, 500), End::Eof, 60_000),
+            ]);
+            assert_eq!(calls.len(), 2);
+            assert!(calls[1].double_execution_risk);
+            assert_eq!(rules(&calls[1]), ["call.double_execution_risk"]);
+            assert!(!calls[0].double_execution_risk);
+        }
+
+        fn get(id: u32, task: &str, every: u64) -> (String, String) {
+            let req = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tasks/get","params":{{"taskId":"{task}"}}}}"#
+            );
+            let rsp = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"complete","taskId":"{task}","status":"working","pollIntervalMs":{every}}}}}"#
+            );
+            (req, rsp)
+        }
+
+        #[test]
+        fn polls_faster_than_the_task_asks_are_too_soon() {
+            // Handle ends at 10 ms; polls wait 460 ms (within 10 % of 500: fine), then the task
+            // asks for 2000 ms and the client polls after 1000 ms (too soon).
+            let (a, ra) = get(2, "t1", 2000);
+            let (b, rb) = get(3, "t1", 2000);
+            let steps = [
+                post(&tool(1, "render"), &handle(1, 500), End::Eof, 0),
+                post(&a, &ra, End::Eof, 470),
+                post(&b, &rb, End::Eof, 1_480),
+            ];
+            let calls = run(&steps[..2]);
+            assert!(calls[0].violations.is_empty(), "{:?}", calls[0].violations);
+            let calls = run(&steps);
+            assert_eq!(calls.len(), 1);
+            assert_eq!(rules(&calls[0]), ["call.retry_too_soon"]);
+            assert!(calls[0].violations[0].detail.contains("2000 ms"));
+            // 449 ms after the handle: under 90 % of 500.
+            let calls = run(&[steps[0].clone(), post(&a, &ra, End::Eof, 459)]);
+            assert_eq!(rules(&calls[0]), ["call.retry_too_soon"]);
+        }
+
+        #[test]
+        fn a_request_after_delete_flags_its_call() {
+            let sid = "s-1";
+            let h = || {
+                Headers::from_iter([
+                    ("MCP-Protocol-Version", "2025-11-25"),
+                    ("Mcp-Session-Id", sid),
+                ])
+            };
+            let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+            let init_ok = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+            let gone = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#;
+            let calls = run(&[
+                (
+                    "POST",
+                    Headers::new(),
+                    init.to_owned(),
+                    200,
+                    init_ok.to_owned(),
+                    End::Eof,
+                    0,
+                ),
+                (
+                    "DELETE",
+                    h(),
+                    String::new(),
+                    200,
+                    String::new(),
+                    End::Eof,
+                    100,
+                ),
+                (
+                    "POST",
+                    h(),
+                    tool(1, "x"),
+                    404,
+                    gone.to_owned(),
+                    End::Eof,
+                    200,
+                ),
+            ]);
+            let last = calls.last().unwrap();
+            assert_eq!(rules(last), ["session.request_after_delete"]);
+            assert!(last.violations[0].detail.starts_with("entry 2: "));
+        }
     }
 
     #[test]

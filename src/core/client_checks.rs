@@ -148,7 +148,9 @@ fn check_meta(req: &Request, header: Option<&str>, findings: &mut Findings) {
     }
 }
 
-/// 2026-07-28: `Mcp-Method` and `Mcp-Name` repeat the method and its name for routing.
+/// 2026-07-28: `Mcp-Method` and `Mcp-Name` repeat the method and its name for routing. The
+/// tasks extension routes `tasks/get`, `tasks/update` and `tasks/cancel` by `Mcp-Name: <taskId>`
+/// too (a load balancer sends every poll to the node that runs the task).
 fn check_routing_headers(req: &Request, findings: &mut Findings) {
     let method = req.method.as_deref().unwrap_or("");
     match req.headers.known(Known::McpMethod) {
@@ -165,6 +167,7 @@ fn check_routing_headers(req: &Request, findings: &mut Findings) {
     let name_key = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     if let Some(key) = name_key {
@@ -250,6 +253,51 @@ mod tests {
         let v = findings.into_vec();
         assert_eq!(v.len(), 1);
         assert!(v[0].detail.contains("logLevel"), "{}", v[0].detail);
+    }
+
+    /// 2026-07-28 task requests are routed by `Mcp-Name: <taskId>`; a wrong one is the client's
+    /// fault even when the server rejects it with 400 and -32020 (fix the request).
+    #[test]
+    fn task_requests_carry_their_task_id_in_mcp_name() {
+        use crate::verdict::Advice;
+        use crate::{End, Headers, Request, ResponseHead, Session};
+        for method in ["tasks/get", "tasks/update", "tasks/cancel"] {
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"taskId":"t-1","_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+            );
+            let judge = |name: &str, status: u16, reply: &str| {
+                let headers = Headers::from_iter([
+                    ("Accept", SDKS_ACCEPT),
+                    ("Content-Type", "application/json"),
+                    ("MCP-Protocol-Version", "2026-07-28"),
+                    ("Mcp-Method", method),
+                    ("Mcp-Name", name),
+                ]);
+                let mut session = Session::default();
+                let mut ex = session.begin(Request::new("POST", headers, body.as_bytes()));
+                ex.on_head(ResponseHead {
+                    status,
+                    headers: Headers::from_iter([("Content-Type", "application/json")]),
+                });
+                ex.feed(reply.as_bytes());
+                session.finish(&mut ex, End::Eof)
+            };
+            let fine = judge(
+                "t-1",
+                200,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#,
+            );
+            assert!(
+                !fine.breaks(Rule::RequestMcpNameHeader),
+                "{method}: {:?}",
+                fine.violations
+            );
+            let mismatch = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32020,"message":"Mcp-Name does not match"}}"#;
+            let wrong = judge("t-2", 400, mismatch);
+            assert!(wrong.breaks(Rule::RequestMcpNameHeader), "{method}");
+            assert_eq!(wrong.retry.advice, Advice::FixRequest);
+            assert_eq!(wrong.error_code, Some(-32020));
+        }
     }
 
     /// The search agrees with a window slid over every byte, on Accept values of every kind:

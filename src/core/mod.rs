@@ -4,6 +4,7 @@
 pub(crate) mod arrival;
 pub(crate) mod auth;
 pub(crate) mod calls;
+pub(crate) mod cancel;
 pub(crate) mod client_checks;
 pub(crate) mod discovery;
 pub(crate) mod driver;

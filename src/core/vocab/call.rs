@@ -99,6 +99,14 @@ wire_names! {
 /// `DEFERRED`, incomplete. A poll that itself failed (an HTTP error, a broken stream) gives
 /// the call its own outcome, incomplete.
 ///
+/// A `notifications/cancelled` naming one of the call's request ids joins the call and makes it
+/// `CANCELLED`, incomplete, unless an answer came first (that answer stands) or the call became a
+/// task (only `tasks/cancel` ends a task): the stream the
+/// server or client then drops is the cancel, not `STREAM_ABORTED`, and no resume is due. A
+/// `-32800` ("request cancelled") error answer makes the call `CANCELLED` with `error_code`
+/// -32800 and `complete` **true**: the server confirmed the cancellation, nothing more will come
+/// (the one `CANCELLED` call that is complete).
+///
 /// Grouping is a guess from traffic (see [`Calls`](crate::Calls) for when an exchange joins a call); so are
 /// `retry_origin` and `double_execution_risk`.
 ///
@@ -191,7 +199,8 @@ pub struct Call {
     /// capture has no timestamps), so automatic and manual cannot be told apart.
     pub retry_origin: Option<RetryOrigin>,
     /// A `tools/call` not known to be safe to repeat was re-sent after a failure that may have
-    /// run it (the `call.double_execution_risk` violation says which entry).
+    /// run it, or this call re-sent a `tools/call` while an earlier identical call's task still
+    /// runs (two tasks now run); the `call.double_execution_risk` violation says which entry.
     pub double_execution_risk: bool,
     /// Call-level violations (the retry audit and unanswered server requests), in the order
     /// seen; each rule at most once per call.

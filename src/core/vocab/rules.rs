@@ -49,7 +49,7 @@ rules! {
     RequestMcpMethodHeader => "request.mcp_method_header", Must,
         "2026-07-28: Mcp-Method must be present and equal the JSON-RPC method.";
     RequestMcpNameHeader => "request.mcp_name_header", Must,
-        "2026-07-28: Mcp-Name must equal params.name/uri on tools/call, resources/read, prompts/get.";
+        "2026-07-28: Mcp-Name must equal params.name/uri on tools/call, resources/read, prompts/get (params.taskId on tasks/get|update|cancel).";
     RequestBatch => "request.batch", Must,
         "2025-06-18 and later: a POST body is one message, never a JSON array.";
     RequestMrtrReusedId => "request.mrtr_reused_id", Must,
@@ -159,15 +159,15 @@ rules! {
     CallServerRequestUnanswered => "call.server_request_unanswered", Must,
         "Every server request (elicitation, sampling, roots, ping) gets the client's response.";
     CallDoubleExecutionRisk => "call.double_execution_risk", Should,
-        "A tools/call not known safe is not re-sent after a failure that may have run it.";
+        "A tools/call not known safe is not re-sent after a failure that may have run it, nor while its task runs.";
     CallResentAfterComplete => "call.resent_after_complete", Should,
-        "A request is not re-sent after it got a complete answer.";
+        "A tools/call is not re-sent (same arguments, new id, within 10 s) after it got a complete answer.";
     CallReusedId => "call.reused_id", Must,
         "A retry or MRTR round uses a new JSON-RPC id (2025-x: ids are unique within a session).";
     CallResumeWithoutLastEventId => "call.resume_without_last_event_id", Should,
         "2025-x: a client resuming an interrupted stream sends GET with Last-Event-ID (a guess from traffic).";
     CallRetryTooSoon => "call.retry_too_soon", Should,
-        "A retry or resumption waits the Retry-After or SSE retry delay the server gave.";
+        "A retry or resumption waits the Retry-After or SSE retry delay; a task poll the task's pollIntervalMs (less 10 %).";
 }
 
 impl Rule {
