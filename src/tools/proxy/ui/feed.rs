@@ -96,13 +96,24 @@ impl Feed {
     pub fn subscribe(&self) -> (Vec<Frame>, mpsc::Receiver<Frame>) {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_QUEUE);
         let mut s = self.lock();
+        let start = self.start(&s);
+        s.pages.push(tx);
+        (start, rx)
+    }
+
+    /// What a page would start from, without subscribing it: the kept calls and the open
+    /// calls' exchanges (`/events?snapshot=1`, for a page saved or rendered once).
+    pub fn snapshot(&self) -> Vec<Frame> {
+        self.start(&self.lock())
+    }
+
+    fn start(&self, s: &State) -> Vec<Frame> {
         let mut start = vec![frame("reset", &serde_json::json!({ "keep": self.keep }))];
         start.extend(s.calls.iter().cloned());
         for p in s.pending.values().filter(|p| p.call.is_some()) {
             start.push(frame("exchange", &p.json));
         }
-        s.pages.push(tx);
-        (start, rx)
+        start
     }
 
     /// Pages connected now.
@@ -128,6 +139,10 @@ impl Feed {
             shell_quote(&self.url)
         );
         for (name, value) in self.redaction.headers(&request.headers).iter() {
+            // curl writes these itself, for the URL and body it sends.
+            if ["host", "content-length"].contains(&name.to_ascii_lowercase().as_str()) {
+                continue;
+            }
             line.push_str(" -H ");
             line.push_str(&shell_quote(&format!("{name}: {value}")));
         }

@@ -1,6 +1,7 @@
 //! The live page's HTTP side, on its own listener (never the proxy's: the page must not take
 //! the upstream's path, and a page's requests must never be forwarded): `/` the page,
-//! `/events` the server-sent events, `/har` the recording so far. Every request carries the
+//! `/events` the server-sent events (`&snapshot=1`: what is kept, then the end), `/har` the
+//! recording so far. Every request carries the
 //! token; anything else gets a 403 before it is read further.
 
 use std::collections::VecDeque;
@@ -36,7 +37,8 @@ type UiBody = Either<Full<Bytes>, Events>;
 /// page go (it was too slow) or the page goes away (hyper drops the body).
 pub struct Events {
     start: VecDeque<Frame>,
-    rx: mpsc::Receiver<Frame>,
+    /// `None` for a snapshot: the body ends after `start`.
+    rx: Option<mpsc::Receiver<Frame>>,
 }
 
 impl Body for Events {
@@ -50,9 +52,12 @@ impl Body for Events {
         if let Some(f) = self.start.pop_front() {
             return Poll::Ready(Some(Ok(BodyFrame::data(Bytes::from(f.to_string())))));
         }
-        self.rx
-            .poll_recv(cx)
-            .map(|f| f.map(|f| Ok(BodyFrame::data(Bytes::from(f.to_string())))))
+        match &mut self.rx {
+            Some(rx) => rx
+                .poll_recv(cx)
+                .map(|f| f.map(|f| Ok(BodyFrame::data(Bytes::from(f.to_string()))))),
+            None => Poll::Ready(None),
+        }
     }
 }
 
@@ -150,7 +155,18 @@ fn handle(req: &Request<Incoming>, ui: &Ui) -> Response<UiBody> {
             r
         }
         "/events" => {
-            let (start, rx) = ui.feed.subscribe();
+            // `snapshot=1`: what is kept, then the end (a page rendered once, a script).
+            let snapshot = req
+                .uri()
+                .query()
+                .and_then(|q| query_value(q, "snapshot"))
+                .is_some_and(|v| v == "1");
+            let (start, rx) = if snapshot {
+                (ui.feed.snapshot(), None)
+            } else {
+                let (start, rx) = ui.feed.subscribe();
+                (start, Some(rx))
+            };
             let mut r = Response::new(Either::Right(Events {
                 start: start.into(),
                 rx,
