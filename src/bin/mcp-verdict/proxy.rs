@@ -118,9 +118,7 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<(Proxy, Option<LivePage>
     };
     let mut builder = Proxy::builder(p.config);
     if let Some(page) = &page {
-        builder = builder
-            .sink(page.feed.clone())
-            .call_sink(page.feed.clone());
+        builder = builder.sink(page.feed.clone()).call_sink(page.feed.clone());
     }
     if let Some(r) = p.reports {
         builder = builder.sink(r.clone()).call_sink(r);

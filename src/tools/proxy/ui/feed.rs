@@ -133,11 +133,7 @@ impl Feed {
 
     fn curl(&self, record: &ExchangeRecord<'_>) -> Option<String> {
         let request = record.request?;
-        let mut line = format!(
-            "curl -X {} {}",
-            record.http_method,
-            shell_quote(&self.url)
-        );
+        let mut line = format!("curl -X {} {}", record.http_method, shell_quote(&self.url));
         for (name, value) in self.redaction.headers(&request.headers).iter() {
             // curl writes these itself, for the URL and body it sends.
             if ["host", "content-length"].contains(&name.to_ascii_lowercase().as_str()) {
@@ -173,10 +169,11 @@ impl Sink for Feed {
         };
         let exchange = Exchange {
             call: None,
-            session: request
-                .headers
-                .get("mcp-session-id")
-                .map(|id| self.redaction.header_value("mcp-session-id", id).into_owned()),
+            session: request.headers.get("mcp-session-id").map(|id| {
+                self.redaction
+                    .header_value("mcp-session-id", id)
+                    .into_owned()
+            }),
             duration_ms: record
                 .timings
                 .terminal
@@ -189,8 +186,7 @@ impl Sink for Feed {
             return;
         };
         let mut s = self.lock();
-        s.pending
-            .insert(record.index, Pending { call: None, json });
+        s.pending.insert(record.index, Pending { call: None, json });
         while s.pending.len() > PENDING_MAX {
             s.pending.pop_first();
         }

@@ -142,9 +142,7 @@ fn handle(req: &Request<Incoming>, ui: &Ui) -> Response<UiBody> {
     }
     let mut resp = match req.uri().path() {
         "/" => {
-            let mut r = Response::new(Either::Left(Full::new(Bytes::from_static(
-                PAGE.as_bytes(),
-            ))));
+            let mut r = Response::new(Either::Left(Full::new(Bytes::from_static(PAGE.as_bytes()))));
             set(&mut r, "content-type", "text/html; charset=utf-8");
             // Nothing but the page's own inline script and style, and its own origin.
             set(
