@@ -232,6 +232,81 @@ impl CallSink for Feed {
 mod tests {
     use super::*;
 
+    use crate::{End, Headers, Request, Session};
+
+    /// Feeds one judged `tools/call` exchange numbered `index` (session `sid`) to `feed`, grouped
+    /// into call `call`, and closes that call.
+    fn one_call(feed: &Feed, index: u64, call: u64, sid: &str) {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay"}}"#;
+        let headers =
+            Headers::from_iter([("Mcp-Session-Id", sid), ("Authorization", "Bearer s3cr3t")]);
+        let request = Request::new("POST", headers, body);
+        let mut session = Session::default();
+        let mut exchange = session.begin(request.clone());
+        let mut verdict = session.finish(&mut exchange, End::Reset);
+        verdict.index = index;
+        let record = ExchangeRecord {
+            index,
+            request: Some(&request),
+            verdict: Some(&verdict),
+            note: None,
+            analysis_failed: false,
+            http_method: "POST",
+            request_body: body,
+            started: std::time::SystemTime::now(),
+            timings: crate::adapters::Timings::default(),
+            entry: None,
+            messages: &[],
+            messages_dropped: 0,
+        };
+        feed.exchange(&record);
+        feed.joined(index, call);
+        feed.call(&Call::single(call, &verdict, None));
+    }
+
+    #[test]
+    fn the_last_calls_are_kept_with_their_exchanges_redacted() {
+        let feed = Feed::new(2, Redaction::on(), "http://127.0.0.1:1/mcp");
+        let (_, mut rx) = feed.subscribe();
+        for n in 0..5 {
+            one_call(&feed, n, n, "sess-1234567890");
+        }
+        assert_eq!(feed.kept(), 2);
+        // Live: an exchange frame as it joined, then its call's frame, for each call.
+        let mut live = Vec::new();
+        while let Ok(f) = rx.try_recv() {
+            live.push(f);
+        }
+        assert_eq!(live.len(), 10);
+        assert!(live[0].starts_with("event: exchange\n"));
+        assert!(live[1].starts_with("event: call\n"));
+        // Late: the reset, then only the last two calls, each with its exchange.
+        let late = feed.snapshot();
+        assert_eq!(late.len(), 3);
+        let data = |f: &Frame| -> serde_json::Value {
+            serde_json::from_str(f.split_once("data: ").unwrap().1.trim()).unwrap()
+        };
+        let calls: Vec<u64> = late[1..]
+            .iter()
+            .map(|f| data(f)["call"]["call"].as_u64().unwrap())
+            .collect();
+        assert_eq!(calls, [3, 4]);
+        let last = data(&late[2]);
+        assert_eq!(last["exchanges"][0]["verdict"]["index"], 4);
+        assert_eq!(last["exchanges"][0]["call"], 4);
+        // The session and the curl line as the policy shows them.
+        let session = last["exchanges"][0]["session"].as_str().unwrap();
+        assert!(session.starts_with("<redacted-"), "{session}");
+        let curl = last["exchanges"][0]["curl"].as_str().unwrap();
+        assert!(
+            !curl.contains("s3cr3t") && !curl.contains("sess-1234567890"),
+            "{curl}"
+        );
+        assert!(curl.contains("'Authorization: <redacted>'"), "{curl}");
+        // Closed calls leave nothing pending.
+        assert!(feed.lock().pending.is_empty());
+    }
+
     #[test]
     fn shell_quoting_survives_quotes() {
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
