@@ -39,7 +39,7 @@ pub use calls::{CallGrouper, CallLog, CallSink, HumanCallLines};
 pub use config::AnalysisStep;
 pub use config::{Config, ProxyError};
 pub use metrics::Metrics;
-pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
+pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Opened, Recorder, Sink};
 
 use shared::Shared;
 

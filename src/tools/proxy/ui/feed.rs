@@ -1,12 +1,12 @@
-//! What the live page is sent: finished exchanges as they join a call, and calls as they
-//! close, as server-sent event frames of the existing records (a [`Verdict`], a [`Call`]).
+//! What the live page is sent: exchanges as they open (`open`) and finish (`done`), finished
+//! exchanges as they join a call (`exchange`), and calls as they close (`call`), as server-sent event frames of the existing records (a [`Verdict`], a [`Call`]).
 //!
 //! A call closes late (when no later exchange can join it, see [`super::super::calls`]), so the
 //! page also gets each exchange as soon as it is grouped, with its call's number, and draws the
 //! open call from it; the `call` event then replaces that with the record.
 //!
 //! Memory is bounded: the last `keep` closed calls (with their exchanges), the exchanges of
-//! calls still open (at most [`PENDING_MAX`]), and per page a queue of [`SUBSCRIBER_QUEUE`]
+//! calls still open and those in flight (at most [`PENDING_MAX`] each), and per page a queue of [`SUBSCRIBER_QUEUE`]
 //! frames. Sending never waits: a page whose queue is full is dropped, and its browser's
 //! `EventSource` reconnects and starts again from the kept calls (`event: reset` first).
 
@@ -21,7 +21,7 @@ use crate::redact::Redaction;
 use crate::verdict::Verdict;
 
 use super::super::calls::CallSink;
-use super::super::sinks::{ExchangeRecord, Sink};
+use super::super::sinks::{ExchangeRecord, Opened, Sink};
 
 /// Closed calls kept for the page by default (`--ui-keep`).
 pub const DEFAULT_KEEP: usize = 1000;
@@ -62,6 +62,8 @@ struct State {
     calls: VecDeque<Frame>,
     /// Exchanges of calls not closed yet, by exchange index.
     pending: BTreeMap<u64, Pending>,
+    /// The `open` frames of exchanges in flight, by exchange index.
+    inflight: BTreeMap<u64, Frame>,
     pages: Vec<mpsc::Sender<Frame>>,
 }
 
@@ -113,7 +115,18 @@ impl Feed {
         for p in s.pending.values().filter(|p| p.call.is_some()) {
             start.push(frame("exchange", &p.json));
         }
+        start.extend(s.inflight.values().cloned());
         start
+    }
+
+    /// The session of `request`, as the policy shows it.
+    fn session(&self, request: &crate::request::Request) -> Option<String> {
+        let id = request.headers.get("mcp-session-id")?;
+        Some(
+            self.redaction
+                .header_value("mcp-session-id", id)
+                .into_owned(),
+        )
     }
 
     /// Pages connected now.
@@ -161,19 +174,51 @@ fn frame(event: &str, data: &impl Serialize) -> Frame {
     format!("event: {event}\ndata: {json}\n\n").into()
 }
 
+/// An exchange in flight as the page shows it.
+#[derive(Serialize)]
+struct InFlight<'a> {
+    index: u64,
+    http_method: &'a str,
+    method: Option<&'a str>,
+    tool: Option<&'a str>,
+    session: Option<String>,
+}
+
 impl Sink for Feed {
+    fn opened(&self, opened: &Opened<'_>) {
+        let request = opened.request;
+        let f = frame(
+            "open",
+            &InFlight {
+                index: opened.index,
+                http_method: opened.http_method,
+                method: request.and_then(|r| r.method.as_deref()),
+                tool: request.and_then(|r| r.tool()),
+                session: request.and_then(|r| self.session(r)),
+            },
+        );
+        let mut s = self.lock();
+        s.inflight.insert(opened.index, f.clone());
+        while s.inflight.len() > PENDING_MAX {
+            s.inflight.pop_first();
+        }
+        Self::send(&mut s, &f);
+    }
+
     fn exchange(&self, record: &ExchangeRecord<'_>) {
+        {
+            let mut s = self.lock();
+            s.inflight.remove(&record.index);
+            let f = frame("done", &serde_json::json!({ "index": record.index }));
+            Self::send(&mut s, &f);
+        }
         // Only judged exchanges are grouped into calls (the rest never join one).
         let (Some(verdict), Some(request)) = (record.verdict, record.request) else {
             return;
         };
         let exchange = Exchange {
             call: None,
-            session: request.headers.get("mcp-session-id").map(|id| {
-                self.redaction
-                    .header_value("mcp-session-id", id)
-                    .into_owned()
-            }),
+            session: self.session(request),
             duration_ms: record
                 .timings
                 .terminal
@@ -259,6 +304,15 @@ mod tests {
             messages: &[],
             messages_dropped: 0,
         };
+        feed.opened(&Opened {
+            index,
+            http_method: "POST",
+            request: Some(&request),
+        });
+        assert_eq!(
+            feed.snapshot().last().unwrap().split('\n').next(),
+            Some("event: open")
+        );
         feed.exchange(&record);
         feed.joined(index, call);
         feed.call(&Call::single(call, &verdict, None));
@@ -272,14 +326,21 @@ mod tests {
             one_call(&feed, n, n, "sess-1234567890");
         }
         assert_eq!(feed.kept(), 2);
-        // Live: an exchange frame as it joined, then its call's frame, for each call.
+        // Live, for each call: open, done, the exchange as it joined, then its call.
         let mut live = Vec::new();
         while let Ok(f) = rx.try_recv() {
-            live.push(f);
+            live.push(f.split('\n').next().unwrap().to_owned());
         }
-        assert_eq!(live.len(), 10);
-        assert!(live[0].starts_with("event: exchange\n"));
-        assert!(live[1].starts_with("event: call\n"));
+        assert_eq!(live.len(), 20);
+        assert_eq!(
+            live[..4],
+            [
+                "event: open",
+                "event: done",
+                "event: exchange",
+                "event: call"
+            ]
+        );
         // Late: the reset, then only the last two calls, each with its exchange.
         let late = feed.snapshot();
         assert_eq!(late.len(), 3);
@@ -303,8 +364,9 @@ mod tests {
             "{curl}"
         );
         assert!(curl.contains("'Authorization: <redacted>'"), "{curl}");
-        // Closed calls leave nothing pending.
+        // Closed calls leave nothing pending, finished exchanges nothing in flight.
         assert!(feed.lock().pending.is_empty());
+        assert!(feed.lock().inflight.is_empty());
     }
 
     #[test]
