@@ -188,7 +188,11 @@ fn the_event_stream_sends_a_failed_call_and_needs_the_token() {
             get(
                 &addr,
                 &format!("/events?token={token}"),
-                |b| b.contains("\"method\":\"tools/call\""),
+                // The failed exchange's frame, whole (up to its blank line).
+                |b| {
+                    b.split_once("\"outcome\":\"INVALID_ENVELOPE\"")
+                        .is_some_and(|(_, rest)| rest.contains("\n\n"))
+                },
                 Duration::from_secs(60),
             )
         })
@@ -204,6 +208,20 @@ fn the_event_stream_sends_a_failed_call_and_needs_the_token() {
     assert_eq!(failed.len(), 1, "{body}");
     let (call, outcome, rules) = &failed[0];
     assert_eq!(outcome, "INVALID_ENVELOPE");
+    // It was sent as it opened (before forwarding) and as it finished, before it was grouped.
+    let at = |event: &str| {
+        seen.iter()
+            .position(|(e, d)| e == event && (d["tool"] == "pay" || d["verdict"]["tool"] == "pay"))
+    };
+    let index = seen[at("exchange").unwrap()].1["verdict"]["index"].clone();
+    let opened = at("open").expect("an open event for the tools/call");
+    assert_eq!(seen[opened].1["index"], index);
+    assert_eq!(seen[opened].1["method"], "tools/call");
+    let done = seen
+        .iter()
+        .position(|(e, d)| e == "done" && d["index"] == index)
+        .expect("a done event");
+    assert!(opened < done && done < at("exchange").unwrap(), "{seen:?}");
     assert!(
         rules.contains(&"jsonrpc.id_mismatch".to_owned()),
         "{rules:?}"
