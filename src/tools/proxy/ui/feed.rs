@@ -33,6 +33,10 @@ pub const SUBSCRIBER_QUEUE: usize = 1024;
 /// [`OPEN_CALLS`](crate::calls::OPEN_CALLS) later ones begin; past this the oldest go).
 pub const PENDING_MAX: usize = 8192;
 
+/// Largest request body written into a curl line: the feed keeps thousands of exchanges, so a
+/// larger body is left out (named, with its size) rather than kept for each.
+pub const CURL_BODY_MAX: usize = 16 << 10;
+
 /// One SSE frame (`event: …\ndata: …\n\n`), shared by every page it is sent to.
 pub type Frame = Arc<str>;
 
@@ -155,9 +159,15 @@ impl Feed {
             line.push_str(" -H ");
             line.push_str(&shell_quote(&format!("{name}: {value}")));
         }
-        if !record.request_body.is_empty() {
+        let body = record.request_body;
+        if body.len() > CURL_BODY_MAX {
+            line.push_str(&format!(
+                " --data-binary @body.json  # the body ({} bytes) is left out here: take it from the HAR",
+                body.len()
+            ));
+        } else if !body.is_empty() {
             line.push_str(" --data-raw ");
-            line.push_str(&shell_quote(&String::from_utf8_lossy(record.request_body)));
+            line.push_str(&shell_quote(&String::from_utf8_lossy(body)));
         }
         Some(line)
     }
@@ -281,8 +291,13 @@ mod tests {
 
     /// Feeds one judged `tools/call` exchange numbered `index` (session `sid`) to `feed`, grouped
     /// into call `call`, and closes that call.
-    fn one_call(feed: &Feed, index: u64, call: u64, sid: &str) {
-        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay"}}"#;
+    /// `pad` bytes of argument make the request body larger.
+    fn one_call(feed: &Feed, index: u64, call: u64, sid: &str, pad: usize) {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"pay","arguments":{{"x":"{}"}}}}}}"#,
+            "a".repeat(pad)
+        );
+        let body = body.as_bytes();
         let headers =
             Headers::from_iter([("Mcp-Session-Id", sid), ("Authorization", "Bearer s3cr3t")]);
         let request = Request::new("POST", headers, body);
@@ -323,7 +338,7 @@ mod tests {
         let feed = Feed::new(2, Redaction::on(), "http://127.0.0.1:1/mcp");
         let (_, mut rx) = feed.subscribe();
         for n in 0..5 {
-            one_call(&feed, n, n, "sess-1234567890");
+            one_call(&feed, n, n, "sess-1234567890", 0);
         }
         assert_eq!(feed.kept(), 2);
         // Live, for each call: open, done, the exchange as it joined, then its call.
@@ -367,6 +382,15 @@ mod tests {
         // Closed calls leave nothing pending, finished exchanges nothing in flight.
         assert!(feed.lock().pending.is_empty());
         assert!(feed.lock().inflight.is_empty());
+    }
+
+    #[test]
+    fn a_large_body_is_left_out_of_the_curl_line() {
+        let feed = Feed::new(1, Redaction::on(), "http://127.0.0.1:1/mcp");
+        one_call(&feed, 0, 0, "s", CURL_BODY_MAX);
+        let kept = feed.snapshot().pop().unwrap();
+        assert!(kept.len() < CURL_BODY_MAX, "{} bytes kept", kept.len());
+        assert!(kept.contains("bytes) is left out here"), "{kept}");
     }
 
     #[test]
