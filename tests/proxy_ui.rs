@@ -214,7 +214,7 @@ fn the_event_stream_sends_a_failed_call_and_needs_the_token() {
             .position(|(e, d)| e == event && (d["tool"] == "pay" || d["verdict"]["tool"] == "pay"))
     };
     let index = seen[at("exchange").unwrap()].1["verdict"]["index"].clone();
-    let opened = at("open").expect("an open event for the tools/call");
+    let opened = at("opened").expect("an opened event for the tools/call");
     assert_eq!(seen[opened].1["index"], index);
     assert_eq!(seen[opened].1["method"], "tools/call");
     let done = seen
@@ -334,6 +334,8 @@ fn browse(chromium: &Path, url: &str, dir: &Path, shot: Option<&Path>) -> String
         "--disable-component-update",
         "--disable-sync",
         "--virtual-time-budget=5000",
+        "--enable-logging=stderr",
+        "--v=0",
     ])
     .arg(format!("--user-data-dir={}", profile.display()));
     match shot {
@@ -361,6 +363,11 @@ fn browse(chromium: &Path, url: &str, dir: &Path, shot: Option<&Path>) -> String
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "chromium failed on {url}");
+    // Every console message (an error, an uncaught exception, a CSP refusal) is logged as
+    // `:CONSOLE`; the page logs nothing, so any such line is a fault.
+    let log = std::fs::read_to_string(dir.join("chromium.stderr")).unwrap();
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "{url}: {console:#?}");
     std::fs::read_to_string(out_path).unwrap()
 }
 

@@ -1,5 +1,7 @@
-//! What the live page is sent: exchanges as they open (`open`) and finish (`done`), finished
-//! exchanges as they join a call (`exchange`), and calls as they close (`call`), as server-sent event frames of the existing records (a [`Verdict`], a [`Call`]).
+//! What the live page is sent: exchanges as they open (`opened`; not `open`, which
+//! `EventSource` fires itself) and finish (`done`), finished exchanges as they join a call
+//! (`exchange`), and calls as they close (`call`), as server-sent event frames of the existing
+//! records (a [`Verdict`], a [`Call`]).
 //!
 //! A call closes late (when no later exchange can join it, see [`super::super::calls`]), so the
 //! page also gets each exchange as soon as it is grouped, with its call's number, and draws the
@@ -66,7 +68,7 @@ struct State {
     calls: VecDeque<Frame>,
     /// Exchanges of calls not closed yet, by exchange index.
     pending: BTreeMap<u64, Pending>,
-    /// The `open` frames of exchanges in flight, by exchange index.
+    /// The `opened` frames of exchanges in flight, by exchange index.
     inflight: BTreeMap<u64, Frame>,
     pages: Vec<mpsc::Sender<Frame>>,
 }
@@ -198,7 +200,7 @@ impl Sink for Feed {
     fn opened(&self, opened: &Opened<'_>) {
         let request = opened.request;
         let f = frame(
-            "open",
+            "opened",
             &InFlight {
                 index: opened.index,
                 http_method: opened.http_method,
@@ -326,7 +328,7 @@ mod tests {
         });
         assert_eq!(
             feed.snapshot().last().unwrap().split('\n').next(),
-            Some("event: open")
+            Some("event: opened")
         );
         feed.exchange(&record);
         feed.joined(index, call);
@@ -350,7 +352,7 @@ mod tests {
         assert_eq!(
             live[..4],
             [
-                "event: open",
+                "event: opened",
                 "event: done",
                 "event: exchange",
                 "event: call"
