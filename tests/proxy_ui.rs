@@ -2,7 +2,8 @@
 //! the in-process fault server.
 //! - the event stream: a failed call arrives with its outcome and rule ids, and a page that
 //!   connects late gets what is kept first; no token (or a wrong one) is a 403; a
-//!   non-loopback `--ui` address is refused without `--ui-allow-remote`;
+//!   non-loopback `--ui` address is refused without `--ui-allow-remote` and served (with a
+//!   warning) with it; `/har` serves the recording, or a 404 naming `--record`;
 //! - the page in a real browser (Debian's headless Chromium): the failed call is drawn, the
 //!   "only failures" filter (`&only=failures`) hides the successes, an opened call shows its
 //!   rule ids, and a 1280 px screenshot is kept under `target/tmp/`.
@@ -60,11 +61,11 @@ fn proxy_with_ui(
     let page = loop {
         let text = std::fs::read_to_string(&proxy.stderr).unwrap_or_default();
         if let Some(url) = text
-            .split("live page ")
+            .split("live page http://")
             .nth(1)
             .and_then(|rest| rest.lines().next())
         {
-            break url.trim().to_owned();
+            break format!("http://{}", url.trim());
         }
         assert!(
             start.elapsed() < Duration::from_secs(20),
@@ -283,7 +284,7 @@ fn the_event_stream_sends_a_failed_call_and_needs_the_token() {
 }
 
 #[test]
-fn a_non_loopback_ui_is_refused_without_the_opt_in() {
+fn a_non_loopback_ui_needs_the_opt_in_and_is_served_with_it() {
     let out = bin()
         .args([
             "proxy",
@@ -300,6 +301,42 @@ fn a_non_loopback_ui_is_refused_without_the_opt_in() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--ui-allow-remote"), "{err}");
     assert!(!err.contains("live page"), "{err}");
+
+    // With the opt-in it serves, and says so.
+    let (_rt, server) = fault_server();
+    let dir = scratch("ui-remote");
+    let proxy = ProxyProcess::start(
+        &server.url(Some("ok")),
+        &["--quiet", "--ui", "0.0.0.0:0", "--ui-allow-remote"],
+        &[],
+        &dir,
+    );
+    let start = Instant::now();
+    let err = loop {
+        let err = std::fs::read_to_string(&proxy.stderr).unwrap();
+        if err.contains("live page http://") || start.elapsed() > Duration::from_secs(20) {
+            break err;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(err.contains("not loopback"), "{err}");
+    let page = err
+        .split("live page http://")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    let (addr, token) = split_page(&format!("http://{page}"));
+    let port = addr.rsplit_once(':').unwrap().1;
+    let (status, _) = get(
+        &format!("127.0.0.1:{port}"),
+        &format!("/?token={token}"),
+        |b| b.contains("</html>"),
+        Duration::from_secs(10),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(proxy.stop().code(), Some(0));
 }
 
 /// Chromium, or `None` with a `SKIP:` line outside CI; in CI a missing browser fails.
@@ -401,6 +438,15 @@ fn the_page_in_a_browser_shows_the_failed_call_and_filters() {
     let failed = failed_tool_calls(&events(&body));
     assert_eq!(failed.len(), 1, "{body}");
     let call = failed[0].0;
+    // No `--record`: no HAR to download, and the reason why.
+    let (status, why) = get(
+        &addr,
+        &format!("/har?token={token}"),
+        |_| false,
+        Duration::from_secs(10),
+    );
+    assert_eq!(status, 404);
+    assert!(why.contains("--record"), "{why}");
     let Some(chromium) = chromium() else {
         return;
     };

@@ -164,12 +164,13 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<(Proxy, Option<LivePage>
 
 /// Serves the live page in the background and prints its URL (with the token).
 fn serve_page(page: LivePage, proxy: &Proxy) {
-    let url = page
-        .listener
-        .local_addr()
-        .map(|at| ui::page_url(at, &page.token));
-    if let Ok(url) = url {
-        eprintln!("mcp-verdict: live page {url}");
+    if let Ok(at) = page.listener.local_addr() {
+        if !at.ip().is_loopback() {
+            eprintln!(
+                "mcp-verdict: WARNING: the live page listens on {at}, not loopback: anyone who can reach it and has the token sees the traffic"
+            );
+        }
+        eprintln!("mcp-verdict: live page {}", ui::page_url(at, &page.token));
     }
     tokio::spawn(ui::serve(
         page.listener,
