@@ -233,6 +233,16 @@ pub(crate) struct ProxyArgs {
     /// Serve Prometheus metrics on this loopback address, e.g. 127.0.0.1:9464.
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics_listen: Option<String>,
+    /// Serve a live page of the calls on this address, e.g. 127.0.0.1:8790 (loopback only
+    /// unless --ui-allow-remote; the URL printed at start carries the required token).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) ui: Option<String>,
+    /// Let --ui listen on a non-loopback address (the page shows request bodies).
+    #[arg(long, requires = "ui")]
+    pub(crate) ui_allow_remote: bool,
+    /// Closed calls the live page keeps (a page that connects late gets these first).
+    #[arg(long, value_name = "N", default_value_t = mcp_verdict::proxy::ui::DEFAULT_KEEP, requires = "ui")]
+    pub(crate) ui_keep: usize,
     #[command(flatten)]
     pub(crate) redact: RedactArgs,
     /// No human line per exchange and per call on stderr.

@@ -5,6 +5,7 @@ use std::io::{self, IsTerminal};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use mcp_verdict::proxy::ui::{self, Feed, Token};
 use mcp_verdict::proxy::{CallLog, Config, JsonLog, Metrics, Proxy};
 
 use crate::args::{ProxyArgs, ProxyFormatArg};
@@ -44,6 +45,15 @@ struct Prepared {
     outputs: Outputs,
     /// The summary line at stop (not with `--quiet`).
     summary: Option<Arc<Summary>>,
+    /// `--ui`: where the live page listens (checked: loopback, or `--ui-allow-remote`).
+    ui_at: Option<std::net::SocketAddr>,
+}
+
+/// The live page while the proxy runs: its feed (a sink), its listener and token.
+struct LivePage {
+    feed: Arc<Feed>,
+    listener: tokio::net::TcpListener,
+    token: Token,
 }
 
 fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
@@ -59,6 +69,10 @@ fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
     if let Some(path) = &args.record {
         create_out("--record", path)?;
     }
+    let ui_at = args.ui.as_deref().map(ui_addr).transpose()?;
+    if let Some(at) = ui_at {
+        ui::check_listen(at, args.ui_allow_remote).map_err(|e| e.to_string())?;
+    }
     let summary = (!args.quiet).then(|| {
         Arc::new(Summary::new(
             args.color.enabled_on(io::stderr().is_terminal()),
@@ -70,6 +84,7 @@ fn prepare(args: &ProxyArgs) -> Result<Prepared, String> {
         metrics_at,
         outputs,
         summary,
+        ui_at,
     })
 }
 
@@ -110,9 +125,35 @@ impl Outputs {
     }
 }
 
+fn ui_addr(text: &str) -> Result<std::net::SocketAddr, String> {
+    text.parse()
+        .map_err(|_| format!("--ui {text:?}: expected IP:PORT, e.g. 127.0.0.1:8790"))
+}
+
 /// The proxy with its outputs: log, human lines, calls, metrics, recording.
-async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
+async fn build(args: &ProxyArgs, p: Prepared) -> Result<(Proxy, Option<LivePage>), String> {
+    let page = match p.ui_at {
+        Some(at) => {
+            let listener = tokio::net::TcpListener::bind(at)
+                .await
+                .map_err(|e| ui::UiError::Bind(at, e).to_string())?;
+            let feed = Arc::new(Feed::new(
+                args.ui_keep,
+                p.config.redaction(),
+                &p.config.upstream,
+            ));
+            Some(LivePage {
+                feed,
+                listener,
+                token: Token::random(),
+            })
+        }
+        None => None,
+    };
     let mut builder = Proxy::builder(p.config);
+    if let Some(page) = &page {
+        builder = builder.sink(page.feed.clone()).call_sink(page.feed.clone());
+    }
     if let Some(r) = p.reports {
         builder = builder.sink(r.clone()).call_sink(r);
     }
@@ -142,7 +183,26 @@ async fn build(args: &ProxyArgs, p: Prepared) -> Result<Proxy, String> {
     if args.record.is_some() {
         builder = builder.record();
     }
-    builder.start().await.map_err(|e| e.to_string())
+    let proxy = builder.start().await.map_err(|e| e.to_string())?;
+    Ok((proxy, page))
+}
+
+/// Serves the live page in the background and prints its URL (with the token).
+fn serve_page(page: LivePage, proxy: &Proxy) {
+    if let Ok(at) = page.listener.local_addr() {
+        if !at.ip().is_loopback() {
+            eprintln!(
+                "mcp-verdict: WARNING: the live page listens on {at}, not loopback: anyone who can reach it and has the token sees the traffic"
+            );
+        }
+        eprintln!("mcp-verdict: live page {}", ui::page_url(at, &page.token));
+    }
+    tokio::spawn(ui::serve(
+        page.listener,
+        page.feed,
+        page.token,
+        proxy.recorder_shared(),
+    ));
 }
 
 fn announce(proxy: &Proxy, config: &Config) {
@@ -212,11 +272,14 @@ pub fn run(args: ProxyArgs) -> ExitCode {
         Err(e) => return fail(format!("cannot start the async runtime: {e}")),
     };
     let (code, served) = rt.block_on(async move {
-        let proxy = match build(&args, prepared).await {
+        let (proxy, page) = match build(&args, prepared).await {
             Ok(p) => p,
             Err(e) => return (fail(config.redaction().text(&e)), false),
         };
         announce(&proxy, &config);
+        if let Some(page) = page {
+            serve_page(page, &proxy);
+        }
         // One quick look at the upstream, beside serving (never holding it up).
         let look = proxy.check_upstream(UPSTREAM_LOOK);
         let policy = config.redaction();

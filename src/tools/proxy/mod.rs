@@ -9,7 +9,8 @@
 //! Modules, one job each: `config` (settings, errors), `guard` (what is refused before
 //! forwarding), `headers` (hop-by-hop), `upstream` (the client), `server` (the
 //! client side), `tap` (the analysis of one exchange), `tee` (the forwarding body),
-//! `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`] (outputs).
+//! `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`] (outputs), [`ui`] (the
+//! live page).
 //!
 //! Memory per stream is bounded: hyper's buffers on both connections, one chunk in flight, and
 //! the analysis buffers bounded by [`Limits`](crate::Limits) (see docs/proxy.md for the figure).
@@ -25,6 +26,7 @@ mod shared;
 pub mod sinks;
 mod tap;
 mod tee;
+pub mod ui;
 mod upstream;
 
 use std::net::SocketAddr;
@@ -37,7 +39,7 @@ pub use calls::{CallGrouper, CallLog, CallSink, HumanCallLines};
 pub use config::AnalysisStep;
 pub use config::{Config, ProxyError};
 pub use metrics::Metrics;
-pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Recorder, Sink};
+pub use sinks::{ExchangeRecord, HumanLines, JsonLog, Opened, Recorder, Sink};
 
 use shared::Shared;
 
@@ -169,6 +171,12 @@ impl Proxy {
     /// The recording, when [`ProxyBuilder::record`] was asked for.
     pub fn recorder(&self) -> Option<&Recorder> {
         self.recorder.as_deref()
+    }
+
+    /// The recording, shared: for outputs that read it while the proxy runs (the live page's
+    /// HAR download).
+    pub fn recorder_shared(&self) -> Option<Arc<Recorder>> {
+        self.recorder.clone()
     }
 
     /// Server requests the verdicts so far do not list, past

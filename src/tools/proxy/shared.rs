@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::config::Config;
-use super::sinks::{ExchangeRecord, Recorder, Sink};
+use super::sinks::{ExchangeRecord, Opened, Recorder, Sink};
 use super::upstream::Upstream;
 use crate::driver::Driver;
 
@@ -62,6 +62,13 @@ impl Shared {
     /// The driver, locked (held only to begin, note or finish an exchange).
     pub fn driver(&self) -> MutexGuard<'_, Driver> {
         self.driver.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Tells every sink an exchange begins.
+    pub fn emit_opened(&self, opened: &Opened<'_>) {
+        for sink in &self.sinks {
+            sink.opened(opened);
+        }
     }
 
     /// Hands a finished exchange to every sink (the recorder takes its entry afterwards).

@@ -44,11 +44,29 @@ pub struct ExchangeRecord<'a> {
     pub messages_dropped: u64,
 }
 
+/// An exchange the proxy is about to forward (its request judged, no answer yet).
+#[derive(Debug, Clone, Copy)]
+pub struct Opened<'a> {
+    /// Its number, as its [`ExchangeRecord::index`] will be.
+    pub index: u64,
+    /// HTTP method.
+    pub http_method: &'a str,
+    /// The request as judged (`None` when the exchange is not judged).
+    pub request: Option<&'a Request>,
+}
+
 /// Receives every finished exchange, in the order they finish. Implementations must not block
 /// for long: they run on the forwarding task (after the bytes were forwarded).
 pub trait Sink: Send + Sync {
     /// An exchange finished.
     fn exchange(&self, record: &ExchangeRecord<'_>);
+
+    /// An exchange begins, before its request is forwarded (it runs on the forwarding path:
+    /// keep it quicker still). For outputs that show what is in flight (`proxy --ui`);
+    /// nothing by default.
+    fn opened(&self, opened: &Opened<'_>) {
+        let _ = opened;
+    }
 }
 
 #[derive(Serialize)]

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use super::arrivals::Arrivals;
 use super::config::AnalysisStep;
 use super::shared::Shared;
-use super::sinks::ExchangeRecord;
+use super::sinks::{ExchangeRecord, Opened};
 use crate::adapters::Timings;
 use crate::driver::{Flight, Sent, Times};
 use crate::exchange::{Message, Observer, ResponseHead};
@@ -154,6 +154,11 @@ impl Tap {
                 tap.fail();
             }
         }
+        tap.shared.emit_opened(&Opened {
+            index: tap.index,
+            http_method: method,
+            request: tap.flight.as_ref().and_then(|f| f.request()),
+        });
         tap
     }
 
