@@ -200,7 +200,14 @@ fn the_event_stream_sends_a_failed_call_and_needs_the_token() {
     };
     std::thread::sleep(Duration::from_millis(300));
     probe(&proxy.url, "pay");
+    let returned = std::time::Instant::now();
     let (status, body) = live.join().unwrap();
+    // The page learns of the failed call within a second of the client's (live, not polled).
+    assert!(
+        returned.elapsed() < Duration::from_secs(1),
+        "the failed call reached the page {:?} after the client had its answer",
+        returned.elapsed()
+    );
     assert_eq!(status, 200);
     let seen = events(&body);
     assert_eq!(seen[0].0, "reset", "{body}");
@@ -239,6 +246,18 @@ fn the_event_stream_sends_a_failed_call_and_needs_the_token() {
         "{curl}"
     );
     assert!(curl.contains("\"name\":\"pay\""), "{curl}");
+    // The copied line sends the request again, as is: through the proxy to the same reply.
+    let replayed = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{curl} --silent --show-error --max-time 10"))
+        .output()
+        .expect("sh and curl");
+    assert!(replayed.status.success(), "{curl}: {replayed:?}");
+    let reply = String::from_utf8_lossy(&replayed.stdout);
+    assert!(
+        reply.contains("\"id\":99999"),
+        "the wrong-id scenario's reply: {reply}"
+    );
 
     // A page that connects late gets what is kept first, then ends with a snapshot.
     let (status, body) = get(
