@@ -12,8 +12,7 @@ mod nginx;
 
 use std::process::Output;
 
-use mcp_verdict::faults::FaultServer;
-use nginx::{Nginx, probe};
+use nginx::{Nginx, fault_server, probe};
 use serde_json::Value;
 
 /// The verdict of the `tools/call`.
@@ -29,19 +28,6 @@ fn tool_call(verdicts: &[Value], out: &Output) -> Value {
                 String::from_utf8_lossy(&out.stderr)
             )
         })
-}
-
-/// The fault server on a loopback port of its own runtime (the probe is a blocking process).
-fn fault_server() -> (tokio::runtime::Runtime, FaultServer) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let server = rt
-        .block_on(FaultServer::start("127.0.0.1:0"))
-        .expect("fault server");
-    (rt, server)
 }
 
 #[test]

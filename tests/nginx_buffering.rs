@@ -15,8 +15,7 @@ mod nginx;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use mcp_verdict::faults::FaultServer;
-use nginx::{Nginx, probe};
+use nginx::{Nginx, fault_server, probe};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-verdict");
@@ -63,19 +62,6 @@ fn rules(verdict: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// The fault server on a loopback port of its own runtime (the probe is a blocking process).
-fn fault_server() -> (tokio::runtime::Runtime, FaultServer) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let server = rt
-        .block_on(FaultServer::start("127.0.0.1:0"))
-        .expect("fault server");
-    (rt, server)
 }
 
 fn har_path(name: &str) -> PathBuf {

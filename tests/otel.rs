@@ -150,6 +150,16 @@ fn calls(spans: &[Span]) -> Vec<&Span> {
         .collect()
 }
 
+/// The call span of the call record `c` (by `mcp_verdict.call`; the test fails without one).
+fn span_of_call<'a>(spans: &'a [Span], c: &Value) -> &'a Span {
+    calls(spans)
+        .into_iter()
+        .find(|s| {
+            attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
+        })
+        .unwrap_or_else(|| panic!("no call span for {c}"))
+}
+
 /// Exchange spans: the call spans' children.
 fn exchanges(spans: &[Span]) -> Vec<&Span> {
     spans
@@ -440,12 +450,7 @@ fn proxy_exports_each_exchange_as_it_finishes_and_flushes_at_sigterm() {
     assert_eq!(calls(&spans).len(), grouped.len());
     assert_tree(&spans);
     for c in &grouped {
-        let span = calls(&spans)
-            .into_iter()
-            .find(|s| {
-                attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
-            })
-            .unwrap();
+        let span = span_of_call(&spans, c);
         let a = attrs(&span.attributes);
         assert_eq!(a["mcp_verdict.outcome"], c["outcome"].as_str().unwrap());
         assert_eq!(
@@ -570,12 +575,7 @@ fn replay_exports_a_re_sent_call_as_one_span_over_its_exchanges() {
     assert_eq!(calls(&spans).len(), expected.len());
     assert_eq!(exchanges(&spans).len(), 9);
     for c in expected {
-        let span = calls(&spans)
-            .into_iter()
-            .find(|s| {
-                attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
-            })
-            .unwrap();
+        let span = span_of_call(&spans, c);
         let a = attrs(&span.attributes);
         assert_eq!(a["mcp.method.name"], c["method"].as_str().unwrap());
         // The revision that judged it, as its exchanges say.
@@ -755,12 +755,7 @@ fn proxy_parents_both_posts_of_a_re_sent_call_by_ids_named_before_it_closed() {
         "a call of several exchanges: {grouped:#?}"
     );
     for c in several {
-        let span = calls(&spans)
-            .into_iter()
-            .find(|s| {
-                attrs(&s.attributes)["mcp_verdict.call"].parse::<u64>().ok() == c["call"].as_u64()
-            })
-            .unwrap();
+        let span = span_of_call(&spans, c);
         let mut kids = children(&spans, span);
         assert_eq!(kids.len(), c["entries"].as_array().unwrap().len());
         let a = attrs(&span.attributes);

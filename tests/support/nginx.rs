@@ -8,6 +8,7 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+use mcp_verdict::faults::FaultServer;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -206,4 +207,17 @@ pub fn probe(url: &str, args: &[&str]) -> (Output, Vec<Value>) {
         .filter(|v| v.get("outcome").is_some())
         .collect();
     (out, verdicts)
+}
+
+/// The fault server on a loopback port of its own runtime (the probe is a blocking process).
+pub fn fault_server() -> (tokio::runtime::Runtime, FaultServer) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = rt
+        .block_on(FaultServer::start("127.0.0.1:0"))
+        .expect("fault server");
+    (rt, server)
 }
