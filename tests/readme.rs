@@ -370,6 +370,66 @@ fn the_verdict_tables_list_every_layer_and_advice() {
     }
 }
 
+/// The table of what this round added: every row is a real rule id (from the catalogue) or a
+/// field the verdict or call JSON carries, and each rule and field the 2026-07-28, tasks,
+/// intermediary and auth work introduced has a row.
+#[test]
+fn the_added_vocabulary_table_is_real_and_complete() {
+    let md = readme();
+    let rows = table_keys(&md, "field or rule");
+    let rules: Vec<&str> = mcp_verdict::Rule::ALL.iter().map(|r| r.id()).collect();
+    // The keys of a verdict line and of a call line, as the binary writes them.
+    let mut keys: Vec<String> = Vec::new();
+    for extra in [&[][..], &["--calls"][..]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
+            .args([
+                "replay",
+                "testdata/har/sse_progress_then_final.har",
+                "--format",
+                "jsonl",
+            ])
+            .args(extra)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        let line = String::from_utf8_lossy(&out.stdout);
+        let first: serde_json::Value =
+            serde_json::from_str(line.lines().next().expect("a line")).unwrap();
+        keys.extend(first.as_object().unwrap().keys().cloned());
+    }
+    for row in &rows {
+        if row.contains('.') {
+            assert!(rules.contains(&row.as_str()), "{row} is not a rule id");
+        } else {
+            assert!(
+                keys.contains(row),
+                "{row} is no field of a verdict or call line"
+            );
+        }
+    }
+    let introduced = [
+        "task_status",
+        "status_origin",
+        "origin_reason",
+        "client_error",
+        "auth_step",
+        "request.removed_method",
+        "jsonrpc.retired_code",
+        "jsonrpc.reserved_code",
+        "request.fallback_on_transient_error",
+        "server.discover_version_refused",
+        "call.retry_too_soon",
+        "call.resent_after_complete",
+        "session.request_after_delete",
+    ];
+    for word in introduced {
+        assert!(rows.iter().any(|r| r == word), "no row for {word}");
+    }
+    for rule in rules.iter().filter(|r| r.starts_with("auth.")) {
+        assert!(rows.iter().any(|r| r == rule), "no row for {rule}");
+    }
+}
+
 #[test]
 fn quick_start_is_two_commands_and_install_follows() {
     let readme = readme();
