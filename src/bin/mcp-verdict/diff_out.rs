@@ -107,13 +107,7 @@ impl Out {
 
     fn human(&self, names: &[Named; 2], d: &Diff, found: &[(Regression, u64)]) -> String {
         let mut t = heading(names, false);
-        t.push_str(&format!(
-            "{} paired, {} changed, {} only in A, {} only in B\n",
-            d.paired,
-            d.changed.len(),
-            d.only_a.len(),
-            d.only_b.len()
-        ));
+        t.push_str(&summary_line(d));
         if !d.changed.is_empty() {
             t.push_str(&format!("\n{}\n", self.printer.paint(BOLD, "changed")));
             t.push_str(&format!(
@@ -294,6 +288,17 @@ fn md_row(cells: &[String]) -> String {
     format!("| {} |\n", cells.join(" | "))
 }
 
+/// The counts line both the human and the markdown output open with.
+fn summary_line(d: &Diff) -> String {
+    format!(
+        "{} paired, {} changed, {} only in A, {} only in B\n",
+        d.paired,
+        d.changed.len(),
+        d.only_a.len(),
+        d.only_b.len()
+    )
+}
+
 fn markdown(
     names: &[Named; 2],
     d: &Diff,
@@ -301,13 +306,7 @@ fn markdown(
     fail_on: &[Regression],
 ) -> String {
     let mut t = heading(names, true);
-    t.push_str(&format!(
-        "{} paired, {} changed, {} only in A, {} only in B\n",
-        d.paired,
-        d.changed.len(),
-        d.only_a.len(),
-        d.only_b.len()
-    ));
+    t.push_str(&summary_line(d));
     if !d.changed.is_empty() {
         t.push_str("\n### Changed\n\n| A→B | operation | outcome | layer | advice | posts | rules | regressions |\n|---|---|---|---|---|---|---|---|\n");
         for p in &d.changed {
