@@ -12,6 +12,8 @@
 //! - the README's completion and man lines work in an empty home; `man --dir` writes every page;
 //! - `probe --all-tools` calls no tool that is (or may be) destructive unless asked.
 
+#[path = "support/certs.rs"]
+mod certs;
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
@@ -368,94 +370,6 @@ fn https_to_a_plain_http_port_says_so() {
     assert!(stderr(&out).contains(&want), "{}", text(&out));
 }
 
-/// A CA and a server certificate for 127.0.0.1 signed by it, made with `openssl`; `None` when
-/// there is no `openssl` on PATH.
-fn make_certificates(dir: &Path) -> Option<()> {
-    let openssl = |args: &[&str]| {
-        Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-    };
-    let Ok(version) = openssl(&["version"]) else {
-        return None;
-    };
-    if !version.status.success() {
-        return None;
-    }
-    std::fs::write(
-        dir.join("leaf.ext"),
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
-    )
-    .unwrap();
-    let ec = [
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-    ];
-    let steps: [Vec<&str>; 3] = [
-        [
-            &["req", "-x509"][..],
-            &ec[..],
-            &[
-                "-keyout",
-                "ca.key",
-                "-out",
-                "ca.pem",
-                "-days",
-                "2",
-                "-subj",
-                "/CN=mcp-verdict test CA",
-            ],
-        ]
-        .concat(),
-        [
-            &["req"][..],
-            &ec[..],
-            &[
-                "-keyout",
-                "leaf.key",
-                "-out",
-                "leaf.csr",
-                "-subj",
-                "/CN=127.0.0.1",
-            ],
-        ]
-        .concat(),
-        vec![
-            "x509",
-            "-req",
-            "-in",
-            "leaf.csr",
-            "-CA",
-            "ca.pem",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            "leaf.pem",
-            "-days",
-            "2",
-            "-extfile",
-            "leaf.ext",
-        ],
-    ];
-    for step in &steps {
-        let out = openssl(step).unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {step:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Some(())
-}
-
 /// `openssl s_server` with the test certificate on a loopback port, for one connection: it
 /// answers the first request with a 404 (any HTTP answer shows the TLS handshake passed).
 struct TlsServer {
@@ -517,7 +431,7 @@ impl Drop for TlsServer {
 #[test]
 fn self_signed_servers_with_cacert_or_insecure() {
     let dir = temp_dir("tls");
-    if make_certificates(&dir).is_none() {
+    if certs::make_certificates(&dir).is_none() {
         // `.ci/run` installs openssl and sets MCP_VERDICT_CI: there a missing one fails.
         assert!(
             std::env::var_os("MCP_VERDICT_CI").is_none(),

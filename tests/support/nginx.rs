@@ -76,6 +76,16 @@ impl Nginx {
     /// panic instead when the env var MCP_VERDICT_CI is set (CI installs it). Waits (bounded,
     /// ≤ 5 s) until the port accepts.
     pub fn start(upstream: u16, extra: &str) -> Option<Nginx> {
+        Nginx::start_with(upstream, extra, None)
+    }
+
+    /// As [`Nginx::start`], listening with TLS: `leaf.pem` and `leaf.key` in `certs` (see
+    /// `support/certs.rs`).
+    pub fn start_tls(upstream: u16, extra: &str, certs: &Path) -> Option<Nginx> {
+        Nginx::start_with(upstream, extra, Some(certs))
+    }
+
+    fn start_with(upstream: u16, extra: &str, certs: Option<&Path>) -> Option<Nginx> {
         let Some(bin) = binary() else {
             assert!(
                 std::env::var_os("MCP_VERDICT_CI").is_none(),
@@ -89,6 +99,13 @@ impl Nginx {
         let port = free_port();
         let dir = temp_dir();
         let d = dir.display();
+        let ssl = match certs {
+            Some(c) => format!(
+                " ssl;\n        ssl_certificate {0}/leaf.pem;\n        ssl_certificate_key {0}/leaf.key",
+                c.display()
+            ),
+            None => String::new(),
+        };
         let conf = format!(
             r#"worker_processes 1;
 error_log {d}/error.log info;
@@ -102,7 +119,7 @@ http {{
     uwsgi_temp_path {d}/tmp/uwsgi;
     scgi_temp_path {d}/tmp/scgi;
     server {{
-        listen 127.0.0.1:{port};
+        listen 127.0.0.1:{port}{ssl};
         location / {{
             proxy_pass http://127.0.0.1:{upstream};
             proxy_http_version 1.1;

@@ -217,6 +217,10 @@ pub(crate) struct ProxyArgs {
     /// The real MCP endpoint, e.g. http://127.0.0.1:8000/mcp (served at the same path).
     #[arg(long)]
     pub(crate) upstream: String,
+    /// Also trust the certificates in this PEM file for an https:// upstream (a private CA, a
+    /// self-signed server), beside the platform's roots.
+    #[arg(long, value_name = "FILE.pem")]
+    pub(crate) upstream_cacert: Option<PathBuf>,
     /// Address to listen on (loopback unless told otherwise; a warning otherwise).
     #[arg(long, default_value = "127.0.0.1:8788")]
     pub(crate) listen: String,

@@ -33,6 +33,11 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.record_max_body_bytes = args.record_max_body_bytes;
     c.redact = !args.redact.no_redact;
     c.allow_origins = args.allow_origins.clone();
+    if let Some(path) = &args.upstream_cacert {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("--upstream-cacert {}: {e}", path.display()))?;
+        c.upstream_cacert = Some(pem);
+    }
     Ok(c)
 }
 

@@ -13,6 +13,9 @@ pub struct Config {
     pub upstream: String,
     /// Where to listen (loopback unless told otherwise).
     pub listen: SocketAddr,
+    /// Certificates (PEM) an `https://` upstream may chain to, beside the platform's roots
+    /// (`--upstream-cacert`: a private CA, a self-signed server). Default `None`.
+    pub upstream_cacert: Option<Vec<u8>>,
     /// Limits for the analysis of each exchange (never for forwarding).
     pub limits: Limits,
     /// Largest request head (request line and headers), in bytes. Default 64 KiB.
@@ -72,6 +75,7 @@ impl Config {
         Config {
             upstream: upstream.into(),
             listen,
+            upstream_cacert: None,
             limits: Limits::default(),
             max_head_bytes: 64 << 10,
             max_request_bytes: 4 << 20,
@@ -122,6 +126,8 @@ pub enum ProxyError {
     Bind(SocketAddr, std::io::Error),
     /// The HTTP client could not be built.
     Client(String),
+    /// The extra roots for an `https://` upstream (`--upstream-cacert`) are unusable.
+    UpstreamCa(String),
 }
 
 impl fmt::Display for ProxyError {
@@ -133,6 +139,7 @@ impl fmt::Display for ProxyError {
             ),
             ProxyError::Bind(addr, e) => write!(f, "cannot listen on {addr}: {e}"),
             ProxyError::Client(e) => write!(f, "cannot build the upstream client: {e}"),
+            ProxyError::UpstreamCa(why) => write!(f, "--upstream-cacert: {why}"),
         }
     }
 }

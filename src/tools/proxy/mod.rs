@@ -26,6 +26,8 @@ mod shared;
 pub mod sinks;
 mod tap;
 mod tee;
+#[cfg(feature = "tls")]
+mod tls;
 pub mod ui;
 mod upstream;
 
@@ -95,7 +97,10 @@ impl ProxyBuilder {
     /// # Errors
     /// A bad upstream URL, `https://` without TLS, or an address that cannot be bound.
     pub async fn start(mut self) -> Result<Proxy, ProxyError> {
-        let (url, http) = upstream::client(&self.config.upstream)?;
+        let (url, http) = upstream::client(
+            &self.config.upstream,
+            self.config.upstream_cacert.as_deref(),
+        )?;
         let listen = self.config.listen;
         let listener = tokio::net::TcpListener::bind(listen)
             .await

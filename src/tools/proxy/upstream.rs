@@ -1,12 +1,11 @@
 //! The upstream side. Nothing here follows a redirect (a redirect reaches the client as it was
 //! sent) or reads proxy settings from the environment (the upstream is the one the user named).
 //!
-//! - `http://`: hyper's HTTP/1.1 client directly, one upstream connection per client connection
-//!   ([`Link`]). HTTP/1.1 carries one exchange at a time, so a client connection never needs two,
-//!   and pairing them costs no pool look-up, no lock and no per-request copy of the URL: the
-//!   proxy's hot path (see `benches/proxy.rs`).
-//! - `https://`: reqwest with rustls (the `tls` feature), the TLS stack the rest of the tool
-//!   uses, with its pool.
+//! hyper's HTTP/1.1 client directly, one upstream connection per client connection ([`Link`]),
+//! over TCP for `http://` and over TLS ([`Tls`](super::tls::Tls), the `tls` feature) for
+//! `https://`. HTTP/1.1 carries one exchange at a time, so a client connection never needs two,
+//! and pairing them costs no pool look-up, no lock and no per-request copy of the URL: the
+//! proxy's hot path (see `benches/proxy.rs`), the same for both schemes.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -39,20 +38,18 @@ pub struct Answer {
 }
 
 /// How the proxy reaches the upstream.
-pub enum Upstream {
-    /// `http://`: a direct HTTP/1.1 connection per client connection.
-    Plain {
-        /// `host:port` to connect to.
-        connect_to: String,
-        /// The `Host` header the upstream expects.
-        host: HeaderValue,
-    },
-    /// `https://`: reqwest (rustls).
-    Tls(reqwest::Client),
+pub struct Upstream {
+    /// `host:port` to connect to.
+    connect_to: String,
+    /// The `Host` header the upstream expects.
+    host: HeaderValue,
+    /// `https://`: the TLS to open on each new connection.
+    #[cfg(feature = "tls")]
+    tls: Option<super::tls::Tls>,
 }
 
-/// The upstream connection one client connection uses (`http://` only), made on its first
-/// request and made again when the upstream closed it.
+/// The upstream connection one client connection uses, made on its first request and made
+/// again when the upstream closed it.
 #[derive(Default)]
 pub struct Link(Mutex<Option<SendRequest<Full<Bytes>>>>);
 
@@ -63,43 +60,50 @@ pub struct NoAnswer(pub String);
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Checks `upstream` and builds the way to reach it.
-pub fn client(upstream: &str) -> Result<(reqwest::Url, Upstream), ProxyError> {
+/// Checks `upstream` and builds the way to reach it; `cacert` (PEM) adds roots for `https://`.
+pub fn client(
+    upstream: &str,
+    cacert: Option<&[u8]>,
+) -> Result<(reqwest::Url, Upstream), ProxyError> {
     let url = reqwest::Url::parse(upstream).map_err(|e| {
         ProxyError::BadUpstream(format!("{e} (expected e.g. http://127.0.0.1:8000/mcp)"))
     })?;
     let Some(host) = url.host_str() else {
         return Err(ProxyError::BadUpstream("no host".into()));
     };
+    #[cfg(feature = "tls")]
+    let tls = match url.scheme() {
+        "https" => Some(super::tls::Tls::new(host, cacert)?),
+        _ => None,
+    };
+    #[cfg(not(feature = "tls"))]
+    let _ = cacert;
     match url.scheme() {
-        "http" => {
-            let port = url.port_or_known_default().unwrap_or(80);
-            let host_header = match url.port() {
-                Some(p) => format!("{host}:{p}"),
-                None => host.to_owned(),
-            };
-            let host = HeaderValue::from_str(&host_header)
-                .map_err(|_| ProxyError::BadUpstream("host is not a valid header value".into()))?;
-            // `host_str` keeps an IPv6 address's brackets, as `connect` wants them.
-            let connect_to = format!("{}:{port}", url.host_str().unwrap_or_default());
-            Ok((url, Upstream::Plain { connect_to, host }))
+        "http" => {}
+        "https" if cfg!(feature = "tls") => {}
+        "https" => return Err(ProxyError::NoTls),
+        other => {
+            return Err(ProxyError::BadUpstream(format!(
+                "scheme {other}: only http:// and https:// are forwarded"
+            )));
         }
-        "https" if cfg!(feature = "tls") => {
-            let http = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .no_proxy()
-                .tcp_nodelay(true)
-                .connect_timeout(CONNECT_TIMEOUT)
-                .pool_idle_timeout(Duration::from_secs(60))
-                .build()
-                .map_err(|e| ProxyError::Client(e.to_string()))?;
-            Ok((url, Upstream::Tls(http)))
-        }
-        "https" => Err(ProxyError::NoTls),
-        other => Err(ProxyError::BadUpstream(format!(
-            "scheme {other}: only http:// and https:// are forwarded"
-        ))),
     }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_owned(),
+    };
+    let host_value = HeaderValue::from_str(&host_header)
+        .map_err(|_| ProxyError::BadUpstream("host is not a valid header value".into()))?;
+    // `host_str` keeps an IPv6 address's brackets, as `connect` wants them.
+    let connect_to = format!("{host}:{port}");
+    let up = Upstream {
+        connect_to,
+        host: host_value,
+        #[cfg(feature = "tls")]
+        tls,
+    };
+    Ok((url, up))
 }
 
 impl Upstream {
@@ -113,72 +117,74 @@ impl Upstream {
         mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<Answer, NoAnswer> {
-        match self {
-            Upstream::Plain { connect_to, host } => {
-                headers.insert(HOST, host.clone());
-                let mut req = hyper::Request::new(Full::new(body));
-                *req.method_mut() = method;
-                *req.uri_mut() = path_and_query.parse().map_err(|_| {
-                    NoAnswer(format!("cannot forward to the path {path_and_query:?}"))
-                })?;
-                *req.headers_mut() = headers;
-                let resp = send_plain(link, connect_to, url, req).await?;
-                let (parts, body) = resp.into_parts();
-                Ok(Answer {
-                    status: parts.status,
-                    headers: parts.headers,
-                    body: body.map_err(BoxError::from).boxed_unsync(),
-                })
+        headers.insert(HOST, self.host.clone());
+        let mut req = hyper::Request::new(Full::new(body));
+        *req.method_mut() = method;
+        *req.uri_mut() = path_and_query
+            .parse()
+            .map_err(|_| NoAnswer(format!("cannot forward to the path {path_and_query:?}")))?;
+        *req.headers_mut() = headers;
+        let resp = self.send_on(link, url, req).await?;
+        let (parts, body) = resp.into_parts();
+        Ok(Answer {
+            status: parts.status,
+            headers: parts.headers,
+            body: body.map_err(BoxError::from).boxed_unsync(),
+        })
+    }
+    /// Sends `req` on the link's connection, or on a new one when there is none, it is closed, or
+    /// it closed before the request went out (the race with an upstream's idle close: the request
+    /// was not sent, so sending it on a new connection is no retry).
+    async fn send_on(
+        &self,
+        link: &Link,
+        url: &reqwest::Url,
+        req: hyper::Request<Full<Bytes>>,
+    ) -> Result<hyper::Response<hyper::body::Incoming>, NoAnswer> {
+        let kept = link.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let mut req = req;
+        if let Some(mut sender) = kept
+            && sender.ready().await.is_ok()
+        {
+            let answer = sender.try_send_request(req);
+            put_back(link, sender);
+            match answer.await {
+                Ok(resp) => return Ok(resp),
+                Err(mut e) => match e.take_message() {
+                    Some(unsent) => req = unsent,
+                    None => return Err(NoAnswer(of_hyper(e.error(), url))),
+                },
             }
-            Upstream::Tls(http) => {
-                let mut target = url.clone();
-                target.set_query(path_and_query.split_once('?').map(|(_, q)| q));
-                let resp = http
-                    .request(method, target)
-                    .headers(headers)
-                    .body(body)
-                    .send()
+        }
+        let mut sender = self.connect(url).await?;
+        let answer = sender.send_request(req);
+        put_back(link, sender);
+        answer.await.map_err(|e| NoAnswer(of_hyper(&e, url)))
+    }
+
+    /// A new HTTP/1.1 connection to the upstream (TLS for `https://`); its connection task runs
+    /// on its own.
+    async fn connect(&self, url: &reqwest::Url) -> Result<SendRequest<Full<Bytes>>, NoAnswer> {
+        let (host, port) = host_port(url);
+        let opening = async {
+            let stream = tokio::net::TcpStream::connect(&self.connect_to)
+                .await
+                .map_err(|e| NoAnswer(cause::of_io(&e, host, port)))?;
+            let _ = stream.set_nodelay(true);
+            #[cfg(feature = "tls")]
+            if let Some(tls) = &self.tls {
+                let stream = tls
+                    .open(stream)
                     .await
                     .map_err(|e| NoAnswer(cause::of_error(&e, url)))?;
-                let (parts, body) = hyper::Response::from(resp).into_parts();
-                Ok(Answer {
-                    status: parts.status,
-                    headers: parts.headers,
-                    body: body.map_err(BoxError::from).boxed_unsync(),
-                })
+                return handshake(stream, url).await;
             }
-        }
+            handshake(stream, url).await
+        };
+        tokio::time::timeout(CONNECT_TIMEOUT, opening)
+            .await
+            .map_err(|_| NoAnswer(format!("timed out connecting to {host}:{port}")))?
     }
-}
-
-/// Sends `req` on the link's connection, or on a new one when there is none, it is closed, or
-/// it closed before the request went out (the race with an upstream's idle close: the request
-/// was not sent, so sending it on a new connection is no retry).
-async fn send_plain(
-    link: &Link,
-    connect_to: &str,
-    url: &reqwest::Url,
-    req: hyper::Request<Full<Bytes>>,
-) -> Result<hyper::Response<hyper::body::Incoming>, NoAnswer> {
-    let kept = link.0.lock().unwrap_or_else(|p| p.into_inner()).take();
-    let mut req = req;
-    if let Some(mut sender) = kept
-        && sender.ready().await.is_ok()
-    {
-        let answer = sender.try_send_request(req);
-        put_back(link, sender);
-        match answer.await {
-            Ok(resp) => return Ok(resp),
-            Err(mut e) => match e.take_message() {
-                Some(unsent) => req = unsent,
-                None => return Err(NoAnswer(of_hyper(e.error(), url))),
-            },
-        }
-    }
-    let mut sender = connect(connect_to, url).await?;
-    let answer = sender.send_request(req);
-    put_back(link, sender);
-    answer.await.map_err(|e| NoAnswer(of_hyper(&e, url)))
 }
 
 /// The cause of a failed exchange on an upstream connection: a close before the head is named
@@ -220,18 +226,12 @@ fn put_back(link: &Link, sender: SendRequest<Full<Bytes>>) {
     *link.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(sender);
 }
 
-/// A new HTTP/1.1 connection to the upstream; its connection task runs on its own.
-async fn connect(
-    connect_to: &str,
-    url: &reqwest::Url,
-) -> Result<SendRequest<Full<Bytes>>, NoAnswer> {
-    let (host, port) = host_port(url);
-    let stream = tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(connect_to))
-        .await
-        .map_err(|_| NoAnswer(format!("timed out connecting to {host}:{port}")))?
-        .map_err(|e| NoAnswer(cause::of_io(&e, host, port)))?;
-    let _ = stream.set_nodelay(true);
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+/// HTTP/1.1 on an open connection; its connection task runs on its own.
+async fn handshake<T>(io: T, url: &reqwest::Url) -> Result<SendRequest<Full<Bytes>>, NoAnswer>
+where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
         .map_err(|e| NoAnswer(of_hyper(&e, url)))?;
     tokio::spawn(conn);
