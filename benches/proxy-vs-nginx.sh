@@ -16,7 +16,10 @@
 # from Debian's packages when missing (root or sudo). Everything listens on 127.0.0.1.
 # Usage: benches/proxy-vs-nginx.sh [ROUNDS=5] [CALLS=5000]
 # Environment: CONCURRENCY="1 16 64", KINDS="json sse", RECORD=1, NO_STRACE=1, BIN=path,
-# PROXY_ARGS="--threads 2" (more flags for the proxy).
+# PROXY_ARGS="--threads 2" (more flags for the proxy), UPSTREAM_TLS=1 (the upstream is HTTPS: a
+# second nginx terminates TLS in front of serve-faults with a certificate from a CA made here
+# with openssl; each intermediary verifies it against that CA and keeps its connections; the
+# direct path is soak over HTTPS with --cacert).
 set -euo pipefail
 ROUNDS=${1:-5}
 CALLS=${2:-5000}
@@ -95,9 +98,54 @@ EOF
 "$HAPROXY" -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
 PIDS+=($!); HAPROXY_PID=$!
 
+# UPSTREAM_TLS=1: the intermediaries' upstream is HTTPS, a TLS terminator (nginx) in front of
+# serve-faults; SCHEME, UPORT and the TLS flags below point every path at it.
+SCHEME=http; UPORT=$UP
+if [ "${UPSTREAM_TLS:-0}" = 1 ]; then
+  TL=$(free_port)
+  (cd "$TMP" &&
+    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >leaf.ext &&
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=bench CA" &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout leaf.key -out leaf.csr -subj /CN=127.0.0.1 &&
+    openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 2 -extfile leaf.ext) >/dev/null 2>&1
+  mkdir -p "$TMP/tls/logs"
+  cat >"$TMP/tls/nginx.conf" <<EOF
+worker_processes 1;
+error_log $TMP/tls/error.log warn;
+pid $TMP/tls/nginx.pid;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $TMP/tls/body; proxy_temp_path $TMP/tls/proxy;
+  fastcgi_temp_path $TMP/tls/fcgi; uwsgi_temp_path $TMP/tls/uwsgi; scgi_temp_path $TMP/tls/scgi;
+  upstream mcp { server 127.0.0.1:$UP; keepalive 128; }
+  server {
+    listen 127.0.0.1:$TL ssl;
+    ssl_certificate $TMP/leaf.pem; ssl_certificate_key $TMP/leaf.key;
+    keepalive_requests 1000000;
+    location / {
+      proxy_pass http://mcp; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_buffering off; proxy_read_timeout 60s;
+    }
+  }
+}
+EOF
+  "$NGINX" -p "$TMP/tls" -c "$TMP/tls/nginx.conf" -g 'daemon off;' &
+  PIDS+=($!)
+  wait_port "$TL"
+  SCHEME=https; UPORT=$TL
+  sed -i "s|proxy_pass http://mcp;|proxy_pass https://tlsup; proxy_ssl_trusted_certificate $TMP/ca.pem; proxy_ssl_verify on; proxy_ssl_session_reuse on;|; s|upstream mcp { server 127.0.0.1:$UP; keepalive 128; }|upstream tlsup { server 127.0.0.1:$TL; keepalive 128; }|; s|proxy_set_header Host 127.0.0.1:$UP;|proxy_set_header Host 127.0.0.1:$TL;|" "$TMP/nginx/nginx.conf"
+  sed -i "s|server s1 127.0.0.1:$UP|server s1 127.0.0.1:$TL ssl verify required ca-file $TMP/ca.pem|; s|set-header Host 127.0.0.1:$UP|set-header Host 127.0.0.1:$TL|" "$TMP/haproxy.cfg"
+  kill -HUP "$NGINX_PID"
+  kill "$HAPROXY_PID"; wait "$HAPROXY_PID" 2>/dev/null || true
+  "$HAPROXY" -db -f "$TMP/haproxy.cfg" >"$TMP/haproxy.log" 2>&1 &
+  PIDS+=($!); HAPROXY_PID=$!
+  sleep 0.5
+fi
+
 for p in "$UP" "$NG" "$HA"; do wait_port "$p"; done
 
-declare -A PORT=([direct]=$UP [nginx]=$NG [haproxy]=$HA [proxy]=$PX)
+declare -A PORT=([direct]=$UPORT [nginx]=$NG [haproxy]=$HA [proxy]=$PX)
 declare -A PID=([nginx]=$NGINX_PID [haproxy]=$HAPROXY_PID)
 declare -A SCENARIO=([json]=ok [sse]=sse-progress)
 
@@ -107,7 +155,8 @@ RECORD_ARGS=()
 [ "${RECORD:-0}" = 1 ] && RECORD_ARGS=(--record "$TMP/proxy.har")
 start_proxy() { # kind
   [ -n "${PID[proxy]:-}" ] && { kill "${PID[proxy]}"; wait "${PID[proxy]}" 2>/dev/null || true; }
-  "$BIN" proxy --upstream "http://127.0.0.1:$UP/mcp/${SCENARIO[$1]}" --listen "127.0.0.1:$PX" --quiet \
+  local ca=(); [ "$SCHEME" = https ] && ca=(--upstream-cacert "$TMP/ca.pem")
+  "$BIN" proxy --upstream "$SCHEME://127.0.0.1:$UPORT/mcp/${SCENARIO[$1]}" --listen "127.0.0.1:$PX" --quiet "${ca[@]}" \
     --log "$TMP/verdicts.jsonl" --calls "$TMP/calls.jsonl" --metrics-listen "127.0.0.1:$MX" \
     "${RECORD_ARGS[@]}" ${PROXY_ARGS:-} 2>>"$TMP/proxy.log" &
   PID[proxy]=$!
@@ -130,7 +179,9 @@ ticks() {
 HZ=$(getconf CLK_TCK)
 
 run() { # path kind concurrency out.json
-  "$BIN" soak "http://127.0.0.1:${PORT[$1]}/mcp/${SCENARIO[$2]}" --tool echo -c "$3" -n "$CALLS" \
+  local scheme=http tls=()
+  [ "$1" = direct ] && [ "$SCHEME" = https ] && { scheme=https; tls=(--cacert "$TMP/ca.pem"); }
+  "$BIN" soak "$scheme://127.0.0.1:${PORT[$1]}/mcp/${SCENARIO[$2]}" "${tls[@]}" --tool echo -c "$3" -n "$CALLS" \
     --timeout 30s -o "$4" >/dev/null 2>"$4.err" || { echo "soak through $1 failed:" >&2; cat "$4.err" >&2; exit 1; }
 }
 
@@ -199,7 +250,9 @@ sys_per = {}
 for line in open(strace_file):
     kind, side, n = line.split("\t")
     sys_per[(kind, side)] = n.strip()
-print(f"# {rounds} interleaved rounds of {calls} calls per path; medians (per-round ratios)")
+import os
+up = "HTTPS upstream (nginx terminating TLS)" if os.environ.get("UPSTREAM_TLS") == "1" else "HTTP upstream"
+print(f"# {up}; {rounds} interleaved rounds of {calls} calls per path; medians (per-round ratios)")
 print("| reply | c | path | req/s | ÷ nginx | ÷ direct | added mean | added p99 | CPU µs/request | syscalls/request (c=16) |")
 print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 keys = sorted({(k, c) for k, c, _, _ in by}, key=lambda x: (x[0], x[1]))
