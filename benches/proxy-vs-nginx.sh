@@ -104,7 +104,7 @@ SCHEME=http; UPORT=$UP
 if [ "${UPSTREAM_TLS:-0}" = 1 ]; then
   TL=$(free_port)
   (cd "$TMP" &&
-    printf 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >leaf.ext &&
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >leaf.ext &&
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=bench CA" &&
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout leaf.key -out leaf.csr -subj /CN=127.0.0.1 &&
     openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 2 -extfile leaf.ext) >/dev/null 2>&1
@@ -125,6 +125,7 @@ http {
     keepalive_requests 1000000;
     location / {
       proxy_pass http://mcp; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host 127.0.0.1:$UP;
       proxy_buffering off; proxy_read_timeout 60s;
     }
   }
@@ -134,7 +135,7 @@ EOF
   PIDS+=($!)
   wait_port "$TL"
   SCHEME=https; UPORT=$TL
-  sed -i "s|proxy_pass http://mcp;|proxy_pass https://tlsup; proxy_ssl_trusted_certificate $TMP/ca.pem; proxy_ssl_verify on; proxy_ssl_session_reuse on;|; s|upstream mcp { server 127.0.0.1:$UP; keepalive 128; }|upstream tlsup { server 127.0.0.1:$TL; keepalive 128; }|; s|proxy_set_header Host 127.0.0.1:$UP;|proxy_set_header Host 127.0.0.1:$TL;|" "$TMP/nginx/nginx.conf"
+  sed -i "s|proxy_pass http://mcp;|proxy_pass https://tlsup; proxy_ssl_trusted_certificate $TMP/ca.pem; proxy_ssl_verify on; proxy_ssl_name localhost; proxy_ssl_session_reuse on;|; s|upstream mcp { server 127.0.0.1:$UP; keepalive 128; }|upstream tlsup { server 127.0.0.1:$TL; keepalive 128; }|; s|proxy_set_header Host 127.0.0.1:$UP;|proxy_set_header Host 127.0.0.1:$TL;|" "$TMP/nginx/nginx.conf"
   sed -i "s|server s1 127.0.0.1:$UP|server s1 127.0.0.1:$TL ssl verify required ca-file $TMP/ca.pem|; s|set-header Host 127.0.0.1:$UP|set-header Host 127.0.0.1:$TL|" "$TMP/haproxy.cfg"
   kill -HUP "$NGINX_PID"
   kill "$HAPROXY_PID"; wait "$HAPROXY_PID" 2>/dev/null || true
