@@ -417,11 +417,16 @@ const VISIBLE_ROWS: &str = "[...document.querySelectorAll('tr.call')]
 /// Presses Tab until `js` (about `document.activeElement`) holds, at most 30 times: focus
 /// reaches it by keyboard alone.
 fn tab_to(b: &mut Browser, js: &str) {
+    press_until(b, "Tab", js);
+}
+
+/// Presses `key` until `js` holds, at most 30 times.
+fn press_until(b: &mut Browser, key: &str, js: &str) {
     for _ in 0..30 {
         if b.evaluate(js) == Value::Bool(true) {
             return;
         }
-        b.key("Tab");
+        b.key(key);
     }
     panic!(
         "Tab never reached `{js}`; focus is on {}",
@@ -471,6 +476,7 @@ fn the_page_in_a_browser_shows_a_failed_call_live_and_is_keyboard_usable() {
         )
         .expect("the failed call is drawn");
     let delay = drawn.saturating_duration_since(returned);
+    eprintln!("the failed call was drawn {delay:?} after the client had its reply");
     assert!(
         delay <= Duration::from_secs(1),
         "the failed call was drawn {delay:?} after the client had its reply"
@@ -537,7 +543,6 @@ fn the_page_in_a_browser_shows_a_failed_call_live_and_is_keyboard_usable() {
         serde_json::json!("true"),
         "focus stays on the opened row"
     );
-    b.screenshot(&shots.join("proxy-ui-1280-open.png"));
 
     // Copy as curl, by keyboard: what the button puts on the clipboard replays the request.
     b.evaluate(
@@ -590,6 +595,36 @@ fn the_page_in_a_browser_shows_a_failed_call_live_and_is_keyboard_usable() {
         b.evaluate("document.activeElement.dataset.outcome"),
         serde_json::json!("INVALID_ENVELOPE")
     );
+    // Back to the checkbox (Shift+Tab), Space unticks it: the success is shown again. The
+    // failed call opened once more, with the success under it, is the kept screenshot.
+    press_until(
+        &mut b,
+        "Shift+Tab",
+        "document.activeElement.id === 'f-failures'",
+    );
+    b.key("Space");
+    assert!(
+        b.wait_until(
+            &format!(
+                "JSON.stringify({VISIBLE_ROWS}) === '[\"TOOL_SUCCESS\",\"INVALID_ENVELOPE\"]'"
+            ),
+            Duration::from_secs(2)
+        )
+        .is_some(),
+        "the filter is off again: {}",
+        b.evaluate(VISIBLE_ROWS)
+    );
+    tab_to(
+        &mut b,
+        "document.activeElement.matches('tr.call[data-outcome=\"INVALID_ENVELOPE\"]')",
+    );
+    b.key("Space");
+    assert!(
+        b.wait_until(detail, Duration::from_secs(2)).is_some(),
+        "Space opened the call"
+    );
+    b.screenshot(&shots.join("proxy-ui-1280-open.png"));
+
     // The page itself reported nothing: no exception, no console line, no refused load.
     assert!(b.console.is_empty(), "{:#?}", b.console);
     b.close();

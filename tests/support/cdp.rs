@@ -164,8 +164,13 @@ impl Browser {
         }
     }
 
-    /// Presses and releases one key, as a user would: `Tab`, `Enter`, `Space`, `Escape`.
+    /// Presses and releases one key, as a user would: `Tab`, `Enter`, `Space`, `Escape`;
+    /// `Shift+` before a name holds Shift down with it (`Shift+Tab`).
     pub fn key(&mut self, name: &str) {
+        let (modifiers, name) = match name.strip_prefix("Shift+") {
+            Some(rest) => (8, rest),
+            None => (0, name),
+        };
         let (key, code, vk, text) = match name {
             "Tab" => ("Tab", "Tab", 9, ""),
             "Enter" => ("Enter", "Enter", 13, "\r"),
@@ -176,7 +181,8 @@ impl Browser {
             other => panic!("no key {other} in this driver"),
         };
         let mut down = json!({"type": if text.is_empty() { "rawKeyDown" } else { "keyDown" },
-            "key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk});
+            "key": key, "code": code, "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk,
+            "modifiers": modifiers});
         if !text.is_empty() {
             down["text"] = json!(text);
             down["unmodifiedText"] = json!(text);
@@ -184,7 +190,7 @@ impl Browser {
         self.call("Input.dispatchKeyEvent", down);
         self.call(
             "Input.dispatchKeyEvent",
-            json!({"type": "keyUp", "key": key, "code": code,
+            json!({"type": "keyUp", "key": key, "code": code, "modifiers": modifiers,
                 "windowsVirtualKeyCode": vk, "nativeVirtualKeyCode": vk}),
         );
     }
