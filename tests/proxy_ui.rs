@@ -4,9 +4,11 @@
 //!   connects late gets what is kept first; no token (or a wrong one) is a 403; a
 //!   non-loopback `--ui` address is refused without `--ui-allow-remote` and served (with a
 //!   warning) with it; `/har` serves the recording, or a 404 naming `--record`;
-//! - the page in a real browser (Debian's headless Chromium): the failed call is drawn, the
-//!   "only failures" filter (`&only=failures`) hides the successes, an opened call shows its
-//!   rule ids, and a 1280 px screenshot is kept under `target/tmp/`.
+//! - the page in a real browser (Debian's headless Chromium driven over the DevTools protocol,
+//!   `support/cdp.rs`), open while a client calls through the proxy: the failed call is drawn
+//!   within 1 s of the client's reply; by keyboard alone, "only failures" hides the success,
+//!   Enter opens the failed call (its rule ids shown), its copy-as-curl line replays the
+//!   request with curl, Escape closes it; 1280 px screenshots are kept under `target/tmp/`.
 //!
 //! Chromium is installed by `.ci/run` (`MCP_VERDICT_CI=1`): there a missing browser fails the
 //! test; elsewhere the browser check is skipped with a `SKIP:` line.
@@ -23,6 +25,9 @@ use serde_json::Value;
 
 mod proxy_process;
 use proxy_process::{ProxyProcess, client};
+#[path = "support/cdp.rs"]
+mod cdp;
+use cdp::Browser;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
@@ -375,88 +380,66 @@ fn chromium() -> Option<PathBuf> {
     found
 }
 
-/// Headless Chromium on `url`, bounded in time: the DOM after scripts ran (`--dump-dom`), or
-/// a screenshot at `shot` (1280×900). The page is asked for a snapshot (`&snapshot=1`), so its
-/// event stream ends and the browser's virtual time can run out.
-fn browse(chromium: &Path, url: &str, dir: &Path, shot: Option<&Path>) -> String {
-    let profile = dir.join(format!("profile-{}", shot.is_some()));
-    let mut cmd = Command::new(chromium);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--virtual-time-budget=5000",
-        "--enable-logging=stderr",
-        "--v=0",
-    ])
-    .arg(format!("--user-data-dir={}", profile.display()));
-    match shot {
-        Some(path) => cmd
-            .arg("--window-size=1280,900")
-            .arg(format!("--screenshot={}", path.display())),
-        None => cmd.arg("--dump-dom"),
-    };
-    let out_path = dir.join("chromium.stdout");
-    let mut child = cmd
-        .arg(url)
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(dir.join("chromium.stderr")).unwrap())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if start.elapsed() > Duration::from_secs(90) {
-            let _ = child.kill();
-            panic!("chromium took longer than 90 s on {url}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "chromium failed on {url}");
-    // Every console message (an error, an uncaught exception, a CSP refusal) is logged as
-    // `:CONSOLE`; the page logs nothing, so any such line is a fault.
-    let log = std::fs::read_to_string(dir.join("chromium.stderr")).unwrap();
-    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
-    assert!(console.is_empty(), "{url}: {console:#?}");
-    std::fs::read_to_string(out_path).unwrap()
+/// One 2026-07-28 `tools/call` of `tool` with `arguments`, posted straight to the proxy at
+/// `url` on a fresh connection: the whole response, and the instant the client had all of it.
+fn call_tool(url: &str, tool: &str, arguments: Value) -> (String, Instant) {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": tool, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "proxy-ui-test", "version": "0"}}}})
+    .to_string();
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\
+         content-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+         mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: {tool}\r\n\
+         content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    s.read_to_string(&mut reply)
+        .expect("the whole reply within 20 s");
+    (reply, Instant::now())
 }
 
-/// The `data-outcome` of every call row in a dumped DOM.
-fn rows(dom: &str) -> Vec<&str> {
-    dom.split("<tr class=\"call ")
-        .skip(1)
-        .map(|row| {
-            row.split("data-outcome=\"")
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap()
-        })
-        .collect()
+/// The outcomes of the call rows a user can see (laid out and not `visibility: hidden`), top
+/// to bottom: what the rendered page shows, not what its markup holds.
+const VISIBLE_ROWS: &str = "[...document.querySelectorAll('tr.call')]
+    .filter((r) => r.getClientRects().length > 0 && getComputedStyle(r).visibility !== 'hidden')
+    .map((r) => r.dataset.outcome)";
+
+/// Presses Tab until `js` (about `document.activeElement`) holds, at most 30 times: focus
+/// reaches it by keyboard alone.
+fn tab_to(b: &mut Browser, js: &str) {
+    press_until(b, "Tab", js);
+}
+
+/// Presses `key` until `js` holds, at most 30 times.
+fn press_until(b: &mut Browser, key: &str, js: &str) {
+    for _ in 0..30 {
+        if b.evaluate(js) == Value::Bool(true) {
+            return;
+        }
+        b.key(key);
+    }
+    panic!(
+        "Tab never reached `{js}`; focus is on {}",
+        b.evaluate("document.activeElement.outerHTML.slice(0, 200)")
+    );
 }
 
 #[test]
-fn the_page_in_a_browser_shows_the_failed_call_and_filters() {
+fn the_page_in_a_browser_shows_a_failed_call_live_and_is_keyboard_usable() {
     let (_rt, server) = fault_server();
     let dir = scratch("ui-browser");
-    let (proxy, page) = proxy_with_ui(&server, "wrong-id", &[], &dir);
+    let (proxy, page) = proxy_with_ui(&server, "ok", &[], &dir);
     let (addr, token) = split_page(&page);
-    probe(&proxy.url, "pay");
-    // Wait until the failed call is in the feed (it is grouped as its exchange finishes).
-    let (_, body) = get(
-        &addr,
-        &format!("/events?token={token}&snapshot=1"),
-        |_| false,
-        Duration::from_secs(10),
-    );
-    let failed = failed_tool_calls(&events(&body));
-    assert_eq!(failed.len(), 1, "{body}");
-    let call = failed[0].0;
     // No `--record`: no HAR to download, and the reason why.
     let (status, why) = get(
         &addr,
@@ -470,38 +453,189 @@ fn the_page_in_a_browser_shows_the_failed_call_and_filters() {
         return;
     };
 
-    let all = browse(&chromium, &format!("{page}&snapshot=1"), &dir, None);
-    let shown = rows(&all);
-    assert!(shown.contains(&"INVALID_ENVELOPE"), "{all}");
+    // The page is open (its event stream connected) before any call.
+    let mut b = Browser::launch(&chromium, 1280, 900, &dir);
+    b.navigate(&page);
     assert!(
-        shown.contains(&"SUCCESS"),
-        "discovery and the tool list: {shown:?}"
+        b.wait_until(
+            "document.getElementById('status').textContent === 'live'",
+            Duration::from_secs(10)
+        )
+        .is_some(),
+        "the page's event stream did not connect"
+    );
+    assert_eq!(b.evaluate(VISIBLE_ROWS), serde_json::json!([]));
+
+    // A failed call: the reply carries another id (`_fault` picks the scenario per call).
+    let (reply, returned) = call_tool(&proxy.url, "pay", serde_json::json!({"_fault": "wrong-id"}));
+    assert!(reply.contains("\"id\":99999"), "{reply}");
+    let drawn = b
+        .wait_until(
+            "!!document.querySelector('tr.call[data-outcome=\"INVALID_ENVELOPE\"]')",
+            Duration::from_secs(5),
+        )
+        .expect("the failed call is drawn");
+    let delay = drawn.saturating_duration_since(returned);
+    eprintln!("the failed call was drawn {delay:?} after the client had its reply");
+    assert!(
+        delay <= Duration::from_secs(1),
+        "the failed call was drawn {delay:?} after the client had its reply"
+    );
+    // A successful call after it.
+    let (reply, _) = call_tool(&proxy.url, "echo", serde_json::json!({"message": "hi"}));
+    assert!(reply.contains("\"id\":7"), "{reply}");
+    assert!(
+        b.wait_until(
+            "!!document.querySelector('tr.call[data-outcome=\"TOOL_SUCCESS\"]')",
+            Duration::from_secs(5)
+        )
+        .is_some(),
+        "the successful call is drawn"
+    );
+    assert_eq!(
+        b.evaluate(VISIBLE_ROWS),
+        serde_json::json!(["TOOL_SUCCESS", "INVALID_ENVELOPE"]),
+        "newest first"
+    );
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    b.screenshot(&shots.join("proxy-ui-1280.png"));
+
+    // "only failures" by keyboard: Tab to the checkbox, Space ticks it; the success is gone
+    // from what is rendered.
+    tab_to(&mut b, "document.activeElement.id === 'f-failures'");
+    b.key("Space");
+    assert_eq!(
+        b.evaluate("document.getElementById('f-failures').checked"),
+        Value::Bool(true)
+    );
+    assert!(
+        b.wait_until(
+            &format!("JSON.stringify({VISIBLE_ROWS}) === '[\"INVALID_ENVELOPE\"]'"),
+            Duration::from_secs(2)
+        )
+        .is_some(),
+        "only the failure is visible: {}",
+        b.evaluate(VISIBLE_ROWS)
     );
 
-    let url = format!("{page}&snapshot=1&only=failures&open={call}");
-    let failures = browse(&chromium, &url, &dir, None);
-    assert_eq!(rows(&failures), ["INVALID_ENVELOPE"], "{failures}");
-    assert!(
-        failures.contains(&format!("data-call=\"{call}\"")),
-        "{failures}"
+    // The failed call opened by keyboard: Tab to its row (it shows focus), Enter.
+    tab_to(
+        &mut b,
+        "document.activeElement.matches('tr.call[data-outcome=\"INVALID_ENVELOPE\"]')",
     );
-    // The opened call shows its exchange's rule ids and its copy-as-curl line.
-    assert!(failures.contains("jsonrpc.id_mismatch"), "{failures}");
-    assert!(failures.contains("copy as curl"), "{failures}");
+    assert_ne!(
+        b.evaluate("getComputedStyle(document.activeElement).outlineStyle"),
+        serde_json::json!("none"),
+        "a focused row shows its focus"
+    );
+    b.key("Enter");
+    let detail = "(() => { const d = document.querySelector('tr.detail'); \
+                  return d && d.getClientRects().length > 0 ? d.innerText : ''; })()";
+    assert!(
+        b.wait_until(detail, Duration::from_secs(2)).is_some(),
+        "Enter opened the call"
+    );
+    let text = b.evaluate(detail);
+    let text = text.as_str().unwrap();
+    assert!(text.contains("jsonrpc.id_mismatch"), "{text}");
+    assert_eq!(
+        b.evaluate("document.activeElement.getAttribute('aria-expanded')"),
+        serde_json::json!("true"),
+        "focus stays on the opened row"
+    );
 
-    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("proxy-ui-1280.png");
-    let _ = std::fs::remove_file(&shot);
-    browse(
-        &chromium,
-        &format!("{page}&snapshot=1&open={call}"),
-        &dir,
-        Some(&shot),
+    // Copy as curl, by keyboard: what the button puts on the clipboard replays the request.
+    b.evaluate(
+        "navigator.clipboard.writeText = (t) => { window.copied = t; return Promise.resolve(); }; true",
     );
-    let png = std::fs::read(&shot).unwrap();
+    tab_to(
+        &mut b,
+        "document.activeElement.textContent === 'copy as curl'",
+    );
+    b.key("Enter");
     assert!(
-        png.starts_with(b"\x89PNG") && png.len() > 10_000,
-        "screenshot at {}",
-        shot.display()
+        b.wait_until("typeof window.copied === 'string'", Duration::from_secs(2))
+            .is_some(),
+        "the button copied"
     );
+    let curl = b.evaluate("window.copied");
+    let curl = curl.as_str().unwrap();
+    assert_eq!(
+        b.evaluate("document.querySelector('tr.detail pre.curl').textContent"),
+        serde_json::json!(curl),
+        "the shown line is the copied one"
+    );
+    assert!(
+        curl.starts_with("curl -X POST 'http://127.0.0.1:"),
+        "{curl}"
+    );
+    let replayed = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{curl} --silent --show-error --max-time 10"))
+        .output()
+        .expect("sh and curl");
+    assert!(replayed.status.success(), "{curl}: {replayed:?}");
+    let reply = String::from_utf8_lossy(&replayed.stdout);
+    assert!(
+        reply.contains("\"id\":99999"),
+        "the same fault again: {reply}"
+    );
+
+    // Escape closes the call; focus goes back to its row.
+    b.key("Escape");
+    assert!(
+        b.wait_until(
+            "![...document.querySelectorAll('tr.detail')].some((d) => d.getClientRects().length > 0)",
+            Duration::from_secs(2)
+        )
+        .is_some(),
+        "Escape closed the call"
+    );
+    assert_eq!(
+        b.evaluate("document.activeElement.dataset.outcome"),
+        serde_json::json!("INVALID_ENVELOPE")
+    );
+    // Back to the checkbox (Shift+Tab), Space unticks it: the success is shown again. The
+    // failed call opened once more, with the success under it, is the kept screenshot.
+    press_until(
+        &mut b,
+        "Shift+Tab",
+        "document.activeElement.id === 'f-failures'",
+    );
+    b.key("Space");
+    assert!(
+        b.wait_until(
+            &format!(
+                "JSON.stringify({VISIBLE_ROWS}) === '[\"TOOL_SUCCESS\",\"INVALID_ENVELOPE\"]'"
+            ),
+            Duration::from_secs(2)
+        )
+        .is_some(),
+        "the filter is off again: {}",
+        b.evaluate(VISIBLE_ROWS)
+    );
+    tab_to(
+        &mut b,
+        "document.activeElement.matches('tr.call[data-outcome=\"INVALID_ENVELOPE\"]')",
+    );
+    b.key("Space");
+    assert!(
+        b.wait_until(detail, Duration::from_secs(2)).is_some(),
+        "Space opened the call"
+    );
+    b.screenshot(&shots.join("proxy-ui-1280-open.png"));
+
+    // The page itself reported nothing: no exception, no console line, no refused load.
+    assert!(b.console.is_empty(), "{:#?}", b.console);
+    b.close();
+    for shot in ["proxy-ui-1280.png", "proxy-ui-1280-open.png"] {
+        let png = std::fs::read(shots.join(shot)).unwrap();
+        assert!(
+            png.starts_with(b"\x89PNG") && png.len() > 10_000,
+            "screenshot {shot}"
+        );
+        // The PNG header's width: the 1280 px viewport.
+        assert_eq!(&png[16..20], &1280u32.to_be_bytes(), "{shot}");
+    }
     assert_eq!(proxy.stop().code(), Some(0));
 }
