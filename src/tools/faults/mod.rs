@@ -5,10 +5,13 @@ mod call_faults;
 pub mod demo;
 mod fixtures;
 pub mod http;
+mod input_required;
 pub mod replies;
+mod routing;
 pub mod scenarios;
 pub mod server;
 mod session_faults;
+mod tasks;
 mod vocab;
 
 pub use server::{FaultServer, ServeLimits};
