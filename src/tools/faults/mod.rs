@@ -3,6 +3,7 @@
 pub mod auth_faults;
 mod call_faults;
 pub mod demo;
+mod extension_faults;
 mod fixtures;
 pub mod http;
 mod input_required;

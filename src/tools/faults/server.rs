@@ -19,6 +19,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::auth_faults;
+use super::extension_faults;
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
 use super::input_required;
@@ -782,6 +783,15 @@ async fn handle_post(
         origin: origin_of(req),
     };
     let era = scenario.map_or(Era::Stateless, |s| s.era);
+    if scenario.is_some_and(|s| s.name == extension_faults::DISCOVER_REFUSED)
+        && method != "server/discover"
+    {
+        let peer = Peer {
+            shared,
+            session: None,
+        };
+        return write_reply(stream, peer, extension_faults::refusal()).await;
+    }
     if let Some((status, body)) = extension_reply(shared, scenario, method, &posted, req) {
         return write_json(stream, status, &[], &body).await;
     }
