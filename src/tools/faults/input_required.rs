@@ -87,7 +87,8 @@ fn field(answers: &Map<String, Value>, key: &str, field: &str) -> String {
     }
 }
 
-/// The fixtures' `tools/list` entries: they ask for input, so none is read-only.
+/// The fixtures' `tools/list` entries: they ask for input, so they carry no annotations (MCP's
+/// defaults: destructive) and `probe --all-tools` calls them only with `--include-destructive`.
 pub(crate) fn tools() -> impl Iterator<Item = Value> {
     [
         "test_input_required_result_elicitation",
@@ -104,8 +105,7 @@ pub(crate) fn tools() -> impl Iterator<Item = Value> {
     .map(|name| {
         json!({"name": name,
                "description": "MRTR fixture: answers input_required first, completes on the retry with inputResponses.",
-               "inputSchema": {"type": "object", "properties": {}},
-               "annotations": {"readOnlyHint": false, "destructiveHint": false}})
+               "inputSchema": {"type": "object", "properties": {}}})
     })
 }
 

@@ -304,8 +304,9 @@ pub(crate) fn elicit(message: &str, property: &str, kind: &str) -> Value {
         "type": "object", "properties": {property: {"type": kind}}, "required": [property]}}})
 }
 
-/// The task fixtures' `tools/list` entries. Only `greet` is read-only: the others run long or
-/// ask for input, so `probe --all-tools` leaves them alone.
+/// The task fixtures' `tools/list` entries. Only `greet` is annotated (read-only); the others
+/// run long or ask for input, so they keep MCP's defaults (destructive) and `probe --all-tools`
+/// leaves them alone unless told `--include-destructive`.
 pub(crate) fn tools() -> impl Iterator<Item = Value> {
     let name = json!({"type": "object", "properties": {"name": {"type": "string"}}});
     let compute = json!({"type": "object", "properties": {
@@ -352,13 +353,11 @@ pub(crate) fn tools() -> impl Iterator<Item = Value> {
     ]
     .into_iter()
     .map(|(name, description, schema, read_only)| {
-        let annotations = if read_only {
-            json!({"readOnlyHint": true})
-        } else {
-            json!({"readOnlyHint": false, "destructiveHint": false})
-        };
-        json!({"name": name, "description": description, "inputSchema": schema,
-               "annotations": annotations})
+        let mut tool = json!({"name": name, "description": description, "inputSchema": schema});
+        if read_only {
+            tool["annotations"] = json!({"readOnlyHint": true});
+        }
+        tool
     })
 }
 
