@@ -888,8 +888,18 @@ fn tool_result(tool: &str, params: &Value, stateless: bool) -> Result<Value, Str
         "progress" => text("done"),
         "fail" => replies::text_result("the tool failed on purpose", true, stateless),
         "pay" => text("paid 10 EUR"),
+        // On a fault path the task and MRTR fixtures answer plainly: the path's fault is the point.
+        _ if is_extension_fixture(tool) => text("answered without a task on a fault path"),
         _ => fixtures::call(tool, stateless).ok_or_else(|| format!("Unknown tool: {tool}"))?,
     })
+}
+
+/// Whether `tool` is one of the task or input-required fixtures (`tasks.rs`,
+/// `input_required.rs`).
+fn is_extension_fixture(tool: &str) -> bool {
+    tasks::tools()
+        .chain(input_required::tools())
+        .any(|t| t["name"] == tool)
 }
 
 async fn call_tool(
