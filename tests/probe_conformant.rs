@@ -217,6 +217,9 @@ async fn all_tools_against_the_fault_server_gives_one_verdict_per_tool() {
         // (tests/promises.rs).
         ("test_simple_text", "TOOL_SUCCESS"),
         ("test_error_handling", "TOOL_ERROR"),
+        // The task and input-required fixtures are unannotated (destructive by default) but
+        // for the read-only `greet`.
+        ("greet", "TOOL_SUCCESS"),
     ];
     let expect: Vec<(String, String)> = expect
         .iter()

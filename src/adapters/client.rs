@@ -787,6 +787,8 @@ fn add_stateless_fields(
     let name_key = match method.as_str() {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        // SEP-2663: gateways route task requests to the instance holding the task.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     if let Some(name) = name_key.and_then(|k| params.get(k)).and_then(Value::as_str) {

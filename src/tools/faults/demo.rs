@@ -192,6 +192,18 @@ impl Driver<'_> {
                 let params = json!({"name": tool, "arguments": {"message": "hello"}});
                 client.request("tools/call", params).await
             }
+            ClientStep::Poll => {
+                let task = self.first.task.as_ref();
+                let Some(id) = task.and_then(|t| t.id.clone()) else {
+                    return Err("the first call named no task".into());
+                };
+                let wait = task.and_then(|t| t.poll_interval_ms).unwrap_or(0);
+                tokio::time::sleep(Duration::from_millis(wait.min(5_000) + 10)).await;
+                let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+                let params = json!({"taskId": id,
+                                    "_meta": {"io.modelcontextprotocol/clientCapabilities": caps}});
+                client.request("tasks/get", params).await
+            }
             ClientStep::AnswerDuring(_) => {
                 return Err("answers during the first call only, as the first step".into());
             }
@@ -246,8 +258,15 @@ pub async fn probe(url: &str, scenario: &Scenario) -> Run {
         }
     };
     run.verdicts = client.handshake(Handshake::Auto).await;
-    let listing = client.request("tools/list", json!({})).await;
-    run.verdicts.push(listing.verdict().await);
+    let listing = client
+        .request("tools/list", json!({}))
+        .await
+        .verdict()
+        .await;
+    if let Some(want) = &scenario.listing {
+        run.check("tools/list", want, &listing);
+    }
+    run.verdicts.push(listing);
     let params = json!({
         "name": scenario.tool,
         "arguments": {"message": "hello"},

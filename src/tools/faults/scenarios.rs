@@ -17,6 +17,7 @@ pub fn all() -> Vec<Scenario> {
     let mut list = super::call_faults::all();
     list.extend(super::session_faults::all());
     list.extend(super::auth_faults::all());
+    list.extend(super::extension_faults::all());
     list
 }
 

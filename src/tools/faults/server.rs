@@ -19,10 +19,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::auth_faults;
+use super::extension_faults;
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
+use super::input_required;
 use super::replies;
+use super::routing;
 use super::scenarios;
+use super::tasks::{self, TaskStore};
 use super::vocab::{Action, Ctx, Ending, Era, Reply, Scenario, Step};
 use crate::adapters::lock;
 
@@ -85,6 +89,8 @@ struct Shared {
     calls: Mutex<HashMap<String, u32>>,
     /// `--auth-token`: every MCP request must carry `Authorization: Bearer <token>`.
     auth_token: Option<String>,
+    /// The tasks of the correct endpoint (bounded, see `tasks.rs`).
+    tasks: TaskStore,
 }
 
 /// How many ended session ids are remembered.
@@ -110,6 +116,7 @@ impl Shared {
         Shared {
             calls: Mutex::new(HashMap::new()),
             auth_token,
+            tasks: TaskStore::default(),
             next_session: AtomicU64::new(0),
             resumes: Mutex::new(HashMap::new()),
             ended: Mutex::new(VecDeque::new()),
@@ -571,6 +578,8 @@ fn tools() -> Value {
     let mut list = fault_tools();
     if let Value::Array(items) = &mut list {
         items.extend(fixtures::tools());
+        items.extend(tasks::tools());
+        items.extend(input_required::tools());
     }
     list
 }
@@ -774,11 +783,24 @@ async fn handle_post(
         origin: origin_of(req),
     };
     let era = scenario.map_or(Era::Stateless, |s| s.era);
+    if scenario.is_some_and(|s| s.name == extension_faults::DISCOVER_REFUSED)
+        && method != "server/discover"
+    {
+        let peer = Peer {
+            shared,
+            session: None,
+        };
+        return write_reply(stream, peer, extension_faults::refusal()).await;
+    }
+    if let Some((status, body)) = extension_reply(shared, scenario, method, &posted, req) {
+        return write_json(stream, status, &[], &body).await;
+    }
     match method {
         "server/discover" if era == Era::Legacy => write_body(stream, 404, &[], b"").await,
         "server/discover" => {
             let r = posted.cacheable(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
-                                  "capabilities": {"tools": {}}, "serverInfo": server_info()}));
+                                  "capabilities": {"tools": {}, "extensions": {tasks::EXTENSION: {}}},
+                                  "serverInfo": server_info()}));
             write_json(stream, 200, &[], &r).await
         }
         "initialize" => initialize(stream, shared, &posted).await,
@@ -792,6 +814,40 @@ async fn handle_post(
             let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
             write_json(stream, if posted.stateless { 404 } else { 200 }, &[], &err).await
         }
+    }
+}
+
+/// The answers of the tasks extension and of input-required results (`tasks.rs`,
+/// `input_required.rs`), with the 2026-07-28 routing-header check of the correct endpoint
+/// before them; `None`: the request is not theirs.
+fn extension_reply(
+    shared: &Shared,
+    scenario: Option<&Scenario>,
+    method: &str,
+    posted: &Posted<'_>,
+    req: &HttpRequest,
+) -> Option<tasks::Answer> {
+    let (id, params) = (&posted.id, &posted.params);
+    if let Some(s) = scenario {
+        return tasks::fault_poll(s.name, method, id, params);
+    }
+    let headers = (req.header("mcp-method"), req.header("mcp-name"));
+    if posted.stateless
+        && let Some(why) = routing::mismatch(method, params, headers.0, headers.1)
+    {
+        return Some((400, tasks::error(id, -32020, &why).1));
+    }
+    let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
+    match method {
+        "tasks/get" | "tasks/update" | "tasks/cancel" => {
+            Some(shared.tasks.request(method, id, params))
+        }
+        "tools/call" if params.pointer("/arguments/_fault").is_none() => {
+            tasks::call(&shared.tasks, tool, id, params)
+                .or_else(|| input_required::call(&shared.tasks, tool, id, params))
+        }
+        "prompts/get" => input_required::prompt(id, params),
+        _ => None,
     }
 }
 
@@ -832,8 +888,18 @@ fn tool_result(tool: &str, params: &Value, stateless: bool) -> Result<Value, Str
         "progress" => text("done"),
         "fail" => replies::text_result("the tool failed on purpose", true, stateless),
         "pay" => text("paid 10 EUR"),
+        // On a fault path the task and MRTR fixtures answer plainly: the path's fault is the point.
+        _ if is_extension_fixture(tool) => text("answered without a task on a fault path"),
         _ => fixtures::call(tool, stateless).ok_or_else(|| format!("Unknown tool: {tool}"))?,
     })
+}
+
+/// Whether `tool` is one of the task or input-required fixtures (`tasks.rs`,
+/// `input_required.rs`).
+fn is_extension_fixture(tool: &str) -> bool {
+    tasks::tools()
+        .chain(input_required::tools())
+        .any(|t| t["name"] == tool)
 }
 
 async fn call_tool(

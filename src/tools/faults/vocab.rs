@@ -173,6 +173,9 @@ pub enum ClientStep {
     /// A response POST answering the server's request with this id, sent as soon as the
     /// request arrives, while the first call's stream is still open (only as the first step).
     AnswerDuring(&'static str),
+    /// `tasks/get` of the task the first call's handle named (declaring the tasks extension),
+    /// after the `pollIntervalMs` the handle asked for.
+    Poll,
 }
 
 /// What the verdict of one exchange must be.
@@ -255,6 +258,10 @@ pub struct Scenario {
     pub then: Vec<Then>,
     /// The logical calls from the first `tools/call` on (empty: not checked).
     pub calls: Vec<CallExpect>,
+    /// The verdict of the `tools/list` before the first call (`None`: not checked), for a
+    /// fault that shows on the first request after the handshake.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listing: Option<Expect>,
     /// The server's answer to `tools/call`.
     #[serde(skip)]
     pub on_call: OnCall,
@@ -370,6 +377,7 @@ impl Scenario {
             bearer: false,
             then: Vec::new(),
             calls: Vec::new(),
+            listing: None,
             on_call,
             on_get: None,
             on_delete: None,
@@ -397,6 +405,12 @@ impl Scenario {
     /// The calls from the first `tools/call` on must be these.
     pub fn calls(mut self, calls: Vec<CallExpect>) -> Self {
         self.calls = calls;
+        self
+    }
+
+    /// The `tools/list` before the first call must get this verdict.
+    pub fn lists(mut self, expect: Expect) -> Self {
+        self.listing = Some(expect);
         self
     }
 
