@@ -2,10 +2,15 @@
 
 pub mod auth_faults;
 mod call_faults;
+mod completion;
 pub mod demo;
 mod fixtures;
 pub mod http;
+mod methods;
+mod prompts;
 pub mod replies;
+mod request_checks;
+mod resources;
 pub mod scenarios;
 pub mod server;
 mod session_faults;

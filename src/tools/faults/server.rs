@@ -21,7 +21,9 @@ use tokio::time::Instant;
 use super::auth_faults;
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
+use super::methods::{self, Answer};
 use super::replies;
+use super::request_checks;
 use super::scenarios;
 use super::vocab::{Action, Ctx, Ending, Era, Reply, Scenario, Step};
 use crate::adapters::lock;
@@ -736,6 +738,14 @@ impl Posted<'_> {
         }
         self.result(r)
     }
+
+    fn answer(&self, answer: Answer) -> Value {
+        match answer {
+            Answer::Result(r) => self.result(r),
+            Answer::Cacheable(r) => self.cacheable(r),
+            Answer::Error(e) => json!({"jsonrpc": "2.0", "id": self.id, "error": e}),
+        }
+    }
 }
 
 fn server_info() -> Value {
@@ -773,25 +783,38 @@ async fn handle_post(
         session: req.header("mcp-session-id"),
         origin: origin_of(req),
     };
+    if scenario.is_none() {
+        let header = |name: &str| req.header(name).map(str::to_owned);
+        if let Err(refusal) = request_checks::check(method, &posted.params, &header, &tools()) {
+            let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": refusal.0});
+            return write_json(stream, 400, &[], &err).await;
+        }
+    }
+    // 2026-07-28 removed the handshake and ping: the correct endpoint answers them as unknown.
+    let removed = posted.stateless && scenario.is_none();
     let era = scenario.map_or(Era::Stateless, |s| s.era);
     match method {
         "server/discover" if era == Era::Legacy => write_body(stream, 404, &[], b"").await,
         "server/discover" => {
-            let r = posted.cacheable(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
-                                  "capabilities": {"tools": {}}, "serverInfo": server_info()}));
+            let r = posted.cacheable(json!({"supportedVersions": request_checks::SUPPORTED,
+                                  "capabilities": methods::capabilities(true), "serverInfo": server_info(),
+                                  "_meta": {"io.modelcontextprotocol/serverInfo": server_info()}}));
             write_json(stream, 200, &[], &r).await
         }
-        "initialize" => initialize(stream, shared, &posted).await,
-        "ping" => write_json(stream, 200, &[], &posted.result(json!({}))).await,
+        "initialize" if !removed => initialize(stream, shared, &posted).await,
+        "ping" if !removed => write_json(stream, 200, &[], &posted.result(json!({}))).await,
         "tools/list" => {
             let r = posted.cacheable(json!({"tools": tools()}));
             write_json(stream, 200, &[], &r).await
         }
         "tools/call" => call_tool(stream, shared, scenario, &posted).await,
-        _ => {
-            let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
-            write_json(stream, if posted.stateless { 404 } else { 200 }, &[], &err).await
-        }
+        _ => match methods::answer(method, &posted.params, posted.stateless) {
+            Some(answer) => write_json(stream, 200, &[], &posted.answer(answer)).await,
+            None => {
+                let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
+                write_json(stream, if posted.stateless { 404 } else { 200 }, &[], &err).await
+            }
+        },
     }
 }
 
@@ -812,7 +835,7 @@ async fn initialize(
     };
     let n = shared.next_session.fetch_add(1, Ordering::Relaxed);
     let r = posted.result(
-        json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": server_info()}),
+        json!({"protocolVersion": version, "capabilities": methods::capabilities(false), "serverInfo": server_info()}),
     );
     let sid = [("Mcp-Session-Id".to_owned(), format!("session-{n}"))];
     write_json(stream, 200, &sid, &r).await
@@ -866,7 +889,10 @@ async fn call_tool(
         params,
         origin: &posted.origin,
     };
-    let action = scenario.map_or(Action::Normal, |s| s.act(&ctx));
+    let action = scenario.map_or_else(
+        || fixtures::act(tool, &ctx, posted.stateless),
+        |s| s.act(&ctx),
+    );
     let reply = match action {
         Action::Normal => None,
         Action::Reply(reply) => Some(reply),
