@@ -503,7 +503,7 @@ fn probe_shows_server_protocol_tools_and_the_tool_error_text() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("tools (7): echo, lookup, progress, fail, pay, test_simple_text"),
+        stdout.contains("tools (23): echo, lookup, progress, fail, pay, test_simple_text"),
         "{stdout}"
     );
     assert!(
