@@ -6,6 +6,7 @@ mod completion;
 pub mod demo;
 mod fixtures;
 pub mod http;
+mod method_faults;
 mod methods;
 mod prompts;
 pub mod replies;

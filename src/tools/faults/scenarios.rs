@@ -15,6 +15,7 @@ pub use super::vocab::{
 /// Every scenario, in a stable order: the call-level faults, then the session-level ones.
 pub fn all() -> Vec<Scenario> {
     let mut list = super::call_faults::all();
+    list.extend(super::method_faults::all());
     list.extend(super::session_faults::all());
     list.extend(super::auth_faults::all());
     list

@@ -792,6 +792,9 @@ async fn handle_post(
     }
     // 2026-07-28 removed the handshake and ping: the correct endpoint answers them as unknown.
     let removed = posted.stateless && scenario.is_none();
+    if let Some(s) = scenario.filter(|s| s.method == method && method != "tools/call") {
+        return method_fault(stream, shared, s, &posted, method).await;
+    }
     let era = scenario.map_or(Era::Stateless, |s| s.era);
     match method {
         "server/discover" if era == Era::Legacy => write_body(stream, 404, &[], b"").await,
@@ -872,7 +875,11 @@ async fn call_tool(
         .pointer("/arguments/_fault")
         .and_then(Value::as_str)
         .and_then(scenarios::find);
-    let scenario = by_argument.as_ref().or(scenario);
+    // A scenario whose fault is on another method leaves `tools/call` correct.
+    let scenario = by_argument
+        .as_ref()
+        .or(scenario)
+        .filter(|s| s.method == "tools/call");
     let normal = match tool_result(tool, params, posted.stateless) {
         Ok(r) => r,
         Err(why) => {
@@ -893,44 +900,7 @@ async fn call_tool(
         || fixtures::act(tool, &ctx, posted.stateless),
         |s| s.act(&ctx),
     );
-    let reply = match action {
-        Action::Normal => None,
-        Action::Reply(reply) => Some(reply),
-        Action::Park { reply, key, later } => {
-            lock(&shared.resumes).insert(key, later);
-            Some(reply)
-        }
-        Action::Expire(reply) => {
-            if let Some(sid) = posted.session {
-                remember(&shared.expired, sid);
-            }
-            Some(reply)
-        }
-        Action::First(reply) => {
-            let key = format!(
-                "{} {}",
-                scenario.map_or("", |s| s.name),
-                posted.session.unwrap_or("")
-            );
-            let first = !remembers(&shared.faulted, &key);
-            remember(&shared.faulted, &key);
-            first.then_some(reply)
-        }
-        Action::AfterCalls(n, reply) => {
-            let key = format!(
-                "{} {}",
-                scenario.map_or("", |s| s.name),
-                posted.session.unwrap_or("")
-            );
-            let mut calls = lock(&shared.calls);
-            if calls.len() >= MAX_ENDED && !calls.contains_key(&key) {
-                calls.clear();
-            }
-            let seen = calls.entry(key).or_insert(0);
-            *seen = seen.saturating_add(1);
-            (*seen > n).then_some(reply)
-        }
-    };
+    let reply = resolve(shared, scenario, posted.session, action);
     let peer = Peer {
         shared,
         session: posted.session,
@@ -941,5 +911,88 @@ async fn call_tool(
             write_reply(stream, peer, replies::progress_stream(&ctx)).await
         }
         None => write_json(stream, 200, &[], &ctx.ok()).await,
+    }
+}
+
+/// A scenario's fault on a method other than `tools/call` ([`Scenario::method`]): its handler
+/// gets the correct result as `normal`; a method the endpoint answers with an error is answered
+/// so, unfaulted.
+async fn method_fault(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    scenario: &Scenario,
+    posted: &Posted<'_>,
+    method: &str,
+) -> io::Result<bool> {
+    let answer = methods::answer(method, &posted.params, posted.stateless)
+        .map(|a| posted.answer(a))
+        .unwrap_or_else(|| json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": "Method not found"}}));
+    let Some(normal) = answer.get("result") else {
+        return write_json(stream, 200, &[], &answer).await;
+    };
+    let stand_in = json!("none");
+    let ctx = Ctx {
+        id: &posted.id,
+        normal,
+        token: &stand_in,
+        params: &posted.params,
+        origin: &posted.origin,
+    };
+    let action = scenario.act(&ctx);
+    let peer = Peer {
+        shared,
+        session: posted.session,
+    };
+    match resolve(shared, Some(scenario), posted.session, action) {
+        Some(reply) => write_reply(stream, peer, reply).await,
+        None => write_json(stream, 200, &[], &ctx.ok()).await,
+    }
+}
+
+/// What `action` sends (`None`: the correct answer), keeping the state it needs: a parked
+/// stream, an expired session, the calls a session made on the path.
+fn resolve(
+    shared: &Shared,
+    scenario: Option<&Scenario>,
+    session: Option<&str>,
+    action: Action,
+) -> Option<Reply> {
+    match action {
+        Action::Normal => None,
+        Action::Reply(reply) => Some(reply),
+        Action::Park { reply, key, later } => {
+            lock(&shared.resumes).insert(key, later);
+            Some(reply)
+        }
+        Action::Expire(reply) => {
+            if let Some(sid) = session {
+                remember(&shared.expired, sid);
+            }
+            Some(reply)
+        }
+        Action::First(reply) => {
+            let key = format!(
+                "{} {}",
+                scenario.map_or("", |s| s.name),
+                session.unwrap_or("")
+            );
+            let first = !remembers(&shared.faulted, &key);
+            remember(&shared.faulted, &key);
+            first.then_some(reply)
+        }
+        Action::AfterCalls(n, reply) => {
+            let key = format!(
+                "{} {}",
+                scenario.map_or("", |s| s.name),
+                session.unwrap_or("")
+            );
+            let mut calls = lock(&shared.calls);
+            if calls.len() >= MAX_ENDED && !calls.contains_key(&key) {
+                calls.clear();
+            }
+            let seen = calls.entry(key).or_insert(0);
+            *seen = seen.saturating_add(1);
+            (*seen > n).then_some(reply)
+        }
     }
 }
