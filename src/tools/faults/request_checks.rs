@@ -43,10 +43,8 @@ pub(crate) fn check(
         None => return Ok(()),
         Some(v) if LEGACY.contains(&v) => return Ok(()),
         Some("2026-07-28") => {}
-        Some(other) => {
-            let requested = meta(params, "protocolVersion")
-                .and_then(Value::as_str)
-                .unwrap_or(other);
+        // The header is what routing reads first: its value is the version refused.
+        Some(requested) => {
             return Err(refuse(
                 UNSUPPORTED_VERSION,
                 format!("Unsupported protocol version: {requested}"),
