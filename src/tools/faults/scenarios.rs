@@ -2,7 +2,8 @@
 //! (the handler), what the client does after the first call, and the verdicts and calls a correct
 //! analyzer must give, so a name cannot drift from its behaviour and `--list`, the demo, the
 //! tests and docs/faults.md agree. The entries live in `call_faults.rs` (one `tools/call`
-//! misbehaves) and `session_faults.rs` (the fault needs several exchanges); the types they are
+//! misbehaves), `method_faults.rs` (a `resources/read` or `prompts/get` misbehaves) and
+//! `session_faults.rs` (the fault needs several exchanges); the types they are
 //! written in are in `vocab.rs`, the reply builders in `replies.rs`.
 
 // The scenario vocabulary and the two plainest handlers, reachable from the table as before.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::vocab::call::{AuthStep, RetryOrigin};
 use crate::vocab::verdict::{Advice, Layer, Outcome};
 
-/// What a handler is given about the `tools/call` it answers.
+/// What a handler is given about the call it answers (`tools/call`, or the scenario's method).
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {
     /// The request id.
