@@ -68,7 +68,8 @@ impl Default for ServeLimits {
 
 struct Shared {
     next_session: AtomicU64,
-    /// Last-Event-ID → the event that completes the interrupted stream.
+    /// Last-Event-ID → the event that completes the interrupted stream (bounded: emptied when
+    /// full).
     resumes: Mutex<HashMap<String, Vec<u8>>>,
     limits: ServeLimits,
     connections: Arc<Semaphore>,
@@ -961,7 +962,12 @@ fn resolve(
         Action::Normal => None,
         Action::Reply(reply) => Some(reply),
         Action::Park { reply, key, later } => {
-            lock(&shared.resumes).insert(key, later);
+            // Bounded like the other memories: streams nobody resumed are forgotten when full.
+            let mut resumes = lock(&shared.resumes);
+            if resumes.len() >= MAX_ENDED && !resumes.contains_key(&key) {
+                resumes.clear();
+            }
+            resumes.insert(key, later);
             Some(reply)
         }
         Action::Expire(reply) => {
