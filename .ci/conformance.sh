@@ -28,10 +28,24 @@ HOME_DIR="${CONFORMANCE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/mcp-verdict/confor
 
 # The scenarios the issue names: server side at 2025-11-25 (stateful) and 2026-07-28 (stateless),
 # client side as scenario@revision.
-SERVER_STATEFUL="server-initialize ping tools-list tools-call-simple-text tools-call-error
-  server-sse-multiple-streams server-session-lifecycle dns-rebinding-protection"
-SERVER_STATELESS="tools-list tools-call-simple-text tools-call-error server-sse-multiple-streams
+# Every server scenario the suite lists for the revision, except input-required-result-* and
+# the tasks-* extension (their own lists).
+SERVER_STATEFUL="server-initialize server-session-lifecycle logging-set-level ping
+  completion-complete tools-list tools-call-simple-text tools-call-image tools-call-audio
+  tools-call-embedded-resource tools-call-mixed-content tools-call-with-logging tools-call-error
+  tools-call-with-progress tools-call-sampling tools-call-elicitation json-schema-2020-12
+  elicitation-sep1034-defaults server-sse-polling server-sse-multiple-streams
+  elicitation-sep1330-enums resources-list resources-read-text resources-read-binary
+  resources-templates-read resources-subscribe resources-unsubscribe prompts-list
+  prompts-get-simple prompts-get-with-args prompts-get-embedded-resource prompts-get-with-image
   dns-rebinding-protection"
+SERVER_STATELESS="server-stateless completion-complete tools-list tools-call-simple-text
+  tools-call-image tools-call-audio tools-call-embedded-resource tools-call-mixed-content
+  tools-call-error tools-call-with-progress json-schema-2020-12 server-sse-multiple-streams
+  resources-list resources-read-text resources-read-binary resources-templates-read
+  sep-2164-resource-not-found prompts-list prompts-get-simple prompts-get-with-args
+  prompts-get-embedded-resource prompts-get-with-image dns-rebinding-protection caching
+  http-header-validation http-custom-header-server-validation"
 # The tasks extension's scenarios are not on the spec timeline: run at 2026-07-28 with --force.
 # tasks-status-notifications is left out: at this version the suite only reports it SKIPPED
 # (its harness awaits a subscriptions/listen rewrite), so it can give no SUCCESS.

@@ -217,6 +217,11 @@ async fn all_tools_against_the_fault_server_gives_one_verdict_per_tool() {
         // (tests/promises.rs).
         ("test_simple_text", "TOOL_SUCCESS"),
         ("test_error_handling", "TOOL_ERROR"),
+        ("test_image_content", "TOOL_SUCCESS"),
+        ("test_audio_content", "TOOL_SUCCESS"),
+        ("test_embedded_resource", "TOOL_SUCCESS"),
+        ("test_multiple_content_types", "TOOL_SUCCESS"),
+        ("json_schema_2020_12_tool", "TOOL_SUCCESS"),
         // The task and input-required fixtures are unannotated (destructive by default) but
         // for the read-only `greet`.
         ("greet", "TOOL_SUCCESS"),

@@ -830,6 +830,11 @@ fn all_tools_skips_destructive_tools_unless_asked() {
             "fail",
             "test_simple_text",
             "test_error_handling",
+            "test_image_content",
+            "test_audio_content",
+            "test_embedded_resource",
+            "test_multiple_content_types",
+            "json_schema_2020_12_tool",
             "greet"
         ],
         "read-only tools and `fail` (destructiveHint: false) are called"

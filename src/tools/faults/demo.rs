@@ -38,11 +38,12 @@ impl Run {
         }
     }
 
-    /// The verdict of the scenario's first `tools/call`.
+    /// The verdict of the scenario's first call (`tools/call`, or the scenario's method).
     pub fn call(&self) -> Option<&Verdict> {
+        let method = self.scenario.method;
         self.verdicts
             .iter()
-            .find(|v| v.method.as_deref() == Some("tools/call"))
+            .find(|v| v.method.as_deref() == Some(method))
     }
 
     /// Whether everything matched.
@@ -230,10 +231,11 @@ async fn answer(client: &Client, id: &str) -> Verdict {
 /// soon as it arrives, while the stream stays open: the call's verdict, then the answer's.
 async fn first_call(
     client: &Client,
+    method: &str,
     params: Value,
     answer_with: Option<&str>,
 ) -> (Verdict, Option<Verdict>) {
-    let mut call = client.request("tools/call", params).await;
+    let mut call = client.request(method, params).await;
     let Some(id) = answer_with else {
         return (call.verdict().await, None);
     };
@@ -267,17 +269,13 @@ pub async fn probe(url: &str, scenario: &Scenario) -> Run {
         run.check("tools/list", want, &listing);
     }
     run.verdicts.push(listing);
-    let params = json!({
-        "name": scenario.tool,
-        "arguments": {"message": "hello"},
-        "_meta": {"progressToken": "p-1"},
-    });
+    let params = scenario.first_params();
     let mut steps = scenario.then.iter().peekable();
     let during = steps.peek().and_then(|t| match t.step {
         ClientStep::AnswerDuring(id) => Some(id),
         _ => None,
     });
-    let (first, answered) = first_call(&client, params.clone(), during).await;
+    let (first, answered) = first_call(&client, scenario.method, params.clone(), during).await;
     run.check("", &scenario.expect, &first);
     let first_index = run.verdicts.len() as u64;
     run.verdicts.push(first.clone());

@@ -2,7 +2,8 @@
 //! (the handler), what the client does after the first call, and the verdicts and calls a correct
 //! analyzer must give, so a name cannot drift from its behaviour and `--list`, the demo, the
 //! tests and docs/faults.md agree. The entries live in `call_faults.rs` (one `tools/call`
-//! misbehaves) and `session_faults.rs` (the fault needs several exchanges); the types they are
+//! misbehaves), `method_faults.rs` (a `resources/read` or `prompts/get` misbehaves) and
+//! `session_faults.rs` (the fault needs several exchanges); the types they are
 //! written in are in `vocab.rs`, the reply builders in `replies.rs`.
 
 // The scenario vocabulary and the two plainest handlers, reachable from the table as before.
@@ -15,6 +16,7 @@ pub use super::vocab::{
 /// Every scenario, in a stable order: the call-level faults, then the session-level ones.
 pub fn all() -> Vec<Scenario> {
     let mut list = super::call_faults::all();
+    list.extend(super::method_faults::all());
     list.extend(super::session_faults::all());
     list.extend(super::auth_faults::all());
     list.extend(super::extension_faults::all());

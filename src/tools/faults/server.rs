@@ -23,8 +23,9 @@ use super::extension_faults;
 use super::fixtures;
 use super::http::{self, RequestError, RequestHead};
 use super::input_required;
+use super::methods::{self, Answer};
 use super::replies;
-use super::routing;
+use super::request_checks;
 use super::scenarios;
 use super::tasks::{self, TaskStore};
 use super::vocab::{Action, Ctx, Ending, Era, Reply, Scenario, Step};
@@ -70,7 +71,8 @@ impl Default for ServeLimits {
 
 struct Shared {
     next_session: AtomicU64,
-    /// Last-Event-ID → the event that completes the interrupted stream.
+    /// Last-Event-ID → the event that completes the interrupted stream (bounded: emptied when
+    /// full).
     resumes: Mutex<HashMap<String, Vec<u8>>>,
     limits: ServeLimits,
     connections: Arc<Semaphore>,
@@ -745,6 +747,14 @@ impl Posted<'_> {
         }
         self.result(r)
     }
+
+    fn answer(&self, answer: Answer) -> Value {
+        match answer {
+            Answer::Result(r) => self.result(r),
+            Answer::Cacheable(r) => self.cacheable(r),
+            Answer::Error(e) => json!({"jsonrpc": "2.0", "id": self.id, "error": e}),
+        }
+    }
 }
 
 fn server_info() -> Value {
@@ -782,6 +792,18 @@ async fn handle_post(
         session: req.header("mcp-session-id"),
         origin: origin_of(req),
     };
+    if scenario.is_none() {
+        let header = |name: &str| req.header(name).map(str::to_owned);
+        if let Err(refusal) = request_checks::check(method, &posted.params, &header, &tools()) {
+            let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": refusal.0});
+            return write_json(stream, 400, &[], &err).await;
+        }
+    }
+    // 2026-07-28 removed the handshake and ping: the correct endpoint answers them as unknown.
+    let removed = posted.stateless && scenario.is_none();
+    if let Some(s) = scenario.filter(|s| s.method == method && method != "tools/call") {
+        return method_fault(stream, shared, s, &posted, method).await;
+    }
     let era = scenario.map_or(Era::Stateless, |s| s.era);
     if scenario.is_some_and(|s| s.name == extension_faults::DISCOVER_REFUSED)
         && method != "server/discover"
@@ -792,28 +814,33 @@ async fn handle_post(
         };
         return write_reply(stream, peer, extension_faults::refusal()).await;
     }
-    if let Some((status, body)) = extension_reply(shared, scenario, method, &posted, req) {
+    if let Some((status, body)) = extension_reply(shared, scenario, method, &posted) {
         return write_json(stream, status, &[], &body).await;
     }
     match method {
         "server/discover" if era == Era::Legacy => write_body(stream, 404, &[], b"").await,
         "server/discover" => {
-            let r = posted.cacheable(json!({"supportedVersions": ["2026-07-28", "2025-11-25"],
-                                  "capabilities": {"tools": {}, "extensions": {tasks::EXTENSION: {}}},
-                                  "serverInfo": server_info()}));
+            let mut capabilities = methods::capabilities(true);
+            capabilities["extensions"] = json!({tasks::EXTENSION: {}});
+            let r = posted.cacheable(json!({"supportedVersions": request_checks::SUPPORTED,
+                                  "capabilities": capabilities, "serverInfo": server_info(),
+                                  "_meta": {"io.modelcontextprotocol/serverInfo": server_info()}}));
             write_json(stream, 200, &[], &r).await
         }
-        "initialize" => initialize(stream, shared, &posted).await,
-        "ping" => write_json(stream, 200, &[], &posted.result(json!({}))).await,
+        "initialize" if !removed => initialize(stream, shared, &posted).await,
+        "ping" if !removed => write_json(stream, 200, &[], &posted.result(json!({}))).await,
         "tools/list" => {
             let r = posted.cacheable(json!({"tools": tools()}));
             write_json(stream, 200, &[], &r).await
         }
         "tools/call" => call_tool(stream, shared, scenario, &posted).await,
-        _ => {
-            let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
-            write_json(stream, if posted.stateless { 404 } else { 200 }, &[], &err).await
-        }
+        _ => match methods::answer(method, &posted.params, posted.stateless) {
+            Some(answer) => write_json(stream, 200, &[], &posted.answer(answer)).await,
+            None => {
+                let err = json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": format!("Method not found: {method}")}});
+                write_json(stream, if posted.stateless { 404 } else { 200 }, &[], &err).await
+            }
+        },
     }
 }
 
@@ -825,17 +852,10 @@ fn extension_reply(
     scenario: Option<&Scenario>,
     method: &str,
     posted: &Posted<'_>,
-    req: &HttpRequest,
 ) -> Option<tasks::Answer> {
     let (id, params) = (&posted.id, &posted.params);
     if let Some(s) = scenario {
         return tasks::fault_poll(s.name, method, id, params);
-    }
-    let headers = (req.header("mcp-method"), req.header("mcp-name"));
-    if posted.stateless
-        && let Some(why) = routing::mismatch(method, params, headers.0, headers.1)
-    {
-        return Some((400, tasks::error(id, -32020, &why).1));
     }
     let tool = params.get("name").and_then(Value::as_str).unwrap_or("");
     match method {
@@ -868,7 +888,7 @@ async fn initialize(
     };
     let n = shared.next_session.fetch_add(1, Ordering::Relaxed);
     let r = posted.result(
-        json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": server_info()}),
+        json!({"protocolVersion": version, "capabilities": methods::capabilities(false), "serverInfo": server_info()}),
     );
     let sid = [("Mcp-Session-Id".to_owned(), format!("session-{n}"))];
     write_json(stream, 200, &sid, &r).await
@@ -915,7 +935,11 @@ async fn call_tool(
         .pointer("/arguments/_fault")
         .and_then(Value::as_str)
         .and_then(scenarios::find);
-    let scenario = by_argument.as_ref().or(scenario);
+    // A scenario whose fault is on another method leaves `tools/call` correct.
+    let scenario = by_argument
+        .as_ref()
+        .or(scenario)
+        .filter(|s| s.method == "tools/call");
     let normal = match tool_result(tool, params, posted.stateless) {
         Ok(r) => r,
         Err(why) => {
@@ -932,45 +956,11 @@ async fn call_tool(
         params,
         origin: &posted.origin,
     };
-    let action = scenario.map_or(Action::Normal, |s| s.act(&ctx));
-    let reply = match action {
-        Action::Normal => None,
-        Action::Reply(reply) => Some(reply),
-        Action::Park { reply, key, later } => {
-            lock(&shared.resumes).insert(key, later);
-            Some(reply)
-        }
-        Action::Expire(reply) => {
-            if let Some(sid) = posted.session {
-                remember(&shared.expired, sid);
-            }
-            Some(reply)
-        }
-        Action::First(reply) => {
-            let key = format!(
-                "{} {}",
-                scenario.map_or("", |s| s.name),
-                posted.session.unwrap_or("")
-            );
-            let first = !remembers(&shared.faulted, &key);
-            remember(&shared.faulted, &key);
-            first.then_some(reply)
-        }
-        Action::AfterCalls(n, reply) => {
-            let key = format!(
-                "{} {}",
-                scenario.map_or("", |s| s.name),
-                posted.session.unwrap_or("")
-            );
-            let mut calls = lock(&shared.calls);
-            if calls.len() >= MAX_ENDED && !calls.contains_key(&key) {
-                calls.clear();
-            }
-            let seen = calls.entry(key).or_insert(0);
-            *seen = seen.saturating_add(1);
-            (*seen > n).then_some(reply)
-        }
-    };
+    let action = scenario.map_or_else(
+        || fixtures::act(tool, &ctx, posted.stateless),
+        |s| s.act(&ctx),
+    );
+    let reply = resolve(shared, scenario, posted.session, action);
     let peer = Peer {
         shared,
         session: posted.session,
@@ -981,5 +971,93 @@ async fn call_tool(
             write_reply(stream, peer, replies::progress_stream(&ctx)).await
         }
         None => write_json(stream, 200, &[], &ctx.ok()).await,
+    }
+}
+
+/// A scenario's fault on a method other than `tools/call` ([`Scenario::method`]): its handler
+/// gets the correct result as `normal`; a method the endpoint answers with an error is answered
+/// so, unfaulted.
+async fn method_fault(
+    stream: &mut TcpStream,
+    shared: &Shared,
+    scenario: &Scenario,
+    posted: &Posted<'_>,
+    method: &str,
+) -> io::Result<bool> {
+    let answer = methods::answer(method, &posted.params, posted.stateless)
+        .map(|a| posted.answer(a))
+        .unwrap_or_else(|| json!({"jsonrpc": "2.0", "id": posted.id, "error": {"code": -32601, "message": "Method not found"}}));
+    let Some(normal) = answer.get("result") else {
+        return write_json(stream, 200, &[], &answer).await;
+    };
+    let stand_in = json!("none");
+    let ctx = Ctx {
+        id: &posted.id,
+        normal,
+        token: &stand_in,
+        params: &posted.params,
+        origin: &posted.origin,
+    };
+    let action = scenario.act(&ctx);
+    let peer = Peer {
+        shared,
+        session: posted.session,
+    };
+    match resolve(shared, Some(scenario), posted.session, action) {
+        Some(reply) => write_reply(stream, peer, reply).await,
+        None => write_json(stream, 200, &[], &ctx.ok()).await,
+    }
+}
+
+/// What `action` sends (`None`: the correct answer), keeping the state it needs: a parked
+/// stream, an expired session, the calls a session made on the path.
+fn resolve(
+    shared: &Shared,
+    scenario: Option<&Scenario>,
+    session: Option<&str>,
+    action: Action,
+) -> Option<Reply> {
+    match action {
+        Action::Normal => None,
+        Action::Reply(reply) => Some(reply),
+        Action::Park { reply, key, later } => {
+            // Bounded like the other memories: streams nobody resumed are forgotten when full.
+            let mut resumes = lock(&shared.resumes);
+            if resumes.len() >= MAX_ENDED && !resumes.contains_key(&key) {
+                resumes.clear();
+            }
+            resumes.insert(key, later);
+            Some(reply)
+        }
+        Action::Expire(reply) => {
+            if let Some(sid) = session {
+                remember(&shared.expired, sid);
+            }
+            Some(reply)
+        }
+        Action::First(reply) => {
+            let key = format!(
+                "{} {}",
+                scenario.map_or("", |s| s.name),
+                session.unwrap_or("")
+            );
+            let first = !remembers(&shared.faulted, &key);
+            remember(&shared.faulted, &key);
+            first.then_some(reply)
+        }
+        Action::AfterCalls(n, reply) => {
+            let key = format!(
+                "{} {}",
+                scenario.map_or("", |s| s.name),
+                session.unwrap_or("")
+            );
+            let mut calls = lock(&shared.calls);
+            if calls.len() >= MAX_ENDED && !calls.contains_key(&key) {
+                calls.clear();
+            }
+            let seen = calls.entry(key).or_insert(0);
+            *seen = seen.saturating_add(1);
+            (*seen > n).then_some(reply)
+        }
     }
 }

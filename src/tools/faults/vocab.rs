@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::vocab::call::{AuthStep, RetryOrigin};
 use crate::vocab::verdict::{Advice, Layer, Outcome};
 
-/// What a handler is given about the `tools/call` it answers.
+/// What a handler is given about the call it answers (`tools/call`, or the scenario's method).
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {
     /// The request id.
@@ -243,7 +243,10 @@ pub struct Scenario {
     pub about: &'static str,
     /// Which revision the server speaks on this path.
     pub era: Era,
-    /// The tool the client calls.
+    /// The method of the client's first call (`tools/call` unless the fault is elsewhere).
+    pub method: &'static str,
+    /// What that call names: the tool (`tools/call`, `prompts/get`: the prompt; `resources/read`:
+    /// the URI).
     pub tool: &'static str,
     /// The verdict of that call.
     pub expect: Expect,
@@ -370,6 +373,7 @@ impl Scenario {
             name,
             about,
             era: Era::Stateless,
+            method: "tools/call",
             tool,
             expect,
             client_deadline_ms: None,
@@ -381,6 +385,24 @@ impl Scenario {
             on_call,
             on_get: None,
             on_delete: None,
+        }
+    }
+
+    /// The first call is `method` (naming [`Scenario::tool`]: a resource URI, a prompt), not a
+    /// tool call: the handler answers that method on the path, every other call is correct.
+    pub fn on_method(mut self, method: &'static str) -> Self {
+        self.method = method;
+        self
+    }
+
+    /// The first call's params: the tool's arguments and a progress token, the URI to read, or
+    /// the prompt to get.
+    pub fn first_params(&self) -> Value {
+        match self.method {
+            "resources/read" => json!({"uri": self.tool}),
+            "prompts/get" => json!({"name": self.tool}),
+            _ => json!({"name": self.tool, "arguments": {"message": "hello"},
+                        "_meta": {"progressToken": "p-1"}}),
         }
     }
 
