@@ -19,6 +19,7 @@
 #                        installed; default: a cache folder kept between runs
 #   MCP_VERDICT          the binary to test (default: built here with `cargo build --release`)
 #   CONFORMANCE_KEEP     1: keep the results folder and print its path
+#   CLIENT_RUNS_ONLY     client side: these scenario@revision pairs instead of the list below
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,8 +33,12 @@ SERVER_STATEFUL="server-initialize ping tools-list tools-call-simple-text tools-
   server-sse-multiple-streams server-session-lifecycle dns-rebinding-protection"
 SERVER_STATELESS="tools-list tools-call-simple-text tools-call-error server-sse-multiple-streams
   dns-rebinding-protection"
-CLIENT_RUNS="initialize@2025-11-25 tools_call@2025-11-25 tools_call@2026-07-28
-  request-metadata@2026-07-28 http-standard-headers@2026-07-28"
+CLIENT_RUNS="${CLIENT_RUNS_ONLY:-initialize@2025-11-25 tools_call@2025-11-25 tools_call@2026-07-28
+  elicitation-sep1034-client-defaults@2025-11-25 sse-retry@2025-11-25
+  request-metadata@2026-07-28 sep-2322-client-request-state@2026-07-28
+  http-standard-headers@2026-07-28 http-custom-headers@2026-07-28
+  http-invalid-tool-headers@2026-07-28 json-schema-ref-no-deref@2026-07-28
+  json-schema-2020-12-preservation@2025-11-25 json-schema-2020-12-preservation@2026-07-28}"
 
 for tool in npm node; do
   command -v "$tool" >/dev/null || { echo "conformance: $tool is required" >&2; exit 1; }
@@ -76,7 +81,21 @@ net.Server.prototype.listen = function (...args) {
   } else if ((typeof a === 'number' || /^\d+$/.test(String(a))) && typeof args[1] !== 'string') {
     args.splice(1, 0, '127.0.0.1');
   }
-  return listen.apply(this, args);
+  // A listen with a host looks it up first (asynchronously, even for an IP literal), so a
+  // scenario that reads address() right after listen(0) would find none: the lookup of the
+  // loopback literal answers at once while this listen runs.
+  const dns = require('dns');
+  const lookup = dns.lookup;
+  dns.lookup = function (host, ...rest) {
+    const cb = rest[rest.length - 1];
+    if (host === '127.0.0.1' && typeof cb === 'function') {
+      const all = rest.length > 1 && rest[0] && rest[0].all;
+      all ? cb(null, [{ address: host, family: 4 }]) : cb(null, host, 4);
+      return {};
+    }
+    return lookup.call(this, host, ...rest);
+  };
+  try { return listen.apply(this, args); } finally { dns.lookup = lookup; }
 };
 EOF
 suite() { "$NODE" --require "$HOME_DIR/loopback.cjs" "$cli" "$@"; }
