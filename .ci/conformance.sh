@@ -185,7 +185,7 @@ if [ "$SIDE" = all ] || [ "$SIDE" = client ]; then
   echo "conformance: client side, suite $VERSION running mcp-verdict probe"
   # The suite appends the mock server's URL; it sets MCP_CONFORMANCE_PROTOCOL_VERSION. Its mock
   # tools carry no annotations (destructive by MCP's defaults): --include-destructive calls them.
-  probe="$BIN probe --all-tools --include-destructive --protocol \"\$MCP_CONFORMANCE_PROTOCOL_VERSION\" --timeout 20 --color never"
+  probe="$BIN probe --all-tools --include-destructive --elicit accept --protocol \"\$MCP_CONFORMANCE_PROTOCOL_VERSION\" --timeout 20 --color never"
   for pair in $CLIENT_RUNS; do
     s="${pair%@*}" v="${pair#*@}"
     run "$s@$v" "$work/client/$s@$v" -- client --command "$probe" --scenario "$s" --spec-version "$v" --timeout 40000

@@ -13,7 +13,7 @@ use mcp_verdict::soak::tool_names;
 use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
-use crate::args::{OutputFormatArg, ProbeArgs};
+use crate::args::{ElicitArg, OutputFormatArg, ProbeArgs};
 use crate::cli::{
     check_out, create_out, endpoint, exit_code, fail, handshake_of, otlp_available, runtime,
     tool_args, with_headers, with_tls,
@@ -21,6 +21,10 @@ use crate::cli::{
 use crate::output::{Printer, SkippedTool};
 use crate::report::{Run, Trace, TraceObserver};
 use crate::tool_args;
+
+mod answers;
+mod tasks;
+mod tool_headers;
 
 pub fn run(args: ProbeArgs) -> ExitCode {
     // Messages before the client exists name the URL at most (never a header value).
@@ -73,7 +77,17 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         no_server,
         unlisted,
         skipped,
-    } = runtime.block_on(session(&client, handshake, calls, keep));
+    } = runtime.block_on(session(
+        &client,
+        handshake,
+        calls,
+        Conduct {
+            keep,
+            elicit: args.elicit,
+            follow_tasks: !args.no_follow_tasks,
+            task_timeout: args.task_timeout,
+        },
+    ));
     // Unusable input (exit 2): no server answered the handshake, or the tool is not listed.
     if no_server && let Some((last, _)) = judged.last() {
         eprintln!(
@@ -171,6 +185,7 @@ fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Cli
         .redaction(args.redact.policy())
         .limits(args.limits.limits())
         .record_max_body_bytes(args.record_max_body_bytes)
+        .capabilities(answers::capabilities())
         .deadlines(Deadlines {
             overall: Some(args.timeout),
             idle: args.idle_timeout,
@@ -316,7 +331,7 @@ type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
 /// without live timings (the client runs them as one step); the others are measured.
-async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usize) -> Session {
+async fn session(client: &Client, handshake: Handshake, calls: Calls, conduct: Conduct) -> Session {
     let mut verdicts: Vec<(Verdict, Measured)> = client
         .handshake(handshake)
         .await
@@ -339,7 +354,7 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usiz
         session.verdicts = verdicts;
         return session;
     }
-    let (tools, listed) = list_tools(client, &calls, &mut verdicts, keep).await;
+    let (tools, listed) = list_tools(client, &calls, &mut verdicts, conduct).await;
     let names: Vec<&str> = tools
         .iter()
         .filter_map(|t| t.get("name")?.as_str())
@@ -375,6 +390,15 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usiz
                 let Some(name) = t.get("name").and_then(Value::as_str) else {
                     continue;
                 };
+                if let Some(why) = tool_headers::invalid(t) {
+                    // SEP-2243: clients MUST exclude such a tool, destructive or not.
+                    eprintln!("mcp-verdict: --all-tools: not calling {name:?}: {why}");
+                    session.skipped.push(SkippedTool {
+                        name: name.to_owned(),
+                        reason: format!("invalid x-mcp-header: {why}"),
+                    });
+                    continue;
+                }
                 if let Some(why) = destructive(t).filter(|_| !include_destructive) {
                     eprintln!(
                         "mcp-verdict: --all-tools: not calling {name:?}: {why}; --include-destructive calls it"
@@ -391,14 +415,65 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usiz
             planned
         }
     };
+    let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
     for (i, (name, args)) in planned.into_iter().enumerate() {
         // A progress token, so servers that report progress do (and the stream shows it).
         let token = format!("probe-{}", i + 1);
+        // SEP-2243 (2026-07-28): marked parameters mirrored into Mcp-Param-* headers.
+        let headers = tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(&name))
+            .filter(|_| stateless)
+            .map(|t| tool_headers::param_headers(t, &args))
+            .unwrap_or_default();
         let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
-        verdicts.push(measured(client, "tools/call", params, keep).await.0);
+        call_tool(client, params, &headers, conduct, &mut verdicts).await;
     }
     session.verdicts = verdicts;
     session
+}
+
+/// How many input-required rounds (MRTR) one tool call goes through at most.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+/// One `tools/call`, with what follows from its answer: a 2026-07-28 input-required result is
+/// answered and the call retried (a new id, the original params plus `inputResponses` and the
+/// exact `requestState`, and nothing of another call's); a task handle is followed
+/// (`--no-follow-tasks` stops that).
+async fn call_tool(
+    client: &Client,
+    params: Value,
+    headers: &[(String, String)],
+    conduct: Conduct,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+) {
+    let (rows, mut answer) = measured(client, "tools/call", params.clone(), headers, conduct).await;
+    verdicts.extend(rows);
+    for _ in 0..MAX_INPUT_ROUNDS {
+        let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
+            break;
+        };
+        if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+            break;
+        }
+        let mut retry = params.clone();
+        if let Some(requests) = result.get("inputRequests") {
+            retry["inputResponses"] = answers::input_responses(requests, conduct.elicit);
+        }
+        if let Some(state) = result.get("requestState") {
+            retry["requestState"] = state.clone();
+        }
+        let (rows, again) = measured(client, "tools/call", retry, headers, conduct).await;
+        verdicts.extend(rows);
+        answer = again;
+    }
+    let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
+    if conduct.follow_tasks
+        && stateless
+        && let Some(task) = tasks::handle(answer.as_ref())
+    {
+        tasks::follow(client, task, conduct, verdicts).await;
+    }
 }
 
 /// Reads `tools/list`, each page's verdict into `verdicts`: the first page only, unless
@@ -408,7 +483,7 @@ async fn list_tools(
     client: &Client,
     calls: &Calls,
     verdicts: &mut Vec<(Verdict, Measured)>,
-    keep: usize,
+    conduct: Conduct,
 ) -> (Vec<Value>, bool) {
     let mut tools: Vec<Value> = Vec::new();
     let mut cursor: Option<Value> = None;
@@ -417,8 +492,8 @@ async fn list_tools(
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let (verdict, answer) = measured(client, "tools/list", params, keep).await;
-        verdicts.push(verdict);
+        let (rows, answer) = measured(client, "tools/list", params, &[], conduct).await;
+        verdicts.extend(rows);
         let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
             return (tools, false);
         };
@@ -441,28 +516,58 @@ async fn list_tools(
     (tools, false)
 }
 
-/// One request, with the arrival times (from just before sending) of its first `keep` server
-/// messages, and the response message when one came.
+/// What the probe does besides sending its requests.
+#[derive(Clone, Copy)]
+struct Conduct {
+    /// Arrival times kept per exchange (for the timelines).
+    keep: usize,
+    /// How server requests (elicitation, sampling) are answered.
+    elicit: ElicitArg,
+    /// Poll task handles until a terminal status.
+    follow_tasks: bool,
+    /// How long to follow one task.
+    task_timeout: Duration,
+}
+
+/// Server requests answered per exchange at most; more are left unanswered (memory and time
+/// stay bounded whatever the server sends).
+const MAX_ANSWERS: usize = 64;
+
+/// One request (with `headers` besides the ones the version needs), with the arrival times
+/// (from just before sending) of its first `keep` server messages, and the response message
+/// when one came. A server request on its stream is answered at once (a POST of the response,
+/// judged too): its verdicts follow the request's, in the order the exchanges began.
 async fn measured(
     client: &Client,
     method: &str,
     params: Value,
-    keep: usize,
-) -> ((Verdict, Measured), Option<Value>) {
+    headers: &[(String, String)],
+    conduct: Conduct,
+) -> (Vec<(Verdict, Measured)>, Option<Value>) {
     let (sent, wall) = (Instant::now(), SystemTime::now());
-    let mut call = client.request(method, params).await;
+    let mut call = client.request_with_headers(method, params, headers).await;
     let mut arrivals = Vec::new();
     let mut answer = None;
+    let mut answered: Vec<(Verdict, Measured)> = Vec::new();
     while let Some(m) = call.next_message().await {
-        if arrivals.len() < keep {
+        if arrivals.len() < conduct.keep {
             arrivals.push(sent.elapsed());
         }
         if m.terminal {
             answer = m.value().ok();
+        } else if m.method.is_some()
+            && answered.len() < MAX_ANSWERS
+            && let Ok(request) = m.value()
+            && request.get("id").is_some()
+        {
+            let reply = answers::response_to(&request, conduct.elicit);
+            answered.push((client.send(reply).await.verdict().await, None));
         }
     }
     let (verdict, timings) = call.finish().await;
-    ((verdict, Some((wall, timings, arrivals))), answer)
+    let mut rows = vec![(verdict, Some((wall, timings, arrivals)))];
+    rows.append(&mut answered);
+    (rows, answer)
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,
