@@ -458,18 +458,56 @@ pub fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a>
 /// `server/discover` directly followed by an `initialize` is how a client detects a legacy
 /// server (the 2026-07-28 backward-compatibility probe), and a version rejection retried with a
 /// supported version is negotiation.
+///
+/// Likewise a 2025-x request whose stream ended early but resumably (advice `resume`) does not
+/// fail the run once a resumption (`GET` with `Last-Event-ID`) brought its answer: the
+/// transport says a client should reconnect, and the call completed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     total: u64,
     incomplete: u64,
     forgiven: u64,
     refused: Option<Refusal>,
+    resumed: u64,
+    /// Hashes of the ids of requests whose stream broke resumably, not yet resumed (a few:
+    /// the most recent win).
+    broken: [Option<u64>; BROKEN_KEPT],
+}
+
+/// Broken streams remembered by [`Tally`] for a later resumption.
+const BROKEN_KEPT: usize = 8;
+
+/// A request id as a hash (so that [`Tally`] stays `Copy` and bounded).
+fn id_hash(id: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.to_string().hash(&mut h);
+    h.finish()
 }
 
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         self.count(v.method.as_deref(), v.complete, v.status, v.error_code);
+        let Some(id) = v.id.as_ref().map(id_hash) else {
+            return;
+        };
+        let resume = v.kind == Some(crate::ExchangeKind::Resume);
+        if resume && v.complete {
+            if let Some(slot) = self.broken.iter_mut().find(|b| **b == Some(id)) {
+                *slot = None;
+                self.incomplete -= 1;
+                self.resumed += 1;
+            }
+        } else if !v.complete && v.retry.advice == crate::Advice::Resume {
+            self.broken.rotate_right(1);
+            self.broken[0] = Some(id);
+        }
+    }
+
+    /// Incomplete exchanges whose stream a later resumption answered.
+    pub fn resumed(&self) -> u64 {
+        self.resumed
     }
 
     /// Counts one logical call, in capture order (the same rule, one level up).
@@ -499,6 +537,7 @@ impl Tally {
     /// Starts a new capture (a refused discover does not carry over).
     pub fn next_capture(&mut self) {
         self.refused = None;
+        self.broken = [None; BROKEN_KEPT];
     }
 
     /// Every exchange counted was complete (or a forgiven legacy probe).
@@ -626,6 +665,34 @@ mod tests {
         assert!(!is_legacy_probe(&verdict("server/discover", 503)));
         assert!(!is_legacy_probe(&with_code(400, -32020)));
         assert!(!is_legacy_probe(&verdict("tools/list", 404)));
+    }
+
+    #[test]
+    fn a_broken_stream_resumed_to_its_answer_does_not_fail() {
+        let mut broken = verdict("tools/call", 200);
+        broken.id = Some(serde_json::json!(4));
+        broken.complete = false;
+        broken.retry.advice = crate::Advice::Resume;
+        let mut resumed = broken.clone();
+        resumed.kind = Some(crate::ExchangeKind::Resume);
+        resumed.complete = true;
+        resumed.retry.advice = crate::Advice::None;
+        let mut t = Tally::default();
+        t.add(&broken);
+        assert!(!t.all_complete());
+        t.add(&resumed);
+        assert!(t.all_complete());
+        assert_eq!((t.resumed(), t.incomplete()), (1, 0));
+        // A resumption of another request forgives nothing; nor does one that failed too.
+        let mut t = Tally::default();
+        t.add(&broken);
+        let mut other = resumed.clone();
+        other.id = Some(serde_json::json!(5));
+        t.add(&other);
+        let mut failed = resumed.clone();
+        failed.complete = false;
+        t.add(&failed);
+        assert_eq!((t.resumed(), t.incomplete()), (0, 2));
     }
 
     #[test]

@@ -363,11 +363,14 @@ impl<W: Write> Printer<W> {
         let mut head = format!(
             "{} exchanges, {} complete, {} incomplete",
             c.total(),
-            c.total() - c.incomplete() - c.forgiven(),
+            c.total() - c.incomplete() - c.forgiven() - c.resumed(),
             c.incomplete()
         );
         if c.forgiven() > 0 {
             head.push_str(&format!(", {} legacy probe", c.forgiven()));
+        }
+        if c.resumed() > 0 {
+            head.push_str(&format!(", {} resumed", c.resumed()));
         }
         (head, tally.join(", "))
     }

@@ -10,7 +10,7 @@ use mcp_verdict::adapters::{Client, Deadlines, Handshake, Timings};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::replay::{self, Item};
 use mcp_verdict::soak::tool_names;
-use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
+use mcp_verdict::{Advice, Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
 use crate::args::{ElicitArg, OutputFormatArg, ProbeArgs};
@@ -23,6 +23,7 @@ use crate::report::{Run, Trace, TraceObserver};
 use crate::tool_args;
 
 mod answers;
+mod listen;
 mod tasks;
 mod tool_headers;
 
@@ -354,7 +355,22 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, conduct: C
         session.verdicts = verdicts;
         return session;
     }
-    let (tools, listed) = list_tools(client, &calls, &mut verdicts, conduct).await;
+    after_handshake(client, calls, conduct, &mut verdicts, &mut session).await;
+    // In the order the exchanges began: the recording's order.
+    verdicts.sort_by_key(|(v, _)| v.index);
+    session.verdicts = verdicts;
+    session
+}
+
+/// Everything after a good handshake: `tools/list`, then the tool calls asked for.
+async fn after_handshake(
+    client: &Client,
+    calls: Calls,
+    conduct: Conduct,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+    session: &mut Session,
+) {
+    let (tools, listed) = list_tools(client, &calls, verdicts, conduct).await;
     let names: Vec<&str> = tools
         .iter()
         .filter_map(|t| t.get("name")?.as_str())
@@ -416,6 +432,36 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, conduct: C
         }
     };
     let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
+    // A 2025-x session's GET stream, open while tools are called (see `listen`).
+    let get = if !planned.is_empty() && !stateless {
+        Some(client.listen().await)
+    } else {
+        None
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let calls = async {
+        call_tools(client, &tools, planned, conduct, verdicts).await;
+        drop(stop);
+    };
+    let heard = match get {
+        Some(get) => tokio::join!(calls, listen::run(client, get, conduct, stopped)).1,
+        None => {
+            calls.await;
+            Vec::new()
+        }
+    };
+    verdicts.extend(heard);
+}
+
+/// The planned tool calls, one after another.
+async fn call_tools(
+    client: &Client,
+    tools: &[Value],
+    planned: Vec<(String, Value)>,
+    conduct: Conduct,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+) {
+    let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
     for (i, (name, args)) in planned.into_iter().enumerate() {
         // A progress token, so servers that report progress do (and the stream shows it).
         let token = format!("probe-{}", i + 1);
@@ -427,10 +473,8 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, conduct: C
             .map(|t| tool_headers::param_headers(t, &args))
             .unwrap_or_default();
         let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
-        call_tool(client, params, &headers, conduct, &mut verdicts).await;
+        call_tool(client, params, &headers, conduct, verdicts).await;
     }
-    session.verdicts = verdicts;
-    session
 }
 
 /// How many input-required rounds (MRTR) one tool call goes through at most.
@@ -536,7 +580,9 @@ const MAX_ANSWERS: usize = 64;
 /// One request (with `headers` besides the ones the version needs), with the arrival times
 /// (from just before sending) of its first `keep` server messages, and the response message
 /// when one came. A server request on its stream is answered at once (a POST of the response,
-/// judged too): its verdicts follow the request's, in the order the exchanges began.
+/// judged too): its verdicts follow the request's, in the order the exchanges began. A 2025-x
+/// stream that ends without the response but with an event id is resumed (`GET` with
+/// `Last-Event-ID`, after the stream's `retry` delay), a few times at most.
 async fn measured(
     client: &Client,
     method: &str,
@@ -544,8 +590,40 @@ async fn measured(
     headers: &[(String, String)],
     conduct: Conduct,
 ) -> (Vec<(Verdict, Measured)>, Option<Value>) {
-    let (sent, wall) = (Instant::now(), SystemTime::now());
-    let mut call = client.request_with_headers(method, params, headers).await;
+    let wall = SystemTime::now();
+    let call = client.request_with_headers(method, params, headers).await;
+    let (mut rows, mut answer) = read(client, call, wall, conduct).await;
+    for _ in 0..MAX_RESUMES {
+        let Some((last_id, after)) = rows.last().filter(|_| answer.is_none()).and_then(|_| {
+            let v = &rows.iter().rev().find(|(_, m)| m.is_some())?.0;
+            let id = v.last_event_id.clone()?;
+            (v.retry.advice == Advice::Resume).then(|| (id, v.retry.after_ms))
+        }) else {
+            break;
+        };
+        // The stream's `retry` field, else a second; never past a minute.
+        let wait = Duration::from_millis(after.unwrap_or(1000).min(60_000));
+        tokio::time::sleep(wait).await;
+        let call = client.resume(&last_id).await;
+        let (more, again) = read(client, call, SystemTime::now(), conduct).await;
+        rows.extend(more);
+        answer = again;
+    }
+    (rows, answer)
+}
+
+/// Resumptions of one request's stream at most.
+const MAX_RESUMES: usize = 3;
+
+/// Reads one exchange to its end, answering the server's requests on it: its row (measured),
+/// the answers' rows, and the response message when one came.
+async fn read(
+    client: &Client,
+    mut call: mcp_verdict::adapters::Call,
+    wall: SystemTime,
+    conduct: Conduct,
+) -> (Vec<(Verdict, Measured)>, Option<Value>) {
+    let sent = Instant::now();
     let mut arrivals = Vec::new();
     let mut answer = None;
     let mut answered: Vec<(Verdict, Measured)> = Vec::new();
@@ -555,19 +633,28 @@ async fn measured(
         }
         if m.terminal {
             answer = m.value().ok();
-        } else if m.method.is_some()
-            && answered.len() < MAX_ANSWERS
-            && let Ok(request) = m.value()
-            && request.get("id").is_some()
+        } else if answered.len() < MAX_ANSWERS
+            && let Some(row) = answer_request(client, &m, conduct).await
         {
-            let reply = answers::response_to(&request, conduct.elicit);
-            answered.push((client.send(reply).await.verdict().await, None));
+            answered.push(row);
         }
     }
     let (verdict, timings) = call.finish().await;
     let mut rows = vec![(verdict, Some((wall, timings, arrivals)))];
     rows.append(&mut answered);
     (rows, answer)
+}
+
+/// When `m` is a server request: probe's answer sent (a POST), with its verdict.
+async fn answer_request(
+    client: &Client,
+    m: &mcp_verdict::adapters::ServerMessage,
+    conduct: Conduct,
+) -> Option<(Verdict, Measured)> {
+    m.method.as_ref()?;
+    let request = m.value().ok().filter(|r| r.get("id").is_some())?;
+    let reply = answers::response_to(&request, conduct.elicit);
+    Some((client.send(reply).await.verdict().await, None))
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,
