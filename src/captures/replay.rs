@@ -461,7 +461,10 @@ pub fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a>
 ///
 /// Likewise a 2025-x request whose stream ended early but resumably (advice `resume`) does not
 /// fail the run once a resumption (`GET` with `Last-Event-ID`) brought its answer: the
-/// transport says a client should reconnect, and the call completed.
+/// transport says a client should reconnect, and the call completed. And a standalone `GET`
+/// stream (kind `listen`) that the server refuses with a 4xx does not fail the run either: the
+/// client opens it on its own account, in case the server has something to send, and loses
+/// nothing it asked for (the row keeps its outcome; 405 is the allowed refusal).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     total: u64,
@@ -469,6 +472,7 @@ pub struct Tally {
     forgiven: u64,
     refused: Option<Refusal>,
     resumed: u64,
+    refused_listens: u64,
     /// Hashes of the ids of requests whose stream broke resumably, not yet resumed (a few:
     /// the most recent win).
     broken: [Option<u64>; BROKEN_KEPT],
@@ -489,6 +493,14 @@ impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         self.count(v.method.as_deref(), v.complete, v.status, v.error_code);
+        if v.kind == Some(crate::ExchangeKind::Listen)
+            && !v.complete
+            && v.status.is_some_and(|s| (400..500).contains(&s))
+        {
+            self.incomplete -= 1;
+            self.refused_listens += 1;
+            return;
+        }
         let Some(id) = v.id.as_ref().map(id_hash) else {
             return;
         };
@@ -503,6 +515,11 @@ impl Tally {
             self.broken.rotate_right(1);
             self.broken[0] = Some(id);
         }
+    }
+
+    /// Standalone `GET` streams refused with a 4xx (not failing the run).
+    pub fn refused_listens(&self) -> u64 {
+        self.refused_listens
     }
 
     /// Incomplete exchanges whose stream a later resumption answered.
@@ -693,6 +710,24 @@ mod tests {
         failed.complete = false;
         t.add(&failed);
         assert_eq!((t.resumed(), t.incomplete()), (0, 2));
+    }
+
+    #[test]
+    fn a_refused_listen_does_not_fail_but_a_broken_one_does() {
+        let listen = |status: u16, complete: bool| {
+            let mut v = verdict("tools/list", status);
+            v.kind = Some(crate::ExchangeKind::Listen);
+            v.method = None;
+            v.complete = complete;
+            v
+        };
+        let mut t = Tally::default();
+        t.add(&listen(404, false));
+        assert!(t.all_complete());
+        assert_eq!(t.refused_listens(), 1);
+        t.add(&listen(500, false));
+        t.add(&listen(200, false));
+        assert_eq!((t.refused_listens(), t.incomplete()), (1, 2));
     }
 
     #[test]

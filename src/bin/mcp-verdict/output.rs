@@ -363,7 +363,7 @@ impl<W: Write> Printer<W> {
         let mut head = format!(
             "{} exchanges, {} complete, {} incomplete",
             c.total(),
-            c.total() - c.incomplete() - c.forgiven() - c.resumed(),
+            c.total() - c.incomplete() - c.forgiven() - c.resumed() - c.refused_listens(),
             c.incomplete()
         );
         if c.forgiven() > 0 {
@@ -371,6 +371,9 @@ impl<W: Write> Printer<W> {
         }
         if c.resumed() > 0 {
             head.push_str(&format!(", {} resumed", c.resumed()));
+        }
+        if c.refused_listens() > 0 {
+            head.push_str(&format!(", {} GET stream refused", c.refused_listens()));
         }
         (head, tally.join(", "))
     }
