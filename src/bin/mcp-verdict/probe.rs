@@ -594,11 +594,12 @@ async fn measured(
     let call = client.request_with_headers(method, params, headers).await;
     let (mut rows, mut answer) = read(client, call, wall, conduct).await;
     for _ in 0..MAX_RESUMES {
-        let Some((last_id, after)) = rows.last().filter(|_| answer.is_none()).and_then(|_| {
-            let v = &rows.iter().rev().find(|(_, m)| m.is_some())?.0;
-            let id = v.last_event_id.clone()?;
-            (v.retry.advice == Advice::Resume).then(|| (id, v.retry.after_ms))
-        }) else {
+        // The latest read's own row (answers' rows carry no measurement).
+        let latest = rows.iter().rev().find(|(_, m)| m.is_some()).map(|(v, _)| v);
+        let Some((last_id, after)) = latest
+            .filter(|v| answer.is_none() && v.retry.advice == Advice::Resume)
+            .and_then(|v| Some((v.last_event_id.clone()?, v.retry.after_ms)))
+        else {
             break;
         };
         // The stream's `retry` field, else a second; never past a minute.
