@@ -183,9 +183,22 @@ fi
 
 if [ "$SIDE" = all ] || [ "$SIDE" = client ]; then
   echo "conformance: client side, suite $VERSION running mcp-verdict probe"
-  # The suite appends the mock server's URL; it sets MCP_CONFORMANCE_PROTOCOL_VERSION. Its mock
-  # tools carry no annotations (destructive by MCP's defaults): --include-destructive calls them.
-  probe="$BIN probe --all-tools --include-destructive --elicit accept --protocol \"\$MCP_CONFORMANCE_PROTOCOL_VERSION\" --timeout 20 --color never"
+  # The suite appends the mock server's URL; it sets MCP_CONFORMANCE_PROTOCOL_VERSION, and may
+  # name tool calls with their arguments in MCP_CONFORMANCE_CONTEXT ({"toolCalls": [{name,
+  # arguments}]}): those become --tool-args. Its mock tools carry no annotations (destructive by
+  # MCP's defaults): --include-destructive calls them. Its elicitation scenario expects an accept.
+  cat > "$work/probe.sh" <<EOF
+#!/usr/bin/env bash
+tool_args="\$("$NODE" -e '
+  const c = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+  const m = {};
+  for (const t of c.toolCalls || []) if (t && typeof t.name === "string") m[t.name] = t.arguments || {};
+  console.log(JSON.stringify(m));')"
+exec "$BIN" probe --all-tools --include-destructive --elicit accept --tool-args "\$tool_args" \\
+  --protocol "\$MCP_CONFORMANCE_PROTOCOL_VERSION" --timeout 20 --color never "\$@"
+EOF
+  chmod +x "$work/probe.sh"
+  probe="$work/probe.sh"
   for pair in $CLIENT_RUNS; do
     s="${pair%@*}" v="${pair#*@}"
     run "$s@$v" "$work/client/$s@$v" -- client --command "$probe" --scenario "$s" --spec-version "$v" --timeout 40000

@@ -378,6 +378,10 @@ pub(crate) struct ProbeArgs {
     /// Tool arguments, a JSON object (with --tool).
     #[arg(long, requires = "tool")]
     pub(crate) args: Option<String>,
+    /// With --all-tools, the arguments of named tools instead of ones made from their
+    /// inputSchema: a JSON object, tool name to arguments object, e.g. '{"search":{"q":"x"}}'.
+    #[arg(long, value_name = "JSON", requires = "all_tools")]
+    pub(crate) tool_args: Option<String>,
     /// How probe answers a server's elicitation/create (on a response stream, or in a
     /// 2026-07-28 input-required result): decline (the default), cancel, or accept with the
     /// requested schema's defaults and minimal valid values. sampling/createMessage gets a fixed

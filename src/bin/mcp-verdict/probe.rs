@@ -29,7 +29,7 @@ mod tool_headers;
 
 pub fn run(args: ProbeArgs) -> ExitCode {
     // Messages before the client exists name the URL at most (never a header value).
-    let (handshake, tool_args, record) = match setup(&args) {
+    let (handshake, tool_args, overrides, record) = match setup(&args) {
         Ok(p) => p,
         Err(e) => return fail(args.redact.policy().text(&e)),
     };
@@ -58,6 +58,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         (Some(name), _) => Calls::One(name.clone(), tool_args),
         (None, true) => Calls::All {
             include_destructive: args.include_destructive,
+            overrides,
         },
         (None, false) => Calls::None,
     };
@@ -163,10 +164,11 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 
 /// The arguments that need checking before any work. The record file is opened here, and the
 /// report's path checked, so a bad path fails at once (before anything is sent).
-fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), String> {
+fn setup(args: &ProbeArgs) -> Result<Setup, String> {
     endpoint(&args.url)?;
     let handshake = handshake_of(&args.protocol)?;
     let tool_args = tool_args(args.args.as_deref())?;
+    let overrides = per_tool_args(args.tool_args.as_deref())?;
     otlp_available(args.otlp.as_deref())?;
     if let Some(path) = &args.out.html {
         check_out("--html", path)?;
@@ -177,7 +179,27 @@ fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), 
         .as_deref()
         .map(|p| create_out("--record", p))
         .transpose()?;
-    Ok((handshake, tool_args, record))
+    Ok((handshake, tool_args, overrides, record))
+}
+
+/// What [`setup`] checked: the handshake, `--args`, `--tool-args`, the record file.
+type Setup = (
+    Handshake,
+    Value,
+    serde_json::Map<String, Value>,
+    Option<std::fs::File>,
+);
+
+/// `--tool-args`: an object of argument objects, by tool name.
+fn per_tool_args(text: Option<&str>) -> Result<serde_json::Map<String, Value>, String> {
+    let Some(text) = text else {
+        return Ok(serde_json::Map::new());
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) if m.values().all(Value::is_object) => Ok(m),
+        Ok(_) => Err("--tool-args must be a JSON object of argument objects by tool name".into()),
+        Err(e) => Err(format!("--tool-args is not JSON: {e}")),
+    }
 }
 
 /// The client the probe runs with, recording into `recorder` when anything shows the bodies.
@@ -280,6 +302,8 @@ enum Calls {
     /// `--include-destructive`), arguments from its `inputSchema`.
     All {
         include_destructive: bool,
+        /// `--tool-args`: arguments by tool name, instead of made ones.
+        overrides: serde_json::Map<String, Value>,
     },
 }
 
@@ -400,6 +424,7 @@ async fn after_handshake(
         }
         Calls::All {
             include_destructive,
+            overrides,
         } => {
             let mut planned = Vec::new();
             for t in &tools {
@@ -426,7 +451,11 @@ async fn after_handshake(
                     continue;
                 }
                 let schema = t.get("inputSchema").unwrap_or(&Value::Null);
-                planned.push((name.to_owned(), tool_args::arguments_for(schema)));
+                let args = overrides
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| tool_args::arguments_for(schema));
+                planned.push((name.to_owned(), args));
             }
             planned
         }
@@ -830,5 +859,16 @@ mod tests {
         );
         assert!(destructive(&json!({"name": "bare"})).is_some_and(|w| w.contains("MCP's default")));
         assert!(destructive(&tool(json!({"readOnlyHint": "yes"}))).is_some());
+    }
+
+    /// `--tool-args` takes argument objects by tool name, and nothing else.
+    #[test]
+    fn per_tool_args_are_objects_by_name() {
+        let m = per_tool_args(Some(r#"{"a": {"x": 1}, "b": {}}"#)).expect("valid");
+        assert_eq!(m["a"], json!({"x": 1}));
+        assert!(per_tool_args(None).expect("none").is_empty());
+        for bad in [r#"{"a": 1}"#, "[]", "{", r#"{"a": null}"#] {
+            assert!(per_tool_args(Some(bad)).is_err(), "{bad}");
+        }
     }
 }
