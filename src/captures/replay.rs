@@ -344,6 +344,15 @@ pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
     .is_some_and(|r| r.retried_by(next.method.as_deref()))
 }
 
+/// `v` is a standalone `GET` stream (kind `listen`) that the server refused with a 4xx other
+/// than the allowed 405: the client's own optional stream, so [`Tally`] does not fail a run
+/// for it (the row keeps its outcome).
+pub fn is_refused_listen(v: &Verdict) -> bool {
+    v.kind == Some(crate::ExchangeKind::Listen)
+        && !v.complete
+        && v.status.is_some_and(|s| (400..500).contains(&s))
+}
+
 /// `v` is a refused `server/discover` that an `initialize` may follow without blame: refused
 /// like a legacy server (`400`/`404`/`405` with an empty or unrecognised body: the fallback
 /// HTTP-26 describes), or for its version (`-32022`: the server speaks no revision the probe
@@ -493,10 +502,7 @@ impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         self.count(v.method.as_deref(), v.complete, v.status, v.error_code);
-        if v.kind == Some(crate::ExchangeKind::Listen)
-            && !v.complete
-            && v.status.is_some_and(|s| (400..500).contains(&s))
-        {
+        if is_refused_listen(v) {
             self.incomplete -= 1;
             self.refused_listens += 1;
             return;

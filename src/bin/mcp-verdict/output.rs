@@ -380,7 +380,8 @@ impl<W: Write> Printer<W> {
 
     /// Keeps one markdown row of the file being read.
     fn md_row(&mut self, v: &Verdict) {
-        let probe = is_discovery_refusal(v);
+        // Refusals that do not fail the run (the exit code's rule): a warning row.
+        let probe = is_discovery_refusal(v) || mcp_verdict::replay::is_refused_listen(v);
         let (group, mark) = match (v.complete, probe) {
             (true, _) => (2, "✅"),
             (false, true) => (1, "⚠️"),
