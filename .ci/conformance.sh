@@ -19,6 +19,7 @@
 #                        installed; default: a cache folder kept between runs
 #   MCP_VERDICT          the binary to test (default: built here with `cargo build --release`)
 #   CONFORMANCE_KEEP     1: keep the results folder and print its path
+#   CLIENT_RUNS_ONLY     client side: these scenario@revision pairs instead of the list below
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,8 +56,17 @@ SERVER_TASKS="tasks-lifecycle tasks-capability-negotiation tasks-wire-fields
 SERVER_INPUT_REQUIRED="basic-elicitation basic-sampling basic-list-roots request-state
   multiple-input-requests multi-round missing-input-response non-tool-request result-type
   unsupported-methods tampered-state capability-check ignore-extra-params validate-input"
-CLIENT_RUNS="initialize@2025-11-25 tools_call@2025-11-25 tools_call@2026-07-28
-  request-metadata@2026-07-28 http-standard-headers@2026-07-28"
+CLIENT_RUNS="${CLIENT_RUNS_ONLY:-initialize@2025-11-25 tools_call@2025-11-25 tools_call@2026-07-28
+  elicitation-sep1034-client-defaults@2025-11-25 sse-retry@2025-11-25
+  request-metadata@2026-07-28 sep-2322-client-request-state@2026-07-28
+  http-standard-headers@2026-07-28 http-custom-headers@2026-07-28
+  http-invalid-tool-headers@2026-07-28 json-schema-ref-no-deref@2026-07-28
+  json-schema-2020-12-preservation@2025-11-25 json-schema-2020-12-preservation@2026-07-28}"
+# Client runs that are known to fail, run and reported (XFAIL) without failing the script (an
+# unexpected pass says XPASS: take it off the list). json-schema-2020-12-preservation expects the
+# client to send one tool's inputSchema back as another tool's argument, which no general client
+# does and probe does not special-case.
+CLIENT_XFAIL="json-schema-2020-12-preservation@2025-11-25 json-schema-2020-12-preservation@2026-07-28"
 
 for tool in npm node; do
   command -v "$tool" >/dev/null || { echo "conformance: $tool is required" >&2; exit 1; }
@@ -99,7 +109,21 @@ net.Server.prototype.listen = function (...args) {
   } else if ((typeof a === 'number' || /^\d+$/.test(String(a))) && typeof args[1] !== 'string') {
     args.splice(1, 0, '127.0.0.1');
   }
-  return listen.apply(this, args);
+  // A listen with a host looks it up first (asynchronously, even for an IP literal), so a
+  // scenario that reads address() right after listen(0) would find none: the lookup of the
+  // loopback literal answers at once while this listen runs.
+  const dns = require('dns');
+  const lookup = dns.lookup;
+  dns.lookup = function (host, ...rest) {
+    const cb = rest[rest.length - 1];
+    if (host === '127.0.0.1' && typeof cb === 'function') {
+      const all = rest.length > 1 && rest[0] && rest[0].all;
+      all ? cb(null, [{ address: host, family: 4 }]) : cb(null, host, 4);
+      return {};
+    }
+    return lookup.call(this, host, ...rest);
+  };
+  try { return listen.apply(this, args); } finally { dns.lookup = lookup; }
 };
 EOF
 suite() { "$NODE" --require "$HOME_DIR/loopback.cjs" "$cli" "$@"; }
@@ -142,6 +166,7 @@ count_checks() {
 
 passed=0
 failed=0
+xfailed=0
 # run LABEL OUTDIR -- suite args...: runs one scenario and judges it.
 run() {
   local label="$1" out="$2"; shift 3
@@ -151,9 +176,15 @@ run() {
   local counts ok fail warn
   counts="$(count_checks "$out" 2>"$out/problems")"
   read -r ok fail warn <<<"$counts"
+  local xfail=0
+  case " $CLIENT_XFAIL " in *" $label "*) [[ "$out" == "$work/client/"* ]] && xfail=1 ;; esac
   if [ "$rc" -eq 0 ] && [ "$fail" -eq 0 ] && [ "$warn" -eq 0 ] && [ "$ok" -gt 0 ]; then
     passed=$((passed + 1))
     printf '  PASS %-50s %3d checks\n' "$label" "$ok"
+    [ "$xfail" -eq 0 ] || echo "    XPASS: $label is listed in CLIENT_XFAIL but passes"
+  elif [ "$xfail" -eq 1 ]; then
+    xfailed=$((xfailed + 1))
+    printf '  XFAIL %-49s %d ok, %d failure, %d warning, suite exit %d (known)\n' "$label" "$ok" "$fail" "$warn" "$rc"
   else
     failed=$((failed + 1))
     printf '  FAIL %-50s %d ok, %d failure, %d warning, suite exit %d\n' "$label" "$ok" "$fail" "$warn" "$rc"
@@ -194,9 +225,22 @@ fi
 
 if [ "$SIDE" = all ] || [ "$SIDE" = client ]; then
   echo "conformance: client side, suite $VERSION running mcp-verdict probe"
-  # The suite appends the mock server's URL; it sets MCP_CONFORMANCE_PROTOCOL_VERSION. Its mock
-  # tools carry no annotations (destructive by MCP's defaults): --include-destructive calls them.
-  probe="$BIN probe --all-tools --include-destructive --protocol \"\$MCP_CONFORMANCE_PROTOCOL_VERSION\" --timeout 20 --color never"
+  # The suite appends the mock server's URL; it sets MCP_CONFORMANCE_PROTOCOL_VERSION, and may
+  # name tool calls with their arguments in MCP_CONFORMANCE_CONTEXT ({"toolCalls": [{name,
+  # arguments}]}): those become --tool-args. Its mock tools carry no annotations (destructive by
+  # MCP's defaults): --include-destructive calls them. Its elicitation scenario expects an accept.
+  cat > "$work/probe.sh" <<EOF
+#!/usr/bin/env bash
+tool_args="\$("$NODE" -e '
+  const c = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || "{}");
+  const m = {};
+  for (const t of c.toolCalls || []) if (t && typeof t.name === "string") m[t.name] = t.arguments || {};
+  console.log(JSON.stringify(m));')"
+exec "$BIN" probe --all-tools --include-destructive --elicit accept --tool-args "\$tool_args" \\
+  --protocol "\$MCP_CONFORMANCE_PROTOCOL_VERSION" --timeout 20 --color never "\$@"
+EOF
+  chmod +x "$work/probe.sh"
+  probe="$work/probe.sh"
   for pair in $CLIENT_RUNS; do
     s="${pair%@*}" v="${pair#*@}"
     run "$s@$v" "$work/client/$s@$v" -- client --command "$probe" --scenario "$s" --spec-version "$v" --timeout 40000
@@ -220,5 +264,5 @@ if [ "$SIDE" = all ] || [ "$SIDE" = shapes ]; then
   fi
 fi
 
-echo "conformance: $passed passed, $failed failed"
+echo "conformance: $passed passed, $failed failed, $xfailed known failures (CLIENT_XFAIL)"
 [ "$failed" -eq 0 ]

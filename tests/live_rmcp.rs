@@ -499,6 +499,12 @@ async fn probe_record_replays_the_same_legacy() {
     bounded(async {
         let mut expected = legacy_handshake();
         expected.push(Exp::sse("tools/list", V2025, Outcome::Success, 1).resumable());
+        // The session's GET stream, open while the tool is called, closed by probe after.
+        let mut listen = Exp::sse("tools/list", V2025, Outcome::Listening, 0)
+            .resumable()
+            .end(Some(End::Cancelled));
+        listen.method = None;
+        expected.push(listen);
         expected.push(
             Exp::sse("tools/call", V2025, Outcome::ToolSuccess, 1)
                 .tool("echo")

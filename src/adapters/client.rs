@@ -70,6 +70,7 @@ pub struct ClientBuilder {
     redaction: Redaction,
     http: Option<reqwest::Client>,
     follow_redirects: usize,
+    capabilities: Value,
     #[cfg(feature = "tls")]
     tls: TlsTrust,
 }
@@ -111,6 +112,15 @@ impl ClientBuilder {
             }
         }
         self.redaction = policy;
+        self
+    }
+
+    /// The client capabilities declared in `initialize` (2025-x) and in every request's
+    /// `_meta` (2026-07-28); default `{}`. Declare only what the caller answers: a server may
+    /// send `elicitation/create`, `sampling/createMessage` or `roots/list` to a client that
+    /// declares them.
+    pub fn capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = capabilities;
         self
     }
 
@@ -246,6 +256,7 @@ impl ClientBuilder {
                 driver: Arc::new(Mutex::new(driver)),
                 state: Mutex::new(State::default()),
                 next_id: AtomicI64::new(1),
+                capabilities: self.capabilities,
             }),
         })
     }
@@ -294,6 +305,7 @@ struct Inner {
     driver: SharedDriver,
     state: Mutex<State>,
     next_id: AtomicI64,
+    capabilities: Value,
 }
 
 /// An MCP client that judges every exchange. Cheap to clone; calls may run concurrently.
@@ -324,6 +336,7 @@ impl Client {
             redaction: Redaction::on(),
             http: None,
             follow_redirects: 0,
+            capabilities: json!({}),
             #[cfg(feature = "tls")]
             tls: TlsTrust::default(),
         }
@@ -395,7 +408,7 @@ impl Client {
             }
             let params = json!({
                 "protocolVersion": version.as_str(),
-                "capabilities": {},
+                "capabilities": self.inner.capabilities.clone(),
                 "clientInfo": {"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")},
             });
             let (init, answer) = self.request_answer("initialize", params).await;
@@ -474,10 +487,29 @@ impl Client {
         self.send(msg).await.verdict().await
     }
 
+    /// Sends a request with a fresh id and these extra headers (after the ones the version
+    /// needs): e.g. the `Mcp-Param-*` headers a tool's `x-mcp-header` parameters ask for.
+    pub async fn request_with_headers(
+        &self,
+        method: &str,
+        params: Value,
+        extra: &[(String, String)],
+    ) -> Call {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.send_with(message, extra).await
+    }
+
     /// Sends one JSON-RPC message as given, adding the headers (and, on 2026-07-28, the
     /// `_meta` members) the negotiated version needs.
-    pub async fn send(&self, mut message: Value) -> Call {
-        let headers = self.headers_for(&mut message);
+    pub async fn send(&self, message: Value) -> Call {
+        self.send_with(message, &[]).await
+    }
+
+    /// [`Client::send`] with extra headers after the ones the version needs.
+    async fn send_with(&self, mut message: Value, extra: &[(String, String)]) -> Call {
+        let mut headers = self.headers_for(&mut message);
+        headers.extend(extra.iter().cloned());
         let is_init = message.get("method").and_then(Value::as_str) == Some("initialize");
         let body = serde_json::to_vec(&message).unwrap_or_default();
         self.dispatch(reqwest::Method::POST, body, Headers::from(headers), is_init)
@@ -649,7 +681,7 @@ impl Client {
                 headers.push(("MCP-Protocol-Version".into(), v.as_str().into()));
             }
             if v.is_stateless() {
-                add_stateless_fields(message, &mut headers, v);
+                add_stateless_fields(message, &mut headers, v, &inner.capabilities);
             } else if let Some(sid) = &session_id {
                 headers.push(("Mcp-Session-Id".into(), sid.clone()));
             }
@@ -766,6 +798,7 @@ fn add_stateless_fields(
     message: &mut Value,
     headers: &mut Vec<(String, String)>,
     v: ProtocolVersion,
+    capabilities: &Value,
 ) {
     let Some(method) = message
         .get("method")
@@ -799,7 +832,7 @@ fn add_stateless_fields(
         meta.entry(wire::META_PROTOCOL_VERSION)
             .or_insert_with(|| json!(v.as_str()));
         meta.entry(wire::META_CLIENT_CAPABILITIES)
-            .or_insert_with(|| json!({}));
+            .or_insert_with(|| capabilities.clone());
         meta.entry("io.modelcontextprotocol/clientInfo")
             .or_insert_with(
                 || json!({"name": "mcp-verdict", "version": env!("CARGO_PKG_VERSION")}),

@@ -344,6 +344,15 @@ pub fn forgives(refused: &Verdict, next: &Verdict) -> bool {
     .is_some_and(|r| r.retried_by(next.method.as_deref()))
 }
 
+/// `v` is a standalone `GET` stream (kind `listen`) that the server refused with a 4xx other
+/// than the allowed 405: the client's own optional stream, so [`Tally`] does not fail a run
+/// for it (the row keeps its outcome).
+pub fn is_refused_listen(v: &Verdict) -> bool {
+    v.kind == Some(crate::ExchangeKind::Listen)
+        && !v.complete
+        && v.status.is_some_and(|s| (400..500).contains(&s))
+}
+
 /// `v` is a refused `server/discover` that an `initialize` may follow without blame: refused
 /// like a legacy server (`400`/`404`/`405` with an empty or unrecognised body: the fallback
 /// HTTP-26 describes), or for its version (`-32022`: the server speaks no revision the probe
@@ -458,18 +467,70 @@ pub fn facts_of<'a>(verdict: &'a Verdict, entry: &'a Entry) -> ExchangeFacts<'a>
 /// `server/discover` directly followed by an `initialize` is how a client detects a legacy
 /// server (the 2026-07-28 backward-compatibility probe), and a version rejection retried with a
 /// supported version is negotiation.
+///
+/// Likewise a 2025-x request whose stream ended early but resumably (advice `resume`) does not
+/// fail the run once a resumption (`GET` with `Last-Event-ID`) brought its answer: the
+/// transport says a client should reconnect, and the call completed. And a standalone `GET`
+/// stream (kind `listen`) that the server refuses with a 4xx does not fail the run either: the
+/// client opens it on its own account, in case the server has something to send, and loses
+/// nothing it asked for (the row keeps its outcome; 405 is the allowed refusal).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Tally {
     total: u64,
     incomplete: u64,
     forgiven: u64,
     refused: Option<Refusal>,
+    resumed: u64,
+    refused_listens: u64,
+    /// Hashes of the ids of requests whose stream broke resumably, not yet resumed (a few:
+    /// the most recent win).
+    broken: [Option<u64>; BROKEN_KEPT],
+}
+
+/// Broken streams remembered by [`Tally`] for a later resumption.
+const BROKEN_KEPT: usize = 8;
+
+/// A request id as a hash (so that [`Tally`] stays `Copy` and bounded).
+fn id_hash(id: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    id.to_string().hash(&mut h);
+    h.finish()
 }
 
 impl Tally {
     /// Counts one verdict, in capture order.
     pub fn add(&mut self, v: &Verdict) {
         self.count(v.method.as_deref(), v.complete, v.status, v.error_code);
+        if is_refused_listen(v) {
+            self.incomplete -= 1;
+            self.refused_listens += 1;
+            return;
+        }
+        let Some(id) = v.id.as_ref().map(id_hash) else {
+            return;
+        };
+        let resume = v.kind == Some(crate::ExchangeKind::Resume);
+        if resume && v.complete {
+            if let Some(slot) = self.broken.iter_mut().find(|b| **b == Some(id)) {
+                *slot = None;
+                self.incomplete -= 1;
+                self.resumed += 1;
+            }
+        } else if !v.complete && v.retry.advice == crate::Advice::Resume {
+            self.broken.rotate_right(1);
+            self.broken[0] = Some(id);
+        }
+    }
+
+    /// Standalone `GET` streams refused with a 4xx (not failing the run).
+    pub fn refused_listens(&self) -> u64 {
+        self.refused_listens
+    }
+
+    /// Incomplete exchanges whose stream a later resumption answered.
+    pub fn resumed(&self) -> u64 {
+        self.resumed
     }
 
     /// Counts one logical call, in capture order (the same rule, one level up).
@@ -499,6 +560,7 @@ impl Tally {
     /// Starts a new capture (a refused discover does not carry over).
     pub fn next_capture(&mut self) {
         self.refused = None;
+        self.broken = [None; BROKEN_KEPT];
     }
 
     /// Every exchange counted was complete (or a forgiven legacy probe).
@@ -626,6 +688,52 @@ mod tests {
         assert!(!is_legacy_probe(&verdict("server/discover", 503)));
         assert!(!is_legacy_probe(&with_code(400, -32020)));
         assert!(!is_legacy_probe(&verdict("tools/list", 404)));
+    }
+
+    #[test]
+    fn a_broken_stream_resumed_to_its_answer_does_not_fail() {
+        let mut broken = verdict("tools/call", 200);
+        broken.id = Some(serde_json::json!(4));
+        broken.complete = false;
+        broken.retry.advice = crate::Advice::Resume;
+        let mut resumed = broken.clone();
+        resumed.kind = Some(crate::ExchangeKind::Resume);
+        resumed.complete = true;
+        resumed.retry.advice = crate::Advice::None;
+        let mut t = Tally::default();
+        t.add(&broken);
+        assert!(!t.all_complete());
+        t.add(&resumed);
+        assert!(t.all_complete());
+        assert_eq!((t.resumed(), t.incomplete()), (1, 0));
+        // A resumption of another request forgives nothing; nor does one that failed too.
+        let mut t = Tally::default();
+        t.add(&broken);
+        let mut other = resumed.clone();
+        other.id = Some(serde_json::json!(5));
+        t.add(&other);
+        let mut failed = resumed.clone();
+        failed.complete = false;
+        t.add(&failed);
+        assert_eq!((t.resumed(), t.incomplete()), (0, 2));
+    }
+
+    #[test]
+    fn a_refused_listen_does_not_fail_but_a_broken_one_does() {
+        let listen = |status: u16, complete: bool| {
+            let mut v = verdict("tools/list", status);
+            v.kind = Some(crate::ExchangeKind::Listen);
+            v.method = None;
+            v.complete = complete;
+            v
+        };
+        let mut t = Tally::default();
+        t.add(&listen(404, false));
+        assert!(t.all_complete());
+        assert_eq!(t.refused_listens(), 1);
+        t.add(&listen(500, false));
+        t.add(&listen(200, false));
+        assert_eq!((t.refused_listens(), t.incomplete()), (1, 2));
     }
 
     #[test]

@@ -382,6 +382,23 @@ pub(crate) struct ProbeArgs {
     /// Tool arguments, a JSON object (with --tool).
     #[arg(long, requires = "tool")]
     pub(crate) args: Option<String>,
+    /// With --all-tools, the arguments of named tools instead of ones made from their
+    /// inputSchema: a JSON object, tool name to arguments object, e.g. '{"search":{"q":"x"}}'.
+    #[arg(long, value_name = "JSON", requires = "all_tools")]
+    pub(crate) tool_args: Option<String>,
+    /// How probe answers a server's elicitation/create (on a response stream, or in a
+    /// 2026-07-28 input-required result): decline (the default), cancel, or accept with the
+    /// requested schema's defaults and minimal valid values. sampling/createMessage gets a fixed
+    /// assistant text only with accept (else it is refused, error -1); roots/list gets no roots.
+    #[arg(long, value_enum, default_value_t = ElicitArg::Decline)]
+    pub(crate) elicit: ElicitArg,
+    /// Do not poll a task handle (2026-07-28 tools/call answered with resultType "task"): by
+    /// default probe polls tasks/get, at the task's pollIntervalMs, until a terminal status.
+    #[arg(long)]
+    pub(crate) no_follow_tasks: bool,
+    /// How long to follow a task before sending tasks/cancel and giving up, e.g. 5m.
+    #[arg(long, default_value = "5m", value_parser = units::duration)]
+    pub(crate) task_timeout: Duration,
     /// Extra request header, 'Name: value' (repeatable). Values are redacted in all output.
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub(crate) headers: Vec<String>,
@@ -439,6 +456,17 @@ pub(crate) struct DiffArgs {
     pub(crate) color: ColorArg,
     #[command(flatten)]
     pub(crate) limits: LimitArgs,
+}
+
+/// `probe --elicit`: what probe answers a server's elicitation with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ElicitArg {
+    /// Accept, with the requested schema's defaults and minimal valid values.
+    Accept,
+    /// Decline.
+    Decline,
+    /// Cancel.
+    Cancel,
 }
 
 /// `diff --format`.

@@ -363,18 +363,25 @@ impl<W: Write> Printer<W> {
         let mut head = format!(
             "{} exchanges, {} complete, {} incomplete",
             c.total(),
-            c.total() - c.incomplete() - c.forgiven(),
+            c.total() - c.incomplete() - c.forgiven() - c.resumed() - c.refused_listens(),
             c.incomplete()
         );
         if c.forgiven() > 0 {
             head.push_str(&format!(", {} legacy probe", c.forgiven()));
+        }
+        if c.resumed() > 0 {
+            head.push_str(&format!(", {} resumed", c.resumed()));
+        }
+        if c.refused_listens() > 0 {
+            head.push_str(&format!(", {} GET stream refused", c.refused_listens()));
         }
         (head, tally.join(", "))
     }
 
     /// Keeps one markdown row of the file being read.
     fn md_row(&mut self, v: &Verdict) {
-        let probe = is_discovery_refusal(v);
+        // Refusals that do not fail the run (the exit code's rule): a warning row.
+        let probe = is_discovery_refusal(v) || mcp_verdict::replay::is_refused_listen(v);
         let (group, mark) = match (v.complete, probe) {
             (true, _) => (2, "✅"),
             (false, true) => (1, "⚠️"),

@@ -10,10 +10,10 @@ use mcp_verdict::adapters::{Client, Deadlines, Handshake, Timings};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::replay::{self, Item};
 use mcp_verdict::soak::tool_names;
-use mcp_verdict::{Outcome, ProtocolVersion, Verdict};
+use mcp_verdict::{Advice, Outcome, ProtocolVersion, Verdict};
 use serde_json::{Value, json};
 
-use crate::args::{OutputFormatArg, ProbeArgs};
+use crate::args::{ElicitArg, OutputFormatArg, ProbeArgs};
 use crate::cli::{
     check_out, create_out, endpoint, exit_code, fail, handshake_of, otlp_available, runtime,
     tool_args, with_headers, with_tls,
@@ -22,9 +22,14 @@ use crate::output::{Printer, SkippedTool};
 use crate::report::{Run, Trace, TraceObserver};
 use crate::tool_args;
 
+mod answers;
+mod listen;
+mod tasks;
+mod tool_headers;
+
 pub fn run(args: ProbeArgs) -> ExitCode {
     // Messages before the client exists name the URL at most (never a header value).
-    let (handshake, tool_args, record) = match setup(&args) {
+    let (handshake, tool_args, overrides, record) = match setup(&args) {
         Ok(p) => p,
         Err(e) => return fail(args.redact.policy().text(&e)),
     };
@@ -53,6 +58,7 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         (Some(name), _) => Calls::One(name.clone(), tool_args),
         (None, true) => Calls::All {
             include_destructive: args.include_destructive,
+            overrides,
         },
         (None, false) => Calls::None,
     };
@@ -73,7 +79,17 @@ pub fn run(args: ProbeArgs) -> ExitCode {
         no_server,
         unlisted,
         skipped,
-    } = runtime.block_on(session(&client, handshake, calls, keep));
+    } = runtime.block_on(session(
+        &client,
+        handshake,
+        calls,
+        Conduct {
+            keep,
+            elicit: args.elicit,
+            follow_tasks: !args.no_follow_tasks,
+            task_timeout: args.task_timeout,
+        },
+    ));
     // Unusable input (exit 2): no server answered the handshake, or the tool is not listed.
     if no_server && let Some((last, _)) = judged.last() {
         eprintln!(
@@ -148,10 +164,11 @@ pub fn run(args: ProbeArgs) -> ExitCode {
 
 /// The arguments that need checking before any work. The record file is opened here, and the
 /// report's path checked, so a bad path fails at once (before anything is sent).
-fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), String> {
+fn setup(args: &ProbeArgs) -> Result<Setup, String> {
     endpoint(&args.url)?;
     let handshake = handshake_of(&args.protocol)?;
     let tool_args = tool_args(args.args.as_deref())?;
+    let overrides = per_tool_args(args.tool_args.as_deref())?;
     otlp_available(args.otlp.as_deref())?;
     if let Some(path) = &args.out.html {
         check_out("--html", path)?;
@@ -162,7 +179,27 @@ fn setup(args: &ProbeArgs) -> Result<(Handshake, Value, Option<std::fs::File>), 
         .as_deref()
         .map(|p| create_out("--record", p))
         .transpose()?;
-    Ok((handshake, tool_args, record))
+    Ok((handshake, tool_args, overrides, record))
+}
+
+/// What [`setup`] checked: the handshake, `--args`, `--tool-args`, the record file.
+type Setup = (
+    Handshake,
+    Value,
+    serde_json::Map<String, Value>,
+    Option<std::fs::File>,
+);
+
+/// `--tool-args`: an object of argument objects, by tool name.
+fn per_tool_args(text: Option<&str>) -> Result<serde_json::Map<String, Value>, String> {
+    let Some(text) = text else {
+        return Ok(serde_json::Map::new());
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) if m.values().all(Value::is_object) => Ok(m),
+        Ok(_) => Err("--tool-args must be a JSON object of argument objects by tool name".into()),
+        Err(e) => Err(format!("--tool-args is not JSON: {e}")),
+    }
 }
 
 /// The client the probe runs with, recording into `recorder` when anything shows the bodies.
@@ -171,6 +208,7 @@ fn client_for(args: &ProbeArgs, recorder: &Arc<Mutex<Vec<Entry>>>) -> Result<Cli
         .redaction(args.redact.policy())
         .limits(args.limits.limits())
         .record_max_body_bytes(args.record_max_body_bytes)
+        .capabilities(answers::capabilities())
         .deadlines(Deadlines {
             overall: Some(args.timeout),
             idle: args.idle_timeout,
@@ -264,6 +302,8 @@ enum Calls {
     /// `--include-destructive`), arguments from its `inputSchema`.
     All {
         include_destructive: bool,
+        /// `--tool-args`: arguments by tool name, instead of made ones.
+        overrides: serde_json::Map<String, Value>,
     },
 }
 
@@ -316,7 +356,7 @@ type Measured = Option<(SystemTime, Timings, Vec<Duration>)>;
 
 /// The probe sequence. Stops early when the handshake fails. The handshake's exchanges come
 /// without live timings (the client runs them as one step); the others are measured.
-async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usize) -> Session {
+async fn session(client: &Client, handshake: Handshake, calls: Calls, conduct: Conduct) -> Session {
     let mut verdicts: Vec<(Verdict, Measured)> = client
         .handshake(handshake)
         .await
@@ -339,7 +379,22 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usiz
         session.verdicts = verdicts;
         return session;
     }
-    let (tools, listed) = list_tools(client, &calls, &mut verdicts, keep).await;
+    after_handshake(client, calls, conduct, &mut verdicts, &mut session).await;
+    // In the order the exchanges began: the recording's order.
+    verdicts.sort_by_key(|(v, _)| v.index);
+    session.verdicts = verdicts;
+    session
+}
+
+/// Everything after a good handshake: `tools/list`, then the tool calls asked for.
+async fn after_handshake(
+    client: &Client,
+    calls: Calls,
+    conduct: Conduct,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+    session: &mut Session,
+) {
+    let (tools, listed) = list_tools(client, &calls, verdicts, conduct).await;
     let names: Vec<&str> = tools
         .iter()
         .filter_map(|t| t.get("name")?.as_str())
@@ -369,12 +424,22 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usiz
         }
         Calls::All {
             include_destructive,
+            overrides,
         } => {
             let mut planned = Vec::new();
             for t in &tools {
                 let Some(name) = t.get("name").and_then(Value::as_str) else {
                     continue;
                 };
+                if let Some(why) = tool_headers::invalid(t) {
+                    // SEP-2243: clients MUST exclude such a tool, destructive or not.
+                    eprintln!("mcp-verdict: --all-tools: not calling {name:?}: {why}");
+                    session.skipped.push(SkippedTool {
+                        name: name.to_owned(),
+                        reason: format!("invalid x-mcp-header: {why}"),
+                    });
+                    continue;
+                }
                 if let Some(why) = destructive(t).filter(|_| !include_destructive) {
                     eprintln!(
                         "mcp-verdict: --all-tools: not calling {name:?}: {why}; --include-destructive calls it"
@@ -386,19 +451,102 @@ async fn session(client: &Client, handshake: Handshake, calls: Calls, keep: usiz
                     continue;
                 }
                 let schema = t.get("inputSchema").unwrap_or(&Value::Null);
-                planned.push((name.to_owned(), tool_args::arguments_for(schema)));
+                let args = overrides
+                    .get(name)
+                    .cloned()
+                    .unwrap_or_else(|| tool_args::arguments_for(schema));
+                planned.push((name.to_owned(), args));
             }
             planned
         }
     };
+    let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
+    // A 2025-x session's GET stream, open while tools are called (see `listen`).
+    let get = if !planned.is_empty() && !stateless {
+        Some(client.listen().await)
+    } else {
+        None
+    };
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let calls = async {
+        call_tools(client, &tools, planned, conduct, verdicts).await;
+        drop(stop);
+    };
+    let heard = match get {
+        Some(get) => tokio::join!(calls, listen::run(client, get, conduct, stopped)).1,
+        None => {
+            calls.await;
+            Vec::new()
+        }
+    };
+    verdicts.extend(heard);
+}
+
+/// The planned tool calls, one after another.
+async fn call_tools(
+    client: &Client,
+    tools: &[Value],
+    planned: Vec<(String, Value)>,
+    conduct: Conduct,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+) {
+    let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
     for (i, (name, args)) in planned.into_iter().enumerate() {
         // A progress token, so servers that report progress do (and the stream shows it).
         let token = format!("probe-{}", i + 1);
+        // SEP-2243 (2026-07-28): marked parameters mirrored into Mcp-Param-* headers.
+        let headers = tools
+            .iter()
+            .find(|t| t.get("name").and_then(Value::as_str) == Some(&name))
+            .filter(|_| stateless)
+            .map(|t| tool_headers::param_headers(t, &args))
+            .unwrap_or_default();
         let params = json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
-        verdicts.push(measured(client, "tools/call", params, keep).await.0);
+        call_tool(client, params, &headers, conduct, verdicts).await;
     }
-    session.verdicts = verdicts;
-    session
+}
+
+/// How many input-required rounds (MRTR) one tool call goes through at most.
+const MAX_INPUT_ROUNDS: usize = 8;
+
+/// One `tools/call`, with what follows from its answer: a 2026-07-28 input-required result is
+/// answered and the call retried (a new id, the original params plus `inputResponses` and the
+/// exact `requestState`, and nothing of another call's); a task handle is followed
+/// (`--no-follow-tasks` stops that).
+async fn call_tool(
+    client: &Client,
+    params: Value,
+    headers: &[(String, String)],
+    conduct: Conduct,
+    verdicts: &mut Vec<(Verdict, Measured)>,
+) {
+    let (rows, mut answer) = measured(client, "tools/call", params.clone(), headers, conduct).await;
+    verdicts.extend(rows);
+    for _ in 0..MAX_INPUT_ROUNDS {
+        let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
+            break;
+        };
+        if result.get("resultType").and_then(Value::as_str) != Some("input_required") {
+            break;
+        }
+        let mut retry = params.clone();
+        if let Some(requests) = result.get("inputRequests") {
+            retry["inputResponses"] = answers::input_responses(requests, conduct.elicit);
+        }
+        if let Some(state) = result.get("requestState") {
+            retry["requestState"] = state.clone();
+        }
+        let (rows, again) = measured(client, "tools/call", retry, headers, conduct).await;
+        verdicts.extend(rows);
+        answer = again;
+    }
+    let stateless = client.protocol().is_some_and(ProtocolVersion::is_stateless);
+    if conduct.follow_tasks
+        && stateless
+        && let Some(task) = tasks::handle(answer.as_ref())
+    {
+        tasks::follow(client, task, conduct, verdicts).await;
+    }
 }
 
 /// Reads `tools/list`, each page's verdict into `verdicts`: the first page only, unless
@@ -408,7 +556,7 @@ async fn list_tools(
     client: &Client,
     calls: &Calls,
     verdicts: &mut Vec<(Verdict, Measured)>,
-    keep: usize,
+    conduct: Conduct,
 ) -> (Vec<Value>, bool) {
     let mut tools: Vec<Value> = Vec::new();
     let mut cursor: Option<Value> = None;
@@ -417,8 +565,8 @@ async fn list_tools(
             Some(c) => json!({"cursor": c}),
             None => json!({}),
         };
-        let (verdict, answer) = measured(client, "tools/list", params, keep).await;
-        verdicts.push(verdict);
+        let (rows, answer) = measured(client, "tools/list", params, &[], conduct).await;
+        verdicts.extend(rows);
         let Some(result) = answer.as_ref().and_then(|a| a.get("result")) else {
             return (tools, false);
         };
@@ -441,28 +589,102 @@ async fn list_tools(
     (tools, false)
 }
 
-/// One request, with the arrival times (from just before sending) of its first `keep` server
-/// messages, and the response message when one came.
+/// What the probe does besides sending its requests.
+#[derive(Clone, Copy)]
+struct Conduct {
+    /// Arrival times kept per exchange (for the timelines).
+    keep: usize,
+    /// How server requests (elicitation, sampling) are answered.
+    elicit: ElicitArg,
+    /// Poll task handles until a terminal status.
+    follow_tasks: bool,
+    /// How long to follow one task.
+    task_timeout: Duration,
+}
+
+/// Server requests answered per exchange at most; more are left unanswered (memory and time
+/// stay bounded whatever the server sends).
+const MAX_ANSWERS: usize = 64;
+
+/// One request (with `headers` besides the ones the version needs), with the arrival times
+/// (from just before sending) of its first `keep` server messages, and the response message
+/// when one came. A server request on its stream is answered at once (a POST of the response,
+/// judged too): its verdicts follow the request's, in the order the exchanges began. A 2025-x
+/// stream that ends without the response but with an event id is resumed (`GET` with
+/// `Last-Event-ID`, after the stream's `retry` delay), a few times at most.
 async fn measured(
     client: &Client,
     method: &str,
     params: Value,
-    keep: usize,
-) -> ((Verdict, Measured), Option<Value>) {
-    let (sent, wall) = (Instant::now(), SystemTime::now());
-    let mut call = client.request(method, params).await;
+    headers: &[(String, String)],
+    conduct: Conduct,
+) -> (Vec<(Verdict, Measured)>, Option<Value>) {
+    let wall = SystemTime::now();
+    let call = client.request_with_headers(method, params, headers).await;
+    let (mut rows, mut answer) = read(client, call, wall, conduct).await;
+    for _ in 0..MAX_RESUMES {
+        // The latest read's own row (answers' rows carry no measurement).
+        let latest = rows.iter().rev().find(|(_, m)| m.is_some()).map(|(v, _)| v);
+        let Some((last_id, after)) = latest
+            .filter(|v| answer.is_none() && v.retry.advice == Advice::Resume)
+            .and_then(|v| Some((v.last_event_id.clone()?, v.retry.after_ms)))
+        else {
+            break;
+        };
+        // The stream's `retry` field, else a second; never past a minute.
+        let wait = Duration::from_millis(after.unwrap_or(1000).min(60_000));
+        tokio::time::sleep(wait).await;
+        let call = client.resume(&last_id).await;
+        let (more, again) = read(client, call, SystemTime::now(), conduct).await;
+        rows.extend(more);
+        answer = again;
+    }
+    (rows, answer)
+}
+
+/// Resumptions of one request's stream at most.
+const MAX_RESUMES: usize = 3;
+
+/// Reads one exchange to its end, answering the server's requests on it: its row (measured),
+/// the answers' rows, and the response message when one came.
+async fn read(
+    client: &Client,
+    mut call: mcp_verdict::adapters::Call,
+    wall: SystemTime,
+    conduct: Conduct,
+) -> (Vec<(Verdict, Measured)>, Option<Value>) {
+    let sent = Instant::now();
     let mut arrivals = Vec::new();
     let mut answer = None;
+    let mut answered: Vec<(Verdict, Measured)> = Vec::new();
     while let Some(m) = call.next_message().await {
-        if arrivals.len() < keep {
+        if arrivals.len() < conduct.keep {
             arrivals.push(sent.elapsed());
         }
         if m.terminal {
             answer = m.value().ok();
+        } else if answered.len() < MAX_ANSWERS
+            && let Some(row) = answer_request(client, &m, conduct).await
+        {
+            answered.push(row);
         }
     }
     let (verdict, timings) = call.finish().await;
-    ((verdict, Some((wall, timings, arrivals))), answer)
+    let mut rows = vec![(verdict, Some((wall, timings, arrivals)))];
+    rows.append(&mut answered);
+    (rows, answer)
+}
+
+/// When `m` is a server request: probe's answer sent (a POST), with its verdict.
+async fn answer_request(
+    client: &Client,
+    m: &mcp_verdict::adapters::ServerMessage,
+    conduct: Conduct,
+) -> Option<(Verdict, Measured)> {
+    m.method.as_ref()?;
+    let request = m.value().ok().filter(|r| r.get("id").is_some())?;
+    let reply = answers::response_to(&request, conduct.elicit);
+    Some((client.send(reply).await.verdict().await, None))
 }
 
 /// Traces for the report: messages and byte positions from the recorded bodies (judged again,
@@ -637,5 +859,16 @@ mod tests {
         );
         assert!(destructive(&json!({"name": "bare"})).is_some_and(|w| w.contains("MCP's default")));
         assert!(destructive(&tool(json!({"readOnlyHint": "yes"}))).is_some());
+    }
+
+    /// `--tool-args` takes argument objects by tool name, and nothing else.
+    #[test]
+    fn per_tool_args_are_objects_by_name() {
+        let m = per_tool_args(Some(r#"{"a": {"x": 1}, "b": {}}"#)).expect("valid");
+        assert_eq!(m["a"], json!({"x": 1}));
+        assert!(per_tool_args(None).expect("none").is_empty());
+        for bad in [r#"{"a": 1}"#, "[]", "{", r#"{"a": null}"#] {
+            assert!(per_tool_args(Some(bad)).is_err(), "{bad}");
+        }
     }
 }
