@@ -104,7 +104,8 @@ impl Discovery {
         advertised: Option<Vec<String>>,
     ) {
         let method = req.method.as_deref();
-        if req.http_method == "POST" && method != Some(DISCOVER) {
+        // Nothing advertised (most exchanges): no text compared.
+        if self.advertised.is_some() && req.http_method == "POST" && method != Some(DISCOVER) {
             self.check_refusal(req, verdict);
         }
         match method {

@@ -292,10 +292,12 @@ impl Message {
         let mut plain = b.starts_with(scan::LEAD);
         let mut member = |key: &[u8], at: usize| match key {
             b"params" => {
-                let (params, end, params_plain) = Params::scan(text, at)?;
                 // A repeated `params` is left to the check.
-                plain &= params_plain && m.params.is_none();
-                m.params = Some(params);
+                let repeated = m.params.is_some();
+                // Read where it is kept: a `Params` returned and moved in cost two copies.
+                let params = m.params.insert(Params::default());
+                let (end, params_plain) = params.scan(text, at)?;
+                plain &= params_plain && !repeated;
                 Some(end)
             }
             b"method" => {
@@ -360,18 +362,18 @@ impl Message {
 }
 
 impl Params {
-    /// [`Message::scan`] of `params` (its text, checked already).
-    /// `params` at `at` in `text`, with the index after it.
-    /// The third value: whether `params` is one of a plain call (see [`PlainCall`]).
-    fn scan(text: &str, at: usize) -> Option<(Params, usize, bool)> {
+    /// [`Message::scan`] of `params` (its text, checked already): `params` at `at` in `text`
+    /// read into `self` (a default one), with the index after it and whether `params` is one
+    /// of a plain call (see [`PlainCall`]).
+    fn scan(&mut self, text: &str, at: usize) -> Option<(usize, bool)> {
         let b = text.as_bytes();
         if b[at] != b'{' {
             // serde_json reads any other value in full (a number must be in range): read it
             // so too, to tell.
             let end = scan::any(b, at, 1)?;
-            return value_of(&text[at..end]).map(|_| (Params::default(), end, false));
+            return value_of(&text[at..end]).map(|_| (end, false));
         }
-        let mut p = Params::default();
+        let p = self;
         let mut plain = true;
         let end = scan::members(b, at, |key, at| {
             if let b"name" | b"uri" | b"protocolVersion" | b"taskId" = key {
@@ -404,7 +406,7 @@ impl Params {
             Some(end)
         })?;
         let plain = plain && p.name.is_some();
-        Some((p, end, plain))
+        Some((end, plain))
     }
 
     /// Members as the serde visitor reads them; anything but an object gives the default.
@@ -562,13 +564,8 @@ impl Request {
         self.kind = BodyKind::Unreadable;
         match body {
             Body::Single(m) => {
-                let answered = m.id.clone();
                 self.plain_call = m.plain_call;
                 self.kind = self.take_message(m);
-                if self.kind == BodyKind::Response {
-                    // The id of the server request this answers (links it to that request).
-                    self.id = answered;
-                }
             }
             Body::Batch(items) => {
                 self.kind = BodyKind::Batch;
@@ -614,7 +611,12 @@ impl Request {
                 self.params = m.params;
                 BodyKind::Notification
             }
-            (None, _) if m.answer => BodyKind::Response,
+            (None, id) if m.answer => {
+                // The id of the server request this answers (links it to that request); a
+                // batch puts back the facts of its first request after any other message.
+                self.id = id;
+                BodyKind::Response
+            }
             (None, _) => BodyKind::Unreadable,
         }
     }

@@ -267,7 +267,7 @@ impl Session {
             self.server_errors_jsonrpc = true;
         }
         if verdict.status.is_some_and(|s| (200..300).contains(&s))
-            && req.headers.get("authorization").is_some()
+            && req.headers.known(Known::Authorization).is_some()
         {
             self.authorized = true;
         }

@@ -88,6 +88,19 @@ pub(crate) struct Learned {
     pub advertised: Option<Vec<String>>,
 }
 
+impl Learned {
+    /// Nothing was learned (most exchanges). Every field named, so a new one is not missed.
+    fn is_empty(&self) -> bool {
+        let Learned {
+            negotiated,
+            tools,
+            input_required,
+            advertised,
+        } = self;
+        negotiated.is_none() && tools.is_empty() && !input_required && advertised.is_none()
+    }
+}
+
 /// How the exchange was set up: everything decided before the response.
 #[derive(Debug, Clone)]
 pub(crate) struct Setup {
@@ -252,7 +265,10 @@ impl Terminal {
             v.task_status = task.status;
             v.task = Some(task);
         }
-        *learned = std::mem::take(&mut self.learned);
+        // Most answers teach nothing: then there is nothing to move (or drop).
+        if !self.learned.is_empty() {
+            *learned = std::mem::take(&mut self.learned);
+        }
     }
 }
 
@@ -516,10 +532,13 @@ impl Exchange {
                 .then(|| head.headers.known(Known::Location).map(crate::redact::url))
                 .flatten(),
             hints: (!ok).then(|| Box::new(crate::origin::Hints::of(&head.headers))),
-            auth: crate::auth::AuthHead::of(head.status, &head.headers).map(Box::new),
+            // Challenges only matter on a refusal: a 2xx does not look.
+            auth: (!ok)
+                .then(|| crate::auth::AuthHead::of(head.status, &head.headers).map(Box::new))
+                .flatten(),
             accel_off: head
                 .headers
-                .get("x-accel-buffering")
+                .known(Known::XAccelBuffering)
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("no")),
         });
     }

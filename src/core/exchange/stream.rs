@@ -29,7 +29,10 @@ impl Exchange {
     ) -> Outcome {
         // A body the capture did not keep has no event count: unknown, not zero.
         v.event_count = (end != End::NotCaptured).then_some(stream.track.event_count);
-        v.server_requests = std::mem::take(&mut stream.track.server_requests).into();
+        // Most streams carry none: then there is no list to convert.
+        if !stream.track.server_requests.is_empty() {
+            v.server_requests = std::mem::take(&mut stream.track.server_requests).into();
+        }
         self.server_requests_unlisted = stream.track.unlisted;
         let last_id = stream
             .framer
@@ -120,6 +123,10 @@ impl Exchange {
     /// `sse.buffered`: every event came in one burst after a long wait, with something the
     /// server sends while working (progress, a log message, a server request) in it.
     pub(super) fn check_buffered(&mut self, span: &EventSpan, head: &super::Head) {
+        // No arrival times told (a capture without them, or a caller that does not say).
+        if self.arrivals.is_empty() {
+            return;
+        }
         let limits = &self.setup.limits;
         // The thresholds, not the times measured: two runs of the same traffic give the same
         // verdict (the times are in the recording).
