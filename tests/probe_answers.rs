@@ -3,11 +3,14 @@
 //! `tools/call` response stream, for an elicitation, a sampling and the roots, and finishes the
 //! call only once the answers came back as POSTed responses.
 
+#[path = "support/http_read.rs"]
+mod http_read;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 
@@ -54,30 +57,10 @@ async fn server(max: usize) -> (String, Arc<Seen>) {
 
 async fn serve(mut stream: TcpStream, seen: Arc<Seen>) -> std::io::Result<()> {
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
     loop {
-        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-            continue;
+        let Some((head, body)) = http_read::next_request(&mut stream, &mut buf).await? else {
+            return Ok(());
         };
-        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-        let length: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length:"))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0);
-        while buf.len() < end + 4 + length {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        let body: Vec<u8> = buf.drain(..end + 4 + length).skip(end + 4).collect();
         if head.starts_with("get ") {
             let out = "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n";
             stream.write_all(out.as_bytes()).await?;

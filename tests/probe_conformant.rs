@@ -3,12 +3,15 @@
 //! after a `-32022` rejection, and `--all-tools` calls every listed tool with arguments made
 //! from its `inputSchema`. (The official suite's client scenarios run in `.ci/conformance.sh`.)
 
+#[path = "support/http_read.rs"]
+mod http_read;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mcp_verdict::faults::FaultServer;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 /// What the test server saw: (MCP-Protocol-Version header, JSON-RPC message) per POST.
@@ -38,33 +41,11 @@ async fn negotiating_server(max: usize) -> (String, Seen, tokio::task::JoinHandl
 
 async fn serve(mut stream: TcpStream, seen: Seen) -> std::io::Result<()> {
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
     loop {
-        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-            continue;
+        let Some((head, body)) = http_read::next_request(&mut stream, &mut buf).await? else {
+            return Ok(());
         };
-        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-        let header = |name: &str| {
-            head.lines()
-                .find_map(|l| l.strip_prefix(name))
-                .map(|v| v.trim().to_owned())
-        };
-        let length: usize = header("content-length:")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        while buf.len() < end + 4 + length {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 {
-                return Ok(());
-            }
-            buf.extend_from_slice(&chunk[..n]);
-        }
-        let body: Vec<u8> = buf.drain(..end + 4 + length).skip(end + 4).collect();
+        let header = |name: &str| http_read::header(&head, name);
         let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         let first = {
             let mut seen = seen.lock().unwrap();
