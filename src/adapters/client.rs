@@ -840,8 +840,9 @@ fn add_stateless_fields(
     }
 }
 
-/// A header value as sent: plain when it is safe ASCII, else the `=?base64?…?=` form.
-fn header_safe(v: &str) -> String {
+/// A value for an MCP header (`Mcp-Name`, a tool's `Mcp-Param-*`) as sent: plain when it is
+/// safe visible ASCII (inner spaces allowed), else the `=?base64?…?=` form 2026-07-28 defines.
+pub fn header_safe(v: &str) -> String {
     use base64::Engine;
     let safe = v.bytes().all(|b| (0x20..0x7f).contains(&b)) && v.trim() == v;
     if safe {

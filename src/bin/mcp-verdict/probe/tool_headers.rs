@@ -50,7 +50,7 @@ pub(crate) fn param_headers(tool: &Value, args: &Value) -> Vec<(String, String)>
         };
         let value = match args.get(prop) {
             None | Some(Value::Null) => continue,
-            Some(Value::String(s)) => header_safe(s),
+            Some(Value::String(s)) => mcp_verdict::adapters::client::header_safe(s),
             Some(Value::Bool(b)) => b.to_string(),
             Some(Value::Number(n)) => n.to_string(),
             Some(_) => continue,
@@ -65,21 +65,6 @@ fn properties(tool: &Value) -> impl Iterator<Item = (&String, &Value)> {
         .and_then(Value::as_object)
         .into_iter()
         .flatten()
-}
-
-/// A header value as sent: plain when it is safe visible ASCII (inner spaces allowed), else
-/// the `=?base64?…?=` form.
-fn header_safe(v: &str) -> String {
-    use base64::Engine;
-    let safe = v.bytes().all(|b| (0x20..0x7f).contains(&b)) && v.trim() == v;
-    if safe {
-        v.to_owned()
-    } else {
-        format!(
-            "=?base64?{}?=",
-            base64::engine::general_purpose::STANDARD.encode(v.as_bytes())
-        )
-    }
 }
 
 #[cfg(test)]
