@@ -172,7 +172,10 @@ fn check_routing_headers(req: &Request, findings: &mut Findings) {
     };
     if let Some(key) = name_key {
         let expected = req.param_str(key).unwrap_or("");
-        let sent = req.headers.known(Known::McpName).map(decode_header_value);
+        let sent = req
+            .headers
+            .known(Known::McpName)
+            .map(|v| mcp_header_value(v).unwrap_or_else(|| v.trim().to_owned()));
         if sent.as_deref() != Some(expected) {
             findings.add(
                 Rule::RequestMcpNameHeader,
@@ -186,15 +189,23 @@ fn check_routing_headers(req: &Request, findings: &mut Findings) {
     }
 }
 
-/// Decodes the `=?base64?…?=` form used for header values that are not safe ASCII.
-fn decode_header_value(v: &str) -> String {
+/// An MCP header's value (`Mcp-Name`, `Mcp-Param-*`) as meant: surrounding whitespace dropped
+/// and the `=?base64?…?=` form used for values that are not safe ASCII decoded; `None` when that
+/// form does not hold valid, padded base64 of UTF-8 (a value without both markers is literal).
+/// The judge reads such a value as sent; the fault server refuses it.
+pub(crate) fn mcp_header_value(v: &str) -> Option<String> {
     use base64::Engine;
     let v = v.trim();
-    v.strip_prefix("=?base64?")
+    match v
+        .strip_prefix("=?base64?")
         .and_then(|rest| rest.strip_suffix("?="))
-        .and_then(|b64| base64::engine::general_purpose::STANDARD.decode(b64).ok())
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-        .unwrap_or_else(|| v.to_owned())
+    {
+        Some(b64) => base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(v.to_owned()),
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 //! not repeat the body (`Mcp-Method`, `Mcp-Name`, a tool's `Mcp-Param-*`: 400, `-32020`).
 //! 2025 requests (no header, or a 2025 version) pass untouched: that wire has no such rules.
 
-use base64::Engine;
 use serde_json::{Value, json};
 
 /// The revisions the endpoint speaks, newest first (what `server/discover` lists).
@@ -157,21 +156,9 @@ fn param_headers(
     Ok(())
 }
 
-/// A header value with surrounding whitespace dropped and the `=?base64?…?=` form decoded;
-/// `None` when absent or when that form does not hold valid, padded base64 of UTF-8 (a value
-/// without both markers is literal).
+/// A present header's value as meant (`None`: absent, or a broken `=?base64?…?=` form).
 fn decoded(v: Option<&str>) -> Option<String> {
-    let v = v?.trim();
-    match v
-        .strip_prefix("=?base64?")
-        .and_then(|rest| rest.strip_suffix("?="))
-    {
-        Some(b64) => base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok()),
-        None => Some(v.to_owned()),
-    }
+    v.and_then(crate::core::client_checks::mcp_header_value)
 }
 
 #[cfg(test)]
