@@ -97,7 +97,26 @@ impl Discovery {
     /// After the verdict: the server's refusal of a revision it advertised (added to
     /// `verdict`), then what the exchange teaches. `advertised`: the `supportedVersions` of
     /// a `server/discover` result.
+    #[inline]
     pub(crate) fn record(
+        &mut self,
+        req: &Request,
+        verdict: &mut Verdict,
+        advertised: Option<Vec<String>>,
+    ) {
+        // Most exchanges: nothing advertised, nothing to forget, no `server/discover`.
+        let method = req.method.as_deref();
+        if self.advertised.is_none()
+            && self.transient.is_none()
+            && advertised.is_none()
+            && method != Some(DISCOVER)
+        {
+            return;
+        }
+        self.record_any(req, verdict, advertised);
+    }
+
+    fn record_any(
         &mut self,
         req: &Request,
         verdict: &mut Verdict,

@@ -182,8 +182,6 @@ struct Message {
     params: Option<Params>,
     /// Has `result` or `error`.
     answer: bool,
-    /// Set by [`Message::scan`] alone: see [`PlainCall`].
-    plain_call: PlainCall,
 }
 
 impl<'de> Deserialize<'de> for Message {
@@ -254,13 +252,10 @@ impl Body {
     /// Reads a body: from the flat list where it can (see [`flat`]), else by serde_json;
     /// `None` when it is not JSON.
     fn read(body: &[u8]) -> Option<Body> {
-        if let Ok(text) = simdutf8::basic::from_utf8(body) {
-            if let Some(message) = Message::scan(text) {
-                return Some(Body::Single(message));
-            }
-            if let Some(read) = flat::with_tree(text, Body::of_tree) {
-                return Some(read);
-            }
+        if let Ok(text) = simdutf8::basic::from_utf8(body)
+            && let Some(read) = flat::with_tree(text, Body::of_tree)
+        {
+            return Some(read);
         }
         serde_json::from_slice::<Body>(body).ok()
     }
@@ -281,13 +276,16 @@ impl Body {
     }
 }
 
-impl Message {
-    /// One pass over a message object, building only the facts: `None` leaves the text to
-    /// the flat reading (anything the pass does not decide as serde_json would: an escape in
-    /// a key or a string it keeps, an object or array id, a batch).
-    fn scan(text: &str) -> Option<Message> {
+impl Request {
+    /// One pass over a single message object, writing only the facts straight into `self`
+    /// (made by [`Request::empty`]; a `Message` moved in would cost copies of it): `None`
+    /// leaves the text to the flat reading (anything the pass does not decide as serde_json
+    /// would: an escape in a key or a string it keeps, an object or array id, a batch), with
+    /// the facts to be cleared by the caller.
+    fn scan(&mut self, text: &str) -> Option<()> {
         let b = text.as_bytes();
-        let mut m = Message::default();
+        let m = self;
+        let mut answer = false;
         // Whether every member so far is one a plain call has (see [`PlainCall`]).
         let mut plain = b.starts_with(scan::LEAD);
         let mut member = |key: &[u8], at: usize| match key {
@@ -324,7 +322,7 @@ impl Message {
             }
             _ => {
                 plain = false;
-                m.answer |= key == b"result" || key == b"error";
+                answer |= key == b"result" || key == b"error";
                 scan::any(b, at, 1)
             }
         };
@@ -338,13 +336,31 @@ impl Message {
             }
             scan::members(b, open, &mut member)?
         };
+        if scan::ws(b, end) != b.len() {
+            return None;
+        }
         m.plain_call = PlainCall {
             plain: plain && m.id.is_some() && m.params.is_some(),
             meta: m.params.as_ref().is_some_and(|p| p.meta.is_some()),
         };
-        (scan::ws(b, end) == b.len()).then_some(m)
+        // What [`Request::take_message`] keeps of one message, by its kind.
+        m.kind = match (&m.method, &m.id) {
+            (Some(_), Some(_)) => BodyKind::Request,
+            (Some(_), None) => BodyKind::Notification,
+            (None, _) if answer => {
+                m.params = None;
+                BodyKind::Response
+            }
+            (None, _) => {
+                (m.id, m.params) = (None, None);
+                BodyKind::Unreadable
+            }
+        };
+        Some(())
     }
+}
 
+impl Message {
     /// Members as the serde visitor reads them: the last of duplicates wins.
     fn of_tree(object: Tree<'_>) -> Message {
         let mut m = Message::default();
@@ -542,6 +558,13 @@ impl Request {
         if body.iter().all(u8::is_ascii_whitespace) {
             return req;
         }
+        if let Ok(text) = simdutf8::basic::from_utf8(body) {
+            if req.scan(text).is_some() {
+                return req;
+            }
+            (req.method, req.id, req.params) = (None, None, None);
+            req.plain_call = PlainCall::default();
+        }
         match Body::read(body) {
             Some(parsed) => req.take_body(parsed),
             None => req.kind = BodyKind::Unreadable,
@@ -564,7 +587,6 @@ impl Request {
         self.kind = BodyKind::Unreadable;
         match body {
             Body::Single(m) => {
-                self.plain_call = m.plain_call;
                 self.kind = self.take_message(m);
             }
             Body::Batch(items) => {
@@ -706,6 +728,20 @@ impl ExchangeKind {
 mod tests {
     use super::*;
 
+    /// [`Request::scan`] of `text` alone: the facts it writes, if it decides the text.
+    fn scanned_as_read(text: &str) -> Option<Request> {
+        let mut req = Request::empty("POST", Headers::default(), BodyKind::None);
+        req.scan(text).map(|()| req)
+    }
+
+    /// The facts serde_json's reading of `text` gives.
+    fn facts(text: &str) -> Option<Request> {
+        let body = serde_json::from_str::<Body>(text).ok()?;
+        let mut req = Request::empty("POST", Headers::default(), BodyKind::None);
+        req.take_body(body);
+        Some(req)
+    }
+
     /// Every value at every path of `v`, replaced by each of a few others.
     fn variants(v: &Value) -> Vec<Value> {
         let alternatives = [
@@ -791,8 +827,8 @@ mod tests {
                         assert_eq!(Some(read), serde, "{text}");
                         flat_read += 1;
                     }
-                    if let Some(read) = Message::scan(text) {
-                        assert_eq!(Some(Body::Single(read)), serde, "scan: {text}");
+                    if let Some(read) = scanned_as_read(text) {
+                        assert_eq!(Some(read), facts(text), "scan: {text}");
                         scanned += 1;
                     }
                     assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
@@ -829,8 +865,8 @@ mod tests {
         ];
         for text in &edges {
             let serde = serde_json::from_str::<Body>(text).ok();
-            if let Some(read) = Message::scan(text) {
-                assert_eq!(Some(Body::Single(read)), serde, "scan: {text}");
+            if let Some(read) = scanned_as_read(text) {
+                assert_eq!(Some(read), facts(text), "scan: {text}");
             }
             assert_eq!(Body::read(text.as_bytes()), serde, "{text}");
         }

@@ -225,22 +225,39 @@ impl Session {
     }
 
     /// Finishes `exchange` and records what it taught.
+    #[inline]
     pub fn finish(&mut self, exchange: &mut Exchange, end: End) -> Verdict {
         self.finish_with(exchange, end, &mut ())
     }
 
     /// Like [`finish`](Self::finish), reporting a JSON body's message to `observer`.
+    ///
+    /// Inlined, so the verdict is made where the caller keeps it: a 500-byte verdict
+    /// returned through each level cost a copy of it at each.
+    #[inline]
     pub fn finish_with(
         &mut self,
         exchange: &mut Exchange,
         end: End,
         observer: &mut dyn Observer,
     ) -> Verdict {
-        // The verdict comes back alone, built where it is returned: moving one out of a tuple
-        // cost a copy of it.
-        let mut verdict = exchange.finish_with(end, observer);
+        let mut verdict = exchange.base_verdict(end);
+        self.finish_into(exchange, end, observer, &mut verdict);
+        verdict
+    }
+
+    /// [`finish_with`](Self::finish_with) into `verdict`, made by [`Exchange::base_verdict`].
+    fn finish_into(
+        &mut self,
+        exchange: &mut Exchange,
+        end: End,
+        observer: &mut dyn Observer,
+        verdict: &mut Verdict,
+    ) {
+        exchange.finish_into(end, observer, verdict);
         self.server_requests_unlisted += std::mem::take(&mut exchange.server_requests_unlisted);
-        let mut learned = std::mem::take(&mut exchange.learned);
+        // Most exchanges learn nothing: then nothing is moved out, read or dropped.
+        let mut learned = exchange.take_learned();
         self.spare = std::mem::take(&mut exchange.spare);
         if let Some(at) = self.lifecycle.deleted_at(exchange.request())
             && matches!(verdict.status, Some(400 | 404))
@@ -253,14 +270,16 @@ impl Session {
                 ).into(),
             };
         }
-        self.discovery
-            .record(exchange.request(), &mut verdict, learned.advertised.take());
-        self.lifecycle.record(exchange.request(), &verdict);
-        self.record(exchange.request(), &verdict, learned);
-        verdict
+        self.discovery.record(
+            exchange.request(),
+            verdict,
+            learned.as_mut().and_then(|l| l.advertised.take()),
+        );
+        self.lifecycle.record(exchange.request(), verdict);
+        self.record(exchange.request(), verdict, learned);
     }
 
-    fn record(&mut self, req: &Request, verdict: &Verdict, learned: Learned) {
+    fn record(&mut self, req: &Request, verdict: &Verdict, learned: Option<Box<Learned>>) {
         if verdict.error_code.is_some()
             && verdict.status_origin != Some(crate::verdict::StatusOrigin::Intermediary)
         {
@@ -279,17 +298,17 @@ impl Session {
         }
         if req.method.as_deref() == Some("initialize") {
             self.initialized = true;
-            self.negotiated = learned.negotiated.or(Some(verdict.protocol_version));
+            let negotiated = learned.as_ref().and_then(|l| l.negotiated);
+            self.negotiated = negotiated.or(Some(verdict.protocol_version));
         }
+        let Some(learned) = learned else {
+            self.remember_resumable(req, verdict);
+            return;
+        };
         for (name, safe) in learned.tools {
             self.learn_tool(name, safe);
         }
-        if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
-            if self.resumable.len() == MEMORY {
-                self.resumable.remove(0);
-            }
-            self.resumable.push((last.clone(), req.clone()));
-        }
+        self.remember_resumable(req, verdict);
         if learned.input_required
             && let Some(id) = &req.id
         {
@@ -297,6 +316,17 @@ impl Session {
                 self.input_required_ids.remove(0);
             }
             self.input_required_ids.push(id.clone());
+        }
+    }
+
+    /// An exchange that ended resumable: kept, so a later `GET` with its last event id is
+    /// linked to it.
+    fn remember_resumable(&mut self, req: &Request, verdict: &Verdict) {
+        if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
+            if self.resumable.len() == MEMORY {
+                self.resumable.remove(0);
+            }
+            self.resumable.push((last.clone(), req.clone()));
         }
     }
 }

@@ -7,7 +7,9 @@ use super::Learned;
 use crate::version::ProtocolVersion;
 
 /// Picks up what later exchanges need: the negotiated version and tool annotations.
-pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
+///
+/// `learned` is made only when there is something to keep.
+pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Option<Box<Learned>>) {
     match method {
         Some("initialize") => {
             #[derive(serde::Deserialize)]
@@ -16,7 +18,7 @@ pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
                 protocol_version: Option<String>,
             }
             if let Ok(init) = serde_json::from_str::<Init>(result) {
-                learned.negotiated = init
+                learned.get_or_insert_default().negotiated = init
                     .protocol_version
                     .as_deref()
                     .and_then(ProtocolVersion::parse);
@@ -39,7 +41,10 @@ pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
                             .unwrap_or(false)
                     };
                     let safe = hint("readOnlyHint") || hint("idempotentHint");
-                    learned.tools.push((name.to_owned(), safe));
+                    learned
+                        .get_or_insert_default()
+                        .tools
+                        .push((name.to_owned(), safe));
                 }
             }
         }
@@ -50,7 +55,7 @@ pub(super) fn learn(method: Option<&str>, result: &str, learned: &mut Learned) {
                 supported_versions: Vec<String>,
             }
             if let Ok(d) = serde_json::from_str::<Discover>(result) {
-                learned.advertised = Some(d.supported_versions);
+                learned.get_or_insert_default().advertised = Some(d.supported_versions);
             }
         }
         _ => {}

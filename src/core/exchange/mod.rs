@@ -88,19 +88,6 @@ pub(crate) struct Learned {
     pub advertised: Option<Vec<String>>,
 }
 
-impl Learned {
-    /// Nothing was learned (most exchanges). Every field named, so a new one is not missed.
-    fn is_empty(&self) -> bool {
-        let Learned {
-            negotiated,
-            tools,
-            input_required,
-            advertised,
-        } = self;
-        negotiated.is_none() && tools.is_empty() && !input_required && advertised.is_none()
-    }
-}
-
 /// How the exchange was set up: everything decided before the response.
 #[derive(Debug, Clone)]
 pub(crate) struct Setup {
@@ -211,7 +198,9 @@ pub struct Exchange {
     /// Buffers lent by the session, taken back when it finishes.
     pub(crate) spare: Spare,
     /// What the finished exchange taught the session, taken by it.
-    pub(crate) learned: Learned,
+    /// What the session learns; `None` for most exchanges, which teach nothing (nothing to
+    /// move or drop then).
+    pub(crate) learned: Option<Box<Learned>>,
     /// Server requests its verdict does not list (past `max_server_requests`).
     pub(crate) server_requests_unlisted: u64,
     /// From sending to the response head, and the request's own timeout, in milliseconds: the
@@ -249,14 +238,20 @@ struct Terminal {
     result_type: Option<String>,
     /// What the result said of a task (a handle, a `tasks/get`, a `tasks/result`).
     task: Option<TaskReport>,
-    learned: Learned,
+    /// Boxed when something was learned: most answers teach nothing.
+    learned: Option<Box<Learned>>,
 }
 
 impl Terminal {
     /// Hands what the terminal response said to the verdict (and its delay to `delays`), and
     /// what it taught to `learned` (the exchange's): taken where it lies, since moving a
     /// terminal out cost a copy of it.
-    fn hand_over(&mut self, v: &mut Verdict, delays: &mut Delays, learned: &mut Learned) {
+    fn hand_over(
+        &mut self,
+        v: &mut Verdict,
+        delays: &mut Delays,
+        learned: &mut Option<Box<Learned>>,
+    ) {
         v.error_code = self.error_code;
         v.error_message = self.error_message.take();
         delays.error_retry_ms = self.error_retry_after_ms;
@@ -265,9 +260,8 @@ impl Terminal {
             v.task_status = task.status;
             v.task = Some(task);
         }
-        // Most answers teach nothing: then there is nothing to move (or drop).
-        if !self.learned.is_empty() {
-            *learned = std::mem::take(&mut self.learned);
+        if self.learned.is_some() {
+            *learned = self.learned.take();
         }
     }
 }
@@ -338,7 +332,10 @@ impl Track {
         self.token_text = token_text;
         self.listen = listen;
         self.span = EventSpan::default();
-        self.server_requests.clear();
+        // Most streams list none: nothing to clear then.
+        if !self.server_requests.is_empty() {
+            self.server_requests.clear();
+        }
         self.max_server_requests = limits.max_server_requests;
         self.unlisted = 0;
     }
@@ -405,7 +402,7 @@ impl Exchange {
             limit_hit: None,
             finished: false,
             spare,
-            learned: Learned::default(),
+            learned: None,
             server_requests_unlisted: 0,
             head_ms: None,
             timeout_ms: None,
@@ -643,13 +640,15 @@ impl Exchange {
 
     /// Ends the exchange and gives the verdict (`end` says how the body ended), also reporting
     /// a JSON body's message to `observer`; what the session learned is left in `learned`.
-    pub(crate) fn finish_with(&mut self, end: End, observer: &mut dyn Observer) -> Verdict {
+    ///
+    /// The verdict is judged into `v`, made by [`Exchange::base_verdict`] where the caller
+    /// returns it: a 500-byte verdict returned from here cost a copy of it at each level.
+    pub(crate) fn finish_into(&mut self, end: End, observer: &mut dyn Observer, v: &mut Verdict) {
         debug_assert!(
             !self.finished,
             "the exchange was finished twice: it has given its verdict already"
         );
         self.finished = true;
-        let mut v = self.base_verdict(end);
         // The body's delays, for the advice.
         let mut delays = Delays::default();
         let head = self.head.take();
@@ -661,8 +660,8 @@ impl Exchange {
             Some(h) => {
                 v.status = Some(h.status);
                 let mut body = std::mem::replace(&mut self.body, Body::AwaitHead);
-                let outcome = self.judge_body(h, &mut body, end, observer, &mut v, &mut delays);
-                reach = self.judge_origin(h, &body, &mut v);
+                let outcome = self.judge_body(h, &mut body, end, observer, v, &mut delays);
+                reach = self.judge_origin(h, &body, v);
                 self.spare.keep(body);
                 outcome
             }
@@ -705,10 +704,18 @@ impl Exchange {
         }
         v.content_type = head.and_then(|h| h.content_type);
         v.violations = std::mem::take(&mut self.findings).into_vec();
-        v
     }
 
-    fn base_verdict(&self, end: End) -> Verdict {
+    /// What the session learns from this exchange, taken; `None` when nothing was learned
+    /// (most exchanges), so nothing is moved or dropped for them.
+    pub(crate) fn take_learned(&mut self) -> Option<Box<Learned>> {
+        self.learned.take()
+    }
+
+    /// The verdict's facts known before the response: what [`Exchange::finish_into`] judges
+    /// into.
+    #[inline(always)]
+    pub(crate) fn base_verdict(&self, end: End) -> Verdict {
         Verdict {
             index: self.setup.index,
             http_method: Some(self.req.http_method.clone()),
@@ -1111,7 +1118,7 @@ fn judge_terminal(
                 result.get(),
             );
             if j.outcome == Outcome::InputRequired {
-                terminal.learned.input_required = true;
+                terminal.learned.get_or_insert_default().input_required = true;
             }
             learn(method, result.get(), &mut terminal.learned);
             j.outcome
