@@ -149,6 +149,8 @@ impl Calls {
             self.client = Some(client);
         }
         let kind = v.kind.unwrap_or(ExchangeKind::Request);
+        // Read once: the join, the echo and a new call's record all compare it.
+        let print = message.as_ref().and_then(fingerprint);
         if let Some(id) = cancel::cancelled_id(v.method.as_deref(), message.as_ref()) {
             match self
                 .open
@@ -167,15 +169,15 @@ impl Calls {
             }
         }
         let join = self
-            .find(x, kind, message.as_ref())
+            .find(x, kind, message.as_ref(), print)
             .filter(|j| self.open[j.at].call.entries.len() < MAX_CALL_EXCHANGES);
         let at = match &join {
             Some(j) => j.at,
             None => {
                 let echo = (kind == ExchangeKind::Request)
-                    .then(|| self.echo(x, message.as_ref()))
+                    .then(|| self.echo(x, print))
                     .flatten();
-                let mut open = self.start(v, message.as_ref());
+                let mut open = self.start(v, print);
                 if let Some(echo) = echo {
                     flag_echo(&mut open, v, &echo);
                 }
@@ -210,7 +212,7 @@ impl Calls {
         }
     }
 
-    fn start(&mut self, v: &Verdict, message: Option<&Value>) -> Open {
+    fn start(&mut self, v: &Verdict, print: Option<u64>) -> Open {
         let call = Call {
             call: self.next,
             entries: Vec::new(),
@@ -236,7 +238,7 @@ impl Calls {
         self.next += 1;
         Open {
             call,
-            fingerprint: message.and_then(fingerprint),
+            fingerprint: print,
             last_advice: Advice::None,
             last_after_ms: None,
             last_end_ms: None,
@@ -251,11 +253,11 @@ impl Calls {
     /// The open call an unjoined `tools/call` repeats (same tool, same arguments) after it got
     /// its answer or a task: worth a flag when it came within [`AUTOMATIC_RETRY_MS`] of that
     /// answer (or the delay is unknown), or whenever the first call's task still runs.
-    fn echo(&self, x: ExchangeFacts<'_>, msg: Option<&Value>) -> Option<Echo> {
+    fn echo(&self, x: ExchangeFacts<'_>, print: Option<u64>) -> Option<Echo> {
         if x.verdict.method.as_deref() != Some("tools/call") {
             return None;
         }
-        let print = msg.and_then(fingerprint)?;
+        let print = print?;
         let o = self.open.iter().rev().find(|o| {
             o.fingerprint == Some(print) && o.call.method.as_deref() == Some("tools/call")
         })?;
@@ -271,7 +273,13 @@ impl Calls {
     }
 
     /// The open call this exchange belongs to, most recent first.
-    fn find(&self, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<&Value>) -> Option<Join> {
+    fn find(
+        &self,
+        x: ExchangeFacts<'_>,
+        kind: ExchangeKind,
+        msg: Option<&Value>,
+        print: Option<u64>,
+    ) -> Option<Join> {
         let v = x.verdict;
         let join = |at, origin, resent| Some(Join { at, origin, resent });
         let recent = self.open.iter().enumerate().rev();
@@ -321,7 +329,7 @@ impl Calls {
                         return join(at, Some(RetryOrigin::Poll), false);
                     }
                 }
-                let print = msg.and_then(fingerprint)?;
+                let print = print?;
                 let (at, o) = recent.clone().find(|(_, o)| {
                     o.fingerprint == Some(print) && o.call.method.as_deref() == Some(method)
                 })?;
@@ -665,20 +673,37 @@ fn client_of(method: Option<&str>, msg: Option<&Value>) -> Option<String> {
     })
 }
 
-/// Method and params, without `_meta`, MRTR members and (at any depth) `progressToken`.
+/// Method and params, without `_meta`, MRTR members and `progressToken` (members of
+/// `params`). The params are hashed as serde_json writes them with those members left out
+/// (its objects keep members sorted: equal params give equal text), written straight into
+/// the hasher: no copy of the params, no text built.
 fn fingerprint(msg: &Value) -> Option<u64> {
-    let method = msg.get("method")?.as_str()?;
-    let mut params = msg.get("params").cloned().unwrap_or(Value::Null);
-    if let Value::Object(p) = &mut params {
-        for key in ["_meta", "inputResponses", "requestState", "progressToken"] {
-            p.remove(key);
+    /// `io::Write` into a hasher.
+    struct Hashing<'a>(&'a mut DefaultHasher);
+    impl std::io::Write for Hashing<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.write(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
         }
     }
+    const LEFT_OUT: [&str; 4] = ["_meta", "inputResponses", "requestState", "progressToken"];
+    let method = msg.get("method")?.as_str()?;
     let mut h = DefaultHasher::new();
     method.hash(&mut h);
-    // serde_json keeps object members sorted (no preserve_order feature), so equal params give
-    // equal text.
-    params.to_string().hash(&mut h);
+    let mut w = Hashing(&mut h);
+    // Writing into a hasher cannot fail.
+    let _ = match msg.get("params") {
+        Some(Value::Object(p)) => {
+            let kept = p.iter().filter(|(k, _)| !LEFT_OUT.contains(&k.as_str()));
+            let mut ser = serde_json::Serializer::new(&mut w);
+            serde::Serializer::collect_map(&mut ser, kept)
+        }
+        Some(other) => serde_json::to_writer(&mut w, other),
+        None => serde_json::to_writer(&mut w, &Value::Null),
+    };
     Some(h.finish())
 }
 
