@@ -286,16 +286,26 @@ impl Request {
         let b = text.as_bytes();
         let m = self;
         let mut answer = false;
-        // Whether every member so far is one a plain call has (see [`PlainCall`]).
-        let mut plain = b.starts_with(scan::LEAD);
+        // Whether every member so far is one a plain call has (see [`PlainCall`]), and
+        // whether `jsonrpc` was met ("2.0"; the SDKs' lead is passed by one compare).
+        let mut plain = true;
+        let mut jsonrpc = b.starts_with(scan::LEAD);
+        let mut client_meta = false;
         let mut member = |key: &[u8], at: usize| match key {
+            b"jsonrpc" => {
+                let end = scan::any(b, at, 1)?;
+                plain &= &b[at..end] == b"\"2.0\"";
+                jsonrpc = true;
+                Some(end)
+            }
             b"params" => {
                 // A repeated `params` is left to the check.
                 let repeated = m.params.is_some();
                 // Read where it is kept: a `Params` returned and moved in cost two copies.
                 let params = m.params.insert(Params::default());
-                let (end, params_plain) = params.scan(text, at)?;
+                let (end, params_plain, meta_of_client) = params.scan(text, at)?;
                 plain &= params_plain && !repeated;
+                client_meta = meta_of_client;
                 Some(end)
             }
             b"method" => {
@@ -339,9 +349,11 @@ impl Request {
         if scan::ws(b, end) != b.len() {
             return None;
         }
+        let meta = m.params.as_ref().is_some_and(|p| p.meta.is_some());
         m.plain_call = PlainCall {
-            plain: plain && m.id.is_some() && m.params.is_some(),
-            meta: m.params.as_ref().is_some_and(|p| p.meta.is_some()),
+            plain: plain && jsonrpc && m.id.is_some() && m.params.is_some(),
+            meta,
+            client_meta: meta && client_meta,
         };
         // What [`Request::take_message`] keeps of one message, by its kind.
         m.kind = match (&m.method, &m.id) {
@@ -381,16 +393,16 @@ impl Params {
     /// [`Message::scan`] of `params` (its text, checked already): `params` at `at` in `text`
     /// read into `self` (a default one), with the index after it and whether `params` is one
     /// of a plain call (see [`PlainCall`]).
-    fn scan(&mut self, text: &str, at: usize) -> Option<(usize, bool)> {
+    fn scan(&mut self, text: &str, at: usize) -> Option<(usize, bool, bool)> {
         let b = text.as_bytes();
         if b[at] != b'{' {
             // serde_json reads any other value in full (a number must be in range): read it
             // so too, to tell.
             let end = scan::any(b, at, 1)?;
-            return value_of(&text[at..end]).map(|_| (end, false));
+            return value_of(&text[at..end]).map(|_| (end, false, false));
         }
         let p = self;
-        let mut plain = true;
+        let (mut plain, mut client_meta) = (true, false);
         let end = scan::members(b, at, |key, at| {
             if let b"name" | b"uri" | b"protocolVersion" | b"taskId" = key {
                 let (value, end) = text_at(text, at, 2)?;
@@ -406,7 +418,11 @@ impl Params {
             let end = scan::any(b, at, 2)?;
             match key {
                 b"_meta" => {
-                    plain &= plain_meta(&text[at..end]);
+                    match plain_meta(&text[at..end]) {
+                        PlainMeta::No => plain = false,
+                        PlainMeta::Progress => client_meta = false,
+                        PlainMeta::Client => client_meta = true,
+                    }
                     p.meta = match value_of(&text[at..end])? {
                         Value::Object(m) => Some(m),
                         _ => None,
@@ -422,7 +438,7 @@ impl Params {
             Some(end)
         })?;
         let plain = plain && p.name.is_some();
-        Some((end, plain))
+        Some((end, plain, client_meta))
     }
 
     /// Members as the serde visitor reads them; anything but an object gives the default.
@@ -482,22 +498,80 @@ fn is_small_integer(raw: &str) -> bool {
 
 /// `_meta` of a plain call (its text, scanned already): an object whose members are all
 /// `progressToken`, each a string without escapes or a small integer.
-fn plain_meta(raw: &str) -> bool {
+fn plain_meta(raw: &str) -> PlainMeta {
+    const VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
+    const INFO: &[u8] = b"io.modelcontextprotocol/clientInfo";
+    const CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
+    let b = raw.as_bytes();
+    if b.first() != Some(&b'{') {
+        return PlainMeta::No;
+    }
+    let plain_string =
+        |at: usize| b[at] == b'"' && scan::string_escapes(b, at).is_some_and(|(_, plain)| plain);
+    let mut plain = true;
+    // Each of the three client members, once.
+    let mut client = [0u8; 3];
+    let read = scan::members(b, 0, |key, at| {
+        let end = scan::any(b, at, 1)?;
+        let value = &raw[at..end];
+        plain &= match key {
+            b"progressToken" => plain_string(at) || is_small_integer(value),
+            VERSION => {
+                client[0] += 1;
+                plain_string(at)
+            }
+            INFO => {
+                client[1] += 1;
+                plain_client_info(value)
+            }
+            CAPABILITIES => {
+                client[2] += 1;
+                value == "{}"
+            }
+            _ => false,
+        };
+        Some(end)
+    });
+    match (read.is_some() && plain, client) {
+        (false, _) => PlainMeta::No,
+        (true, [0, 0, 0]) => PlainMeta::Progress,
+        (true, [1, 1, 1]) => PlainMeta::Client,
+        (true, _) => PlainMeta::No,
+    }
+}
+
+/// A `_meta` as a plain call has it (see [`PlainCall`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PlainMeta {
+    No,
+    /// `progressToken` only.
+    Progress,
+    /// The three 2026-07-28 client members, with or without `progressToken`.
+    Client,
+}
+
+/// `clientInfo` of exactly `name` and `version`, plain strings, once each.
+fn plain_client_info(raw: &str) -> bool {
     let b = raw.as_bytes();
     if b.first() != Some(&b'{') {
         return false;
     }
-    let mut plain = true;
+    let (mut plain, mut seen) = (true, [0u8; 2]);
     let read = scan::members(b, 0, |key, at| {
         let end = scan::any(b, at, 1)?;
-        plain &= key == b"progressToken"
-            && match b[at] {
-                b'"' => scan::string_escapes(b, at).is_some_and(|(_, plain)| plain),
-                _ => is_small_integer(&raw[at..end]),
-            };
+        let slot = match key {
+            b"name" => 0,
+            b"version" => 1,
+            _ => {
+                plain = false;
+                return Some(end);
+            }
+        };
+        seen[slot] += 1;
+        plain &= b[at] == b'"' && scan::string_escapes(b, at).is_some_and(|(_, p)| p);
         Some(end)
     });
-    read.is_some() && plain
+    read.is_some() && plain && seen == [1, 1]
 }
 
 /// A batch element: a message object, or `None` for anything else.
@@ -759,9 +833,11 @@ mod tests {
         fn paths(v: &Value, at: String, out: &mut Vec<String>) {
             out.push(at.clone());
             match v {
-                Value::Object(m) => m
-                    .iter()
-                    .for_each(|(k, x)| paths(x, format!("{at}/{k}"), out)),
+                Value::Object(m) => m.iter().for_each(|(k, x)| {
+                    // A JSON pointer escapes `~` and `/` in a key.
+                    let k = k.replace('~', "~0").replace('/', "~1");
+                    paths(x, format!("{at}/{k}"), out)
+                }),
                 Value::Array(l) => l
                     .iter()
                     .enumerate()
@@ -888,8 +964,20 @@ mod tests {
                 "params": {"name": "add", "arguments": {}, "_meta": {"progressToken": 7}}}),
             serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                 "params": {"name": "x", "_meta": {"progressToken": "p"}}}),
+            // A 2026-07-28 client's `_meta` (as `soak` and the SDKs send it).
+            serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {},
+                    "_meta": {"io.modelcontextprotocol/clientCapabilities": {},
+                        "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "progressToken": 4}}}),
+            serde_json::json!({"jsonrpc": "2.0", "id": "b", "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"a": [1]},
+                    "_meta": {"io.modelcontextprotocol/clientCapabilities": {},
+                        "io.modelcontextprotocol/clientInfo": {"version": "0.1", "name": "x"},
+                        "io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}),
         ];
-        let (mut vouched, mut seen) = (0, 0);
+        let (mut vouched, mut seen, mut client_vouched) = (0, 0, 0);
         for base in &bases {
             let mut texts: Vec<String> = Vec::new();
             // As written (serde_json sorts the members), and as the SDKs write it: compact,
@@ -932,6 +1020,7 @@ mod tests {
                     continue;
                 }
                 vouched += 1;
+                client_vouched += usize::from(req.plain_call.client_meta);
                 for version in [
                     V::V2025_03_26,
                     V::V2025_06_18,
@@ -950,12 +1039,25 @@ mod tests {
         }
         assert!(seen > 300, "{seen}");
         assert!(vouched > 100, "{vouched} of {seen}");
+        assert!(
+            client_vouched > 30,
+            "{client_vouched} with a client's _meta"
+        );
         for sdk in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}}"#,
             r#"{"jsonrpc":"2.0","id":"4a","method":"tools/call","params":{"name":"e","arguments":{},"_meta":{"progressToken":2}}}"#,
+            // serde_json's order (`soak`'s): `jsonrpc` after `id`.
+            r#"{"id":3,"jsonrpc":"2.0","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"mcp-verdict","version":"0.1.0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":3},"arguments":{},"name":"echo"}}"#,
         ] {
             let call = Request::new("POST", Headers::new(), sdk.as_bytes()).plain_call;
             assert!(call.plain, "{sdk}");
+            for version in [V::V2025_11_25, V::V2026_07_28] {
+                let said = crate::shapes::plain_call_problems(version, call);
+                assert!(
+                    said.is_some() || (!call.client_meta && call.meta),
+                    "{version:?} {sdk}"
+                );
+            }
         }
         // The one the 2026-07-28 fast path answers: no `_meta` at all (as the proxy bench
         // sends it); a repeated `params` is left to the check.

@@ -687,8 +687,8 @@ pub(crate) fn problems_in(
 
 /// The shape problems of a plain call ([`PlainCall`](crate::vocab::kinds::PlainCall)) on
 /// `version`, as the full check words them, where they are known without it: none on the 2025
-/// revisions; on 2026-07-28, the missing `_meta` when it has none (with `_meta`, its required
-/// members depend on more than a plain call says, so the check reads it). `None`: check.
+/// revisions; on 2026-07-28, the missing `_meta` when it has none, none when it has the three
+/// client members (with a `_meta` of `progressToken` only, the check reads it). `None`: check.
 pub(crate) fn plain_call_problems(
     version: ProtocolVersion,
     call: crate::vocab::kinds::PlainCall,
@@ -703,6 +703,7 @@ pub(crate) fn plain_call_problems(
         | ProtocolVersion::V2025_06_18
         | ProtocolVersion::V2025_11_25 => Some(&[]),
         ProtocolVersion::V2026_07_28 if !call.meta => Some(NO_META),
+        ProtocolVersion::V2026_07_28 if call.client_meta => Some(&[]),
         ProtocolVersion::V2026_07_28 => None,
     }
 }

@@ -66,10 +66,14 @@ pub enum BodyKind {
 }
 
 /// A `tools/call` request as the SDKs write it, whose shape is known without the full check:
-/// `jsonrpc` `"2.0"` first, an integer or string `id`, one `params` of `name` (a string),
-/// `arguments` (an object) and `_meta` (of `progressToken` only, a string or an integer), and
-/// no other member. On the 2025 revisions it has no shape problem; on 2026-07-28 it lacks the
-/// required `_meta` members (see `shapes::plain_call_problems`). It may say "check"
+/// `jsonrpc` `"2.0"` (first, or anywhere), an integer or string `id`, one `params` of `name`
+/// (a string), `arguments` (an object) and `_meta`, and no other member. `_meta` holds a
+/// `progressToken` (a string or an integer) and nothing else, or the three members a
+/// 2026-07-28 client sends (`io.modelcontextprotocol/protocolVersion`, a string;
+/// `…/clientInfo`, exactly `name` and `version`, strings; `…/clientCapabilities`, exactly `{}`)
+/// with or without `progressToken`. On the 2025 revisions it has no shape problem; on
+/// 2026-07-28 one without the three lacks the required `_meta` members, one with them has none
+/// (see `shapes::plain_call_problems`). It may say "check"
 /// where the check would agree, never "plain" where the check says otherwise
 /// (`request.rs`, `a_plain_call_has_the_shape_problems_the_check_finds`). A hint of how the text was
 /// read, not a fact of the request: it never makes two readings differ.
@@ -79,6 +83,8 @@ pub(crate) struct PlainCall {
     pub(crate) plain: bool,
     /// Its `params` has `_meta`.
     pub(crate) meta: bool,
+    /// That `_meta` has the three 2026-07-28 client members (see above).
+    pub(crate) client_meta: bool,
 }
 
 impl PartialEq for PlainCall {
