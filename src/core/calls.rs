@@ -4,10 +4,11 @@
 //! retry audit (call-level violations). How exchanges join a call: [`Calls`]; the record:
 //! [`Call`].
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::cancel::{self, Pending, REQUEST_CANCELLED};
 use crate::headers::Known;
@@ -640,20 +641,82 @@ fn close(mut open: Open) -> Call {
     open.call
 }
 
-/// The request message of the body (for a batch row, the request at that position).
+/// The request message of the body (for a batch row, the request at that position), as far
+/// as the grouping reads it: `method`, `id` and `params`, with `params._meta` cut down to its
+/// `io.modelcontextprotocol/clientInfo` and the values of `inputResponses` and `requestState`
+/// left out (`null`: only their presence counts). A 2026-07-28 request's `_meta` is most of its
+/// text; building all of it as a tree cost more than the rest of the grouping.
 fn message_of(body: &[u8], batch_position: Option<u32>) -> Option<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    let value: Value = serde_json::from_slice(body).ok()?;
-    match (value, batch_position) {
-        (Value::Array(items), Some(k)) => items
+    let raw: &RawValue = serde_json::from_slice(body).ok()?;
+    let text = raw.get();
+    match (text.as_bytes().first(), batch_position) {
+        (Some(b'['), Some(k)) => serde_json::from_str::<Vec<&RawValue>>(text)
+            .ok()?
             .into_iter()
+            .filter_map(trimmed)
             .filter(|m| m.get("method").is_some() && m.get("id").is_some_and(|i| !i.is_null()))
             .nth(k as usize),
-        (Value::Array(_), None) => None,
-        (value, _) => Some(value),
+        (Some(b'['), None) => None,
+        _ => trimmed(raw),
     }
+}
+
+/// One message as [`message_of`] keeps it; any other JSON value whole.
+fn trimmed(raw: &RawValue) -> Option<Value> {
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return serde_json::from_str(text).ok();
+    }
+    // As a `Value` reads an object: the last of repeated members wins.
+    let members: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let mut out = serde_json::Map::new();
+    for (key, value) in members {
+        let value = match key.as_str() {
+            "method" | "id" => serde_json::from_str(value.get()).ok()?,
+            "params" => trimmed_params(value)?,
+            _ => continue,
+        };
+        out.insert(key, value);
+    }
+    Some(Value::Object(out))
+}
+
+/// `params` as [`message_of`] keeps it.
+fn trimmed_params(raw: &RawValue) -> Option<Value> {
+    /// The one `_meta` member the grouping reads; the others are skipped, not built.
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/clientInfo")]
+        client_info: Option<Value>,
+    }
+    let text = raw.get();
+    if !text.starts_with('{') {
+        return serde_json::from_str(text).ok();
+    }
+    let members: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let mut out = serde_json::Map::new();
+    for (key, value) in members {
+        let value = match key.as_str() {
+            "_meta" if value.get().starts_with('{') => {
+                let meta: Meta = serde_json::from_str(value.get()).ok()?;
+                let mut kept = serde_json::Map::new();
+                if let Some(info) = meta.client_info {
+                    kept.insert("io.modelcontextprotocol/clientInfo".to_owned(), info);
+                }
+                Value::Object(kept)
+            }
+            "inputResponses" | "requestState" => {
+                serde_json::from_str::<serde::de::IgnoredAny>(value.get()).ok()?;
+                Value::Null
+            }
+            _ => serde_json::from_str(value.get()).ok()?,
+        };
+        out.insert(key, value);
+    }
+    Some(Value::Object(out))
 }
 
 /// `name@version` from `initialize` clientInfo or `_meta` client info.
@@ -1508,6 +1571,67 @@ mod tests {
             rfc3339_ms("2026-12-02T11:00:01+01:00")
         );
         assert_eq!(rfc3339_ms("2026-12-02"), None);
+    }
+
+    /// What the grouping reads of a message is what it read of the whole tree: the same
+    /// client, cancel, input and task members and the same fingerprint.
+    #[test]
+    fn the_trimmed_message_reads_as_the_whole_one() {
+        let bodies = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"x":[1,{"y":2}]},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":3},"arguments":{"b":[1,2],"a":{"z":null}},"name":"pay"}}"#,
+            r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"clientInfo":{"name":"old","version":"1"},"capabilities":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","inputResponses":{"k":{"action":"accept"}},"requestState":"s"}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-1","_meta":5}}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"x","params":[1,2]}"#,
+            r#"{"id":5,"method":"m","method":"n","params":{"a":1},"params":{"b":2}}"#,
+            r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"progressToken":1}}},{"id":3,"method":"tools/call","params":{"name":"z"}}]"#,
+            "7",
+            "[1,2]",
+        ];
+        for body in bodies {
+            let whole: Value = serde_json::from_str(body).unwrap();
+            for position in [None, Some(0), Some(1)] {
+                let full = match (&whole, position) {
+                    (Value::Array(items), Some(k)) => items
+                        .iter()
+                        .filter(|m| {
+                            m.get("method").is_some() && m.get("id").is_some_and(|i| !i.is_null())
+                        })
+                        .nth(k as usize)
+                        .cloned(),
+                    (Value::Array(_), None) => None,
+                    (value, _) => Some(value.clone()),
+                };
+                let kept = message_of(body.as_bytes(), position);
+                assert_eq!(full.is_some(), kept.is_some(), "{body} {position:?}");
+                let (Some(full), Some(kept)) = (full, kept) else {
+                    continue;
+                };
+                let method = full.get("method").and_then(Value::as_str);
+                assert_eq!(fingerprint(&full), fingerprint(&kept), "{body}");
+                assert_eq!(
+                    client_of(method, Some(&full)),
+                    client_of(method, Some(&kept)),
+                    "{body}"
+                );
+                assert_eq!(
+                    cancel::cancelled_id(method, Some(&full)),
+                    cancel::cancelled_id(method, Some(&kept)),
+                    "{body}"
+                );
+                let params = |m: &Value| {
+                    let p = m.get("params");
+                    (
+                        p.and_then(|p| p.get("taskId")).cloned(),
+                        p.is_some_and(|p| p.get("inputResponses").is_some()),
+                        p.is_some_and(|p| p.get("requestState").is_some()),
+                        m.get("id").cloned(),
+                    )
+                };
+                assert_eq!(params(&full), params(&kept), "{body}");
+            }
+        }
     }
 
     #[test]
