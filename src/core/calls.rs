@@ -671,17 +671,32 @@ fn trimmed(raw: &RawValue) -> Option<Value> {
         return serde_json::from_str(text).ok();
     }
     // As a `Value` reads an object: the last of repeated members wins.
-    let members: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
     let mut out = serde_json::Map::new();
-    for (key, value) in members {
-        let value = match key.as_str() {
+    each_member(text, |key, value| {
+        let value = match key {
             "method" | "id" => serde_json::from_str(value.get()).ok()?,
             "params" => trimmed_params(value)?,
-            _ => continue,
+            _ => return Some(()),
         };
-        out.insert(key, value);
-    }
+        out.insert(key.to_owned(), value);
+        Some(())
+    })?;
     Some(Value::Object(out))
+}
+
+/// Calls `f` with an object's members by key, the last of repeated ones winning (as a
+/// `Value` reads it): keys borrowed from the text unless one has an escape.
+fn each_member<'a>(
+    text: &'a str,
+    mut f: impl FnMut(&str, &'a RawValue) -> Option<()>,
+) -> Option<()> {
+    match serde_json::from_str::<BTreeMap<&str, &RawValue>>(text) {
+        Ok(members) => members.into_iter().try_for_each(|(k, v)| f(k, v)),
+        Err(_) => serde_json::from_str::<BTreeMap<String, &RawValue>>(text)
+            .ok()?
+            .into_iter()
+            .try_for_each(|(k, v)| f(&k, v)),
+    }
 }
 
 /// `params` as [`message_of`] keeps it.
@@ -696,10 +711,9 @@ fn trimmed_params(raw: &RawValue) -> Option<Value> {
     if !text.starts_with('{') {
         return serde_json::from_str(text).ok();
     }
-    let members: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
     let mut out = serde_json::Map::new();
-    for (key, value) in members {
-        let value = match key.as_str() {
+    each_member(text, |key, value| {
+        let value = match key {
             "_meta" if value.get().starts_with('{') => {
                 let meta: Meta = serde_json::from_str(value.get()).ok()?;
                 let mut kept = serde_json::Map::new();
@@ -714,8 +728,9 @@ fn trimmed_params(raw: &RawValue) -> Option<Value> {
             }
             _ => serde_json::from_str(value.get()).ok()?,
         };
-        out.insert(key, value);
-    }
+        out.insert(key.to_owned(), value);
+        Some(())
+    })?;
     Some(Value::Object(out))
 }
 
@@ -1586,6 +1601,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":4,"method":"x","params":[1,2]}"#,
             r#"{"id":5,"method":"m","method":"n","params":{"a":1},"params":{"b":2}}"#,
             r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"progressToken":1}}},{"id":3,"method":"tools/call","params":{"name":"z"}}]"#,
+            r#"{"id":6,"method":"tools/call","par\u0061ms":{"n\u0061me":"a","_meta":{"progressToken":1}}}"#,
             "7",
             "[1,2]",
         ];
