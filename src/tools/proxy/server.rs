@@ -167,17 +167,12 @@ async fn handle(
         Ok(b) => b,
         Err(r) => return Ok(refusal(&r)),
     };
-    let path = shared.upstream.path();
-    let path_and_query = match parts.uri.query().or(shared.upstream.query()) {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_owned(),
-    };
     // Kept (a reference count, not a copy) for the id of the proxy's own error answer.
     let request_body = body.clone();
     let seen = headers::for_analysis(&parts.headers);
     let mut tap = Tap::begin(
         shared.clone(),
-        parts.method.as_str(),
+        &parts.method,
         &shared.url_with(parts.uri.query()),
         seen,
         &body,
@@ -186,7 +181,7 @@ async fn handle(
         &link,
         &shared.upstream,
         parts.method,
-        &path_and_query,
+        parts.uri.query(),
         headers::upstream_request(parts.headers),
         body,
     );

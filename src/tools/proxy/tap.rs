@@ -75,7 +75,8 @@ const FAILED: &str = "analysis failed (internal error); forwarded unchanged";
 pub struct Tap {
     shared: Arc<Shared>,
     index: u64,
-    http_method: String,
+    /// The request's method (a standard one is not allocated).
+    http_method: hyper::Method,
     /// The exchange in the one exchange path; `None` once the analysis failed.
     flight: Option<Flight>,
     /// Why there is no verdict (not MCP, or the analysis failed).
@@ -97,12 +98,13 @@ impl Tap {
     /// Starts observing a request about to be forwarded.
     pub fn begin(
         shared: Arc<Shared>,
-        method: &str,
+        http_method: &hyper::Method,
         url: &str,
         headers: Headers,
         body: &Bytes,
     ) -> Tap {
         let inject = Inject::of(&shared);
+        let method = http_method.as_str();
         let wall = SystemTime::now();
         let started = Instant::now();
         // The index is taken under the driver's lock, with the exchange begun: the recording
@@ -129,7 +131,7 @@ impl Tap {
         let mut tap = Tap {
             index: 0,
             shared,
-            http_method: method.to_owned(),
+            http_method: http_method.clone(),
             flight: None,
             note: None,
             analysis_failed: false,
@@ -279,7 +281,7 @@ impl Tap {
             verdict: None,
             note: self.note.as_deref(),
             analysis_failed: self.analysis_failed,
-            http_method: &self.http_method,
+            http_method: self.http_method.as_str(),
             request_body: &self.body,
             started: self.wall,
             timings: self.timings,

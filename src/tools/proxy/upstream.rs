@@ -15,7 +15,7 @@ use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HOST, HeaderMap, HeaderValue};
-use hyper::{Method, StatusCode};
+use hyper::{Method, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 
 use super::config::ProxyError;
@@ -43,6 +43,9 @@ pub struct Upstream {
     connect_to: String,
     /// The `Host` header the upstream expects.
     host: HeaderValue,
+    /// The upstream's path and query as the request target (built once: most requests have no
+    /// query of their own).
+    target: Uri,
     /// `https://`: the TLS to open on each new connection.
     #[cfg(feature = "tls")]
     tls: Option<super::tls::Tls>,
@@ -97,9 +100,16 @@ pub fn client(
         .map_err(|_| ProxyError::BadUpstream("host is not a valid header value".into()))?;
     // `host_str` keeps an IPv6 address's brackets, as `connect` wants them.
     let connect_to = format!("{host}:{port}");
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    }
+    .parse()
+    .map_err(|_| ProxyError::BadUpstream("the path is not a valid request target".into()))?;
     let up = Upstream {
         connect_to,
         host: host_value,
+        target,
         #[cfg(feature = "tls")]
         tls,
     };
@@ -107,22 +117,28 @@ pub fn client(
 }
 
 impl Upstream {
-    /// Sends one request; `path_and_query` is the upstream's path with the client's query.
+    /// Sends one request; `query` is the client's query, which replaces the upstream's own.
     pub async fn send(
         &self,
         link: &Link,
         url: &reqwest::Url,
         method: Method,
-        path_and_query: &str,
+        query: Option<&str>,
         mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<Answer, NoAnswer> {
         headers.insert(HOST, self.host.clone());
         let mut req = hyper::Request::new(Full::new(body));
         *req.method_mut() = method;
-        *req.uri_mut() = path_and_query
-            .parse()
-            .map_err(|_| NoAnswer(format!("cannot forward to the path {path_and_query:?}")))?;
+        *req.uri_mut() = match query {
+            None => self.target.clone(),
+            Some(q) => {
+                let path_and_query = format!("{}?{q}", url.path());
+                path_and_query.parse().map_err(|_| {
+                    NoAnswer(format!("cannot forward to the path {path_and_query:?}"))
+                })?
+            }
+        };
         *req.headers_mut() = headers;
         let resp = self.send_on(link, url, req).await?;
         let (parts, body) = resp.into_parts();
