@@ -43,7 +43,7 @@ pub struct TeeBody {
     upstream: UpstreamBody,
     tap: Tap,
     reset: Arc<AtomicBool>,
-    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    idle: Option<Idle>,
     /// Bytes still due by the upstream's `Content-Length` (hyper stops polling a body whose
     /// length is met, so the end is taken from the count).
     remaining: Option<u64>,
@@ -52,6 +52,31 @@ pub struct TeeBody {
     /// what it already took (returning the error at once would make it drop its buffer, and the
     /// client would lose bytes the upstream did send).
     broken: bool,
+}
+
+/// The upstream's silence inside a body, timed only while there is one: a body that arrives
+/// without a pause (most JSON replies) never sets a timer, and a chunk only notes the time
+/// (the timer, once set, is moved on when it fires early, not at every chunk).
+struct Idle {
+    after: Duration,
+    /// When the head or the latest chunk came.
+    last: Instant,
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl Idle {
+    /// Whether the upstream has been silent for `after` (else the timer is set to wake the
+    /// task when it will have been).
+    fn silent(&mut self, cx: &mut Context<'_>) -> bool {
+        let due = self.last + self.after;
+        let sleep = self
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if sleep.deadline() != due {
+            sleep.as_mut().reset(due);
+        }
+        sleep.as_mut().poll(cx).is_ready()
+    }
 }
 
 impl TeeBody {
@@ -74,7 +99,11 @@ impl TeeBody {
             upstream,
             tap,
             reset,
-            idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
+            idle: idle.map(|after| Idle {
+                after,
+                last: Instant::now(),
+                sleep: None,
+            }),
             remaining: length,
             done,
             broken: false,
@@ -122,8 +151,8 @@ impl Body for TeeBody {
         };
         match polled {
             Poll::Ready(Some(Ok(chunk))) => {
-                if let Some((d, sleep)) = &mut this.idle {
-                    sleep.as_mut().reset(Instant::now() + *d);
+                if let Some(idle) = &mut this.idle {
+                    idle.last = Instant::now();
                 }
                 this.tap.on_chunk(&chunk);
                 if let Some(left) = &mut this.remaining {
@@ -147,10 +176,7 @@ impl Body for TeeBody {
                 Poll::Ready(None)
             }
             Poll::Pending => {
-                let silent = match &mut this.idle {
-                    Some((_, sleep)) => sleep.as_mut().poll(cx).is_ready(),
-                    None => false,
-                };
+                let silent = this.idle.as_mut().is_some_and(|idle| idle.silent(cx));
                 if silent {
                     this.broke(End::Timeout, "the upstream went silent (--idle-timeout)")
                 } else {
