@@ -91,6 +91,9 @@ pub struct Tap {
     started: Instant,
     timings: Timings,
     arrivals: Arrivals,
+    /// The body ended so (its time in `timings.end`); the verdict waits for the client's
+    /// connection to take the last bytes ([`Tap::ended`]).
+    ended: Option<End>,
     finished: bool,
 }
 
@@ -141,6 +144,7 @@ impl Tap {
             started,
             timings: Timings::default(),
             arrivals,
+            ended: None,
             finished: false,
         };
         match begun {
@@ -218,6 +222,17 @@ impl Tap {
         self.note = Some(FAILED.into());
     }
 
+    /// The response body ended (`end`, at this moment) and is on its way to the client: the
+    /// exchange is judged when the tap is dropped ([`TeeBody`](super::tee::TeeBody) hands it to
+    /// the client's connection, which drops it once the last bytes are written), so that the
+    /// client never waits on the judging.
+    pub fn ended(&mut self, end: End) {
+        if self.ended.is_none() && !self.finished {
+            self.ended = Some(end);
+            self.timings.end = Some(self.started.elapsed());
+        }
+    }
+
     /// The exchange ended: judge it and hand it to the sinks. Later calls do nothing.
     pub fn finish(&mut self, end: End) {
         self.finish_with(end, None);
@@ -235,7 +250,9 @@ impl Tap {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
-        self.timings.end = Some(self.started.elapsed());
+        if self.ended.is_none() {
+            self.timings.end = Some(self.started.elapsed());
+        }
         let mut finished = None;
         if let Some(flight) = self.flight.take() {
             let shared = &self.shared;
@@ -321,13 +338,16 @@ fn explain(verdict: &mut crate::verdict::Verdict, cause: &str) {
 }
 
 impl Drop for Tap {
-    /// Dropped unfinished: the client went away. After the final answer that is a reader that
+    /// Dropped after [`Tap::ended`]: judged with that end. Dropped unfinished otherwise: the
+    /// client went away. After the final answer that is a reader that
     /// stopped (the stream is still open); before it, a cancel, or the client's deadline when
     /// it left at or after the `--timeout` it was said to have.
     fn drop(&mut self) {
         if !self.finished {
             let deadline = self.shared.config.client_timeout;
-            let end = if self.settled() {
+            let end = if let Some(end) = self.ended {
+                end
+            } else if self.settled() {
                 End::Open
             } else if deadline.is_some_and(|d| self.started.elapsed() >= d) {
                 End::Timeout

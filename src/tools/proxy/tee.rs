@@ -7,12 +7,17 @@
 //! An upstream that breaks off makes the client's connection break off too (a TCP reset, see
 //! [`ClientIo`]), never a made-up end; a client that goes away drops this body, which drops the
 //! upstream stream and so closes it.
+//!
+//! A body that ends whole is judged after its last bytes are handed on: the tap goes to the
+//! client's connection ([`Conn`]), which judges it once hyper has written everything out
+//! (the socket's flush), so that the client never waits on the judging.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -41,8 +46,9 @@ impl std::error::Error for UpstreamBroke {}
 /// Forwards the upstream body to the client, feeding the tap on the way.
 pub struct TeeBody {
     upstream: UpstreamBody,
-    tap: Tap,
-    reset: Arc<AtomicBool>,
+    /// `None` once the body ended whole (the tap went to the connection).
+    tap: Option<Tap>,
+    conn: Arc<Conn>,
     idle: Option<Idle>,
     /// Bytes still due by the upstream's `Content-Length` (hyper stops polling a body whose
     /// length is met, so the end is taken from the count).
@@ -80,12 +86,12 @@ impl Idle {
 }
 
 impl TeeBody {
-    /// A body reading `upstream` for the client; `reset` is the client connection's flag;
-    /// `length` is the upstream's `Content-Length`, when it sent one.
+    /// A body reading `upstream` for the client connection `conn`; `length` is the upstream's
+    /// `Content-Length`, when it sent one.
     pub fn new(
         upstream: UpstreamBody,
         mut tap: Tap,
-        reset: Arc<AtomicBool>,
+        conn: Arc<Conn>,
         idle: Option<Duration>,
         length: Option<u64>,
     ) -> Self {
@@ -97,8 +103,8 @@ impl TeeBody {
         }
         TeeBody {
             upstream,
-            tap,
-            reset,
+            tap: Some(tap),
+            conn,
             idle: idle.map(|after| Idle {
                 after,
                 last: Instant::now(),
@@ -110,14 +116,25 @@ impl TeeBody {
         }
     }
 
+    /// The upstream's body ended whole: judged once the connection has written it out.
+    fn ended_whole(&mut self) {
+        self.done = true;
+        if let Some(mut tap) = self.tap.take() {
+            tap.ended(End::Eof);
+            self.conn.park(tap);
+        }
+    }
+
     fn broke(
         &mut self,
         end: End,
         why: &'static str,
     ) -> Poll<Option<Result<Frame<Bytes>, UpstreamBroke>>> {
         self.done = true;
-        self.tap.finish(end);
-        self.reset.store(true, Ordering::Relaxed);
+        if let Some(tap) = &mut self.tap {
+            tap.finish(end);
+        }
+        self.conn.reset.store(true, Ordering::Relaxed);
         Poll::Ready(Some(Err(UpstreamBroke(why))))
     }
 }
@@ -154,12 +171,13 @@ impl Body for TeeBody {
                 if let Some(idle) = &mut this.idle {
                     idle.last = Instant::now();
                 }
-                this.tap.on_chunk(&chunk);
+                if let Some(tap) = &mut this.tap {
+                    tap.on_chunk(&chunk);
+                }
                 if let Some(left) = &mut this.remaining {
                     *left = left.saturating_sub(chunk.len() as u64);
                     if *left == 0 {
-                        this.done = true;
-                        this.tap.finish(End::Eof);
+                        this.ended_whole();
                     }
                 }
                 Poll::Ready(Some(Ok(Frame::data(chunk))))
@@ -171,8 +189,7 @@ impl Body for TeeBody {
                 Poll::Pending
             }
             Poll::Ready(None) => {
-                this.done = true;
-                this.tap.finish(End::Eof);
+                this.ended_whole();
                 Poll::Ready(None)
             }
             Poll::Pending => {
@@ -198,32 +215,78 @@ impl Body for TeeBody {
     }
 }
 
-/// The client's TCP connection. When `reset` is set (the upstream broke off), the connection is
-/// closed with a TCP reset instead of a clean close, so the client sees what the proxy saw.
+/// What the responses of one client connection share with its socket.
+#[derive(Default)]
+pub struct Conn {
+    /// The upstream broke off: the connection closes with a TCP reset.
+    reset: AtomicBool,
+    /// Exchanges whose body ended whole, to judge once the socket has taken the last bytes
+    /// (each is judged as it is dropped; whatever is left when the connection goes is judged
+    /// then).
+    parked: Mutex<VecDeque<Tap>>,
+    /// `parked` is not empty (a look without the lock at every flush).
+    any_parked: AtomicBool,
+}
+
+impl Conn {
+    fn park(&self, tap: Tap) {
+        self.parked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(tap);
+        self.any_parked.store(true, Ordering::Release);
+    }
+
+    /// Judges the parked exchanges (outside the lock), oldest first.
+    fn judge_parked(&self) {
+        if !self.any_parked.load(Ordering::Acquire) {
+            return;
+        }
+        loop {
+            let tap = {
+                let mut parked = self.parked.lock().unwrap_or_else(|p| p.into_inner());
+                let tap = parked.pop_front();
+                if parked.is_empty() {
+                    self.any_parked.store(false, Ordering::Release);
+                }
+                tap
+            };
+            match tap {
+                Some(tap) => drop(tap),
+                None => break,
+            }
+        }
+    }
+}
+
+/// The client's TCP connection. When the upstream broke off ([`Conn`]'s reset), the connection
+/// is closed with a TCP reset instead of a clean close, so the client sees what the proxy saw.
+/// Once a flush found everything written, the exchanges that ended are judged.
 pub struct ClientIo {
     stream: TcpStream,
-    reset: Arc<AtomicBool>,
+    conn: Arc<Conn>,
 }
 
 impl ClientIo {
-    /// Wraps `stream`; set the returned flag to make the close a reset.
-    pub fn new(stream: TcpStream) -> (ClientIo, Arc<AtomicBool>) {
-        let reset = Arc::new(AtomicBool::new(false));
+    /// Wraps `stream`, with what its responses share.
+    pub fn new(stream: TcpStream) -> (ClientIo, Arc<Conn>) {
+        let conn = Arc::new(Conn::default());
         (
             ClientIo {
                 stream,
-                reset: reset.clone(),
+                conn: conn.clone(),
             },
-            reset,
+            conn,
         )
     }
 }
 
 impl Drop for ClientIo {
     fn drop(&mut self) {
-        if self.reset.load(Ordering::Relaxed) {
+        if self.conn.reset.load(Ordering::Relaxed) {
             let _ = self.stream.set_zero_linger();
         }
+        self.conn.judge_parked();
     }
 }
 
@@ -255,8 +318,14 @@ impl AsyncWrite for ClientIo {
     fn is_write_vectored(&self) -> bool {
         self.stream.is_write_vectored()
     }
+    /// hyper flushes its connection once its buffer is written out: the last bytes of a
+    /// response are with the kernel, so its exchange is judged now.
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
+        if flushed.is_ready() {
+            self.conn.judge_parked();
+        }
+        flushed
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
