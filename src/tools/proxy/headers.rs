@@ -14,7 +14,7 @@ use reqwest::header::{
 };
 
 /// Hop-by-hop headers (`Connection` is looked at on its own).
-const HOP_BY_HOP: [HeaderName; 8] = [
+static HOP_BY_HOP: [HeaderName; 8] = [
     HeaderName::from_static("keep-alive"),
     PROXY_AUTHENTICATE,
     PROXY_AUTHORIZATION,
@@ -26,7 +26,7 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 ];
 
 /// What the upstream request also goes without.
-const NOT_UPSTREAM: [HeaderName; 3] = [HOST, CONTENT_LENGTH, ACCEPT_ENCODING];
+static NOT_UPSTREAM: [HeaderName; 3] = [HOST, CONTENT_LENGTH, ACCEPT_ENCODING];
 
 fn connection_tokens(map: &HeaderMap) -> Vec<String> {
     map.get_all(CONNECTION)
@@ -58,22 +58,33 @@ fn maybe_hop_by_hop(name: &str) -> bool {
 }
 
 /// `map` without hop-by-hop headers, the headers its `Connection` names, and `also_drop`
-/// (removed in place). One pass over the names finds whether any is there: most messages have
-/// none, and then nothing is looked up or copied.
+/// (removed in place). One pass over the names notes which of them are there (most messages
+/// have none, or only `Host` and `Content-Length` of a request), and only those are removed.
 fn filtered(mut map: HeaderMap, also_drop: &[HeaderName]) -> HeaderMap {
-    let doomed = |name: &HeaderName| {
-        maybe_hop_by_hop(name.as_str())
-            && (name == CONNECTION || HOP_BY_HOP.contains(name) || also_drop.contains(name))
-    };
-    if !map.keys().any(doomed) {
-        return map;
+    let dropped = HOP_BY_HOP.iter().chain(also_drop);
+    // Bit i: the i-th of `dropped` is there.
+    let mut present = 0u32;
+    let mut connection = false;
+    for name in map.keys() {
+        if !maybe_hop_by_hop(name.as_str()) {
+            continue;
+        }
+        if name == CONNECTION {
+            connection = true;
+        } else if let Some(i) = dropped.clone().position(|d| d == name) {
+            present |= 1 << i;
+        }
     }
-    for name in connection_tokens(&map) {
-        map.remove(name.as_str());
+    if connection {
+        for name in connection_tokens(&map) {
+            map.remove(name.as_str());
+        }
+        map.remove(CONNECTION);
     }
-    map.remove(CONNECTION);
-    for name in HOP_BY_HOP.iter().chain(also_drop) {
-        map.remove(name);
+    for (i, name) in dropped.enumerate() {
+        if present & (1 << i) != 0 {
+            map.remove(name);
+        }
     }
     map
 }
