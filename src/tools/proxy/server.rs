@@ -210,7 +210,14 @@ async fn handle(
     if let Some(h) = out.headers_mut() {
         *h = headers::client_response(resp.headers);
     }
-    let body = TeeBody::new(resp.body, tap, conn, shared.config.idle_timeout, length);
+    let body = TeeBody::new(
+        resp.body,
+        link,
+        tap,
+        conn,
+        shared.config.idle_timeout,
+        length,
+    );
     Ok(out
         .body(Either::Left(body))
         .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))

@@ -28,7 +28,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::tap::Tap;
-use super::upstream::UpstreamBody;
+use super::upstream::{Link, UpstreamBody};
 use crate::verdict::End;
 
 /// The upstream broke off (or went silent past the idle timeout): the client's body is cut.
@@ -46,6 +46,8 @@ impl std::error::Error for UpstreamBroke {}
 /// Forwards the upstream body to the client, feeding the tap on the way.
 pub struct TeeBody {
     upstream: UpstreamBody,
+    /// The upstream connection, driven here while the body is read.
+    link: Arc<Link>,
     /// `None` once the body ended whole (the tap went to the connection).
     tap: Option<Tap>,
     conn: Arc<Conn>,
@@ -90,6 +92,7 @@ impl TeeBody {
     /// `Content-Length`, when it sent one.
     pub fn new(
         upstream: UpstreamBody,
+        link: Arc<Link>,
         mut tap: Tap,
         conn: Arc<Conn>,
         idle: Option<Duration>,
@@ -103,6 +106,7 @@ impl TeeBody {
         }
         TeeBody {
             upstream,
+            link,
             tap: Some(tap),
             conn,
             idle: idle.map(|after| Idle {
@@ -154,6 +158,9 @@ impl Body for TeeBody {
         if this.broken {
             return this.broke(End::Reset, "the upstream broke off");
         }
+        // What the upstream connection already handed on is taken first; only when there is
+        // nothing is the connection driven (to read more), and the body looked at again.
+        let mut driven = false;
         let polled = loop {
             match Pin::new(&mut this.upstream).poll_frame(cx) {
                 // Trailers are not forwarded (hop-by-hop `TE`/`Trailer` are dropped too).
@@ -163,6 +170,10 @@ impl Body for TeeBody {
                 },
                 Poll::Ready(Some(Err(e))) => break Poll::Ready(Some(Err(e))),
                 Poll::Ready(None) => break Poll::Ready(None),
+                Poll::Pending if !driven => {
+                    driven = true;
+                    this.link.drive(cx);
+                }
                 Poll::Pending => break Poll::Pending,
             }
         };

@@ -6,8 +6,17 @@
 //! `https://`. HTTP/1.1 carries one exchange at a time, so a client connection never needs two,
 //! and pairing them costs no pool look-up, no lock and no per-request copy of the URL: the
 //! proxy's hot path (see `benches/proxy.rs`), the same for both schemes.
+//!
+//! The upstream connection runs in its client connection's task, not in one of its own: it is
+//! driven ([`Link::drive`]) while the request waits for its head and while the response body is
+//! read. So a request and its answer never hop between tasks, and chunks that arrive together
+//! (an SSE reply's events in one read) reach the client in one write, each still passed on as
+//! soon as it is there.
 
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::Mutex;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -54,7 +63,70 @@ pub struct Upstream {
 /// The upstream connection one client connection uses, made on its first request and made
 /// again when the upstream closed it.
 #[derive(Default)]
-pub struct Link(Mutex<Option<SendRequest<Full<Bytes>>>>);
+pub struct Link(Mutex<Option<Kept>>);
+
+/// hyper's connection future (reads and writes the upstream socket).
+type Driving = Pin<Box<dyn Future<Output = hyper::Result<()>> + Send>>;
+
+struct Kept {
+    sender: SendRequest<Full<Bytes>>,
+    /// `None` once it ended (closed or failed).
+    conn: Option<Driving>,
+}
+
+impl Kept {
+    fn drive(&mut self, cx: &mut Context<'_>) {
+        if let Some(conn) = &mut self.conn
+            && conn.as_mut().poll(cx).is_ready()
+        {
+            self.conn = None;
+        }
+    }
+}
+
+impl Link {
+    /// Lets the upstream connection make progress (write the request, read the answer, hand
+    /// the body on); the task is woken when it can go on.
+    pub fn drive(&self, cx: &mut Context<'_>) {
+        if let Some(kept) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            kept.drive(cx);
+        }
+    }
+
+    /// Whether the kept connection can take a request (`false`: there is none, or it closed).
+    fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<bool> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(kept) = slot.as_mut() else {
+            return Poll::Ready(false);
+        };
+        kept.drive(cx);
+        match kept.sender.poll_ready(cx) {
+            Poll::Ready(Ok(())) => Poll::Ready(true),
+            Poll::Pending if kept.conn.is_some() => Poll::Pending,
+            _ => {
+                *slot = None;
+                Poll::Ready(false)
+            }
+        }
+    }
+
+    fn keep(&self, sender: SendRequest<Full<Bytes>>, conn: Driving) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Kept {
+            sender,
+            conn: Some(conn),
+        });
+    }
+
+    /// Waits for `answer` while driving the connection.
+    async fn answer<T>(&self, answer: impl Future<Output = T>) -> T {
+        let mut answer = pin!(answer);
+        std::future::poll_fn(|cx| {
+            self.drive(cx);
+            answer.as_mut().poll(cx)
+        })
+        .await
+    }
+}
 
 /// The upstream did not answer with a head: why, in the words of `adapters::cause` (refused,
 /// DNS, TLS, a close or reset before the head).
@@ -157,14 +229,16 @@ impl Upstream {
         url: &reqwest::Url,
         req: hyper::Request<Full<Bytes>>,
     ) -> Result<hyper::Response<hyper::body::Incoming>, NoAnswer> {
-        let kept = link.0.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut req = req;
-        if let Some(mut sender) = kept
-            && sender.ready().await.is_ok()
-        {
-            let answer = sender.try_send_request(req);
-            put_back(link, sender);
-            match answer.await {
+        if std::future::poll_fn(|cx| link.poll_ready(cx)).await {
+            let answer = {
+                let mut slot = link.0.lock().unwrap_or_else(|p| p.into_inner());
+                slot.as_mut().map(|kept| kept.sender.try_send_request(req))
+            };
+            let Some(answer) = answer else {
+                return Err(NoAnswer("the upstream connection went away".into()));
+            };
+            match link.answer(answer).await {
                 Ok(resp) => return Ok(resp),
                 Err(mut e) => match e.take_message() {
                     Some(unsent) => req = unsent,
@@ -172,15 +246,20 @@ impl Upstream {
                 },
             }
         }
-        let mut sender = self.connect(url).await?;
+        let (mut sender, conn) = self.connect(url).await?;
         let answer = sender.send_request(req);
-        put_back(link, sender);
-        answer.await.map_err(|e| NoAnswer(of_hyper(&e, url)))
+        link.keep(sender, conn);
+        link.answer(answer)
+            .await
+            .map_err(|e| NoAnswer(of_hyper(&e, url)))
     }
 
-    /// A new HTTP/1.1 connection to the upstream (TLS for `https://`); its connection task runs
-    /// on its own.
-    async fn connect(&self, url: &reqwest::Url) -> Result<SendRequest<Full<Bytes>>, NoAnswer> {
+    /// A new HTTP/1.1 connection to the upstream (TLS for `https://`), to be driven by its
+    /// client connection's task.
+    async fn connect(
+        &self,
+        url: &reqwest::Url,
+    ) -> Result<(SendRequest<Full<Bytes>>, Driving), NoAnswer> {
         let (host, port) = host_port(url);
         let opening = async {
             let stream = tokio::net::TcpStream::connect(&self.connect_to)
@@ -238,18 +317,16 @@ pub async fn reachable(url: &reqwest::Url, wait: Duration) -> Result<(), String>
     }
 }
 
-fn put_back(link: &Link, sender: SendRequest<Full<Bytes>>) {
-    *link.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(sender);
-}
-
-/// HTTP/1.1 on an open connection; its connection task runs on its own.
-async fn handshake<T>(io: T, url: &reqwest::Url) -> Result<SendRequest<Full<Bytes>>, NoAnswer>
+/// HTTP/1.1 on an open connection: the sender and the connection to drive.
+async fn handshake<T>(
+    io: T,
+    url: &reqwest::Url,
+) -> Result<(SendRequest<Full<Bytes>>, Driving), NoAnswer>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
         .map_err(|e| NoAnswer(of_hyper(&e, url)))?;
-    tokio::spawn(conn);
-    Ok(sender)
+    Ok((sender, Box::pin(conn)))
 }
