@@ -206,10 +206,7 @@ async fn handle(
         .get("content-length")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok());
-    let mut out = Response::builder().status(resp.status);
-    if let Some(h) = out.headers_mut() {
-        *h = headers::client_response(resp.headers);
-    }
+    let headers = headers::client_response(resp.headers);
     let body = TeeBody::new(
         resp.body,
         link,
@@ -218,9 +215,10 @@ async fn handle(
         shared.config.idle_timeout,
         length,
     );
-    Ok(out
-        .body(Either::Left(body))
-        .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))
+    let mut out = Response::new(Either::Left(body));
+    *out.status_mut() = resp.status;
+    *out.headers_mut() = headers;
+    Ok(out)
 }
 
 /// The proxy's own answer when the upstream gave no response head: `status` (502, or 504 past

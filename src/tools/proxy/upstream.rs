@@ -20,8 +20,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HOST, HeaderMap, HeaderValue};
 use hyper::{Method, StatusCode, Uri};
@@ -30,11 +29,8 @@ use hyper_util::rt::TokioIo;
 use super::config::ProxyError;
 use crate::adapters::cause;
 
-/// Any error of an upstream body.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The upstream's response body, whichever client read it.
-pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
+/// The upstream's response body, as hyper reads it (not boxed).
+pub type UpstreamBody = hyper::body::Incoming;
 
 /// The upstream's response head and body.
 pub struct Answer {
@@ -217,7 +213,7 @@ impl Upstream {
         Ok(Answer {
             status: parts.status,
             headers: parts.headers,
-            body: body.map_err(BoxError::from).boxed_unsync(),
+            body,
         })
     }
     /// Sends `req` on the link's connection, or on a new one when there is none, it is closed, or
