@@ -8,6 +8,9 @@
 # N and once for 2N requests (each run also has the same start-up, warm-up and shutdown), and
 # (Ir(2N) - Ir(N)) / N is what one more request costs. Syscalls per request: one run of N
 # requests with `strace -c -f` attached to the (native) proxy, total calls / N.
+# Each run is deterministic in what it counts, but how requests batch (wake-ups, polls) varies a
+# little from run to run: repeated runs of one binary differ by about 1-2k instructions, and two
+# builds of the same code can too (inlining in other modules moves); compare beyond that.
 #
 # Usage: benches/proxy_cost.sh [N=1000]
 # Environment: KINDS="json sse" (json: scenario `ok`; sse: `sse-progress`), C=16,
