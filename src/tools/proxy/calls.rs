@@ -40,8 +40,6 @@ pub trait CallSink: Send + Sync {
 
 /// What the grouping needs of one finished exchange, owned while it waits.
 struct Finished {
-    /// The exchange's number ([`ExchangeRecord::index`]).
-    index: u64,
     verdict: Verdict,
     headers: Headers,
     body: bytes::Bytes,
@@ -87,8 +85,14 @@ impl CallGrouper {
         {
             let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let g = &mut *g;
-            for (_, f) in std::mem::take(&mut g.waiting) {
-                add(&mut g.calls, f, &mut out, &self.outs);
+            for (i, f) in std::mem::take(&mut g.waiting) {
+                add(
+                    &mut g.calls,
+                    i,
+                    f.as_ref().map(Finished::facts),
+                    &mut out,
+                    &self.outs,
+                );
             }
             g.calls.finish(&mut |c| out.push(c));
         }
@@ -96,45 +100,84 @@ impl CallGrouper {
     }
 }
 
-/// Groups one finished exchange and tells `outs` which call it joined.
-fn add(calls: &mut Calls, f: Option<Finished>, out: &mut Vec<Call>, outs: &[Arc<dyn CallSink>]) {
-    if let Some(f) = f {
-        let facts = ExchangeFacts {
-            verdict: &f.verdict,
-            headers: &f.headers,
-            body: &f.body,
-            started_ms: Some(f.started_ms),
-            duration_ms: f.duration_ms,
-        };
+/// Groups one finished exchange (`index`, its facts when it was judged) and tells `outs`
+/// which call it joined.
+fn add(
+    calls: &mut Calls,
+    index: u64,
+    facts: Option<ExchangeFacts<'_>>,
+    out: &mut Vec<Call>,
+    outs: &[Arc<dyn CallSink>],
+) {
+    if let Some(facts) = facts {
         let call = calls.add(facts, &mut |c| out.push(c));
         for sink in outs {
-            sink.joined(f.index, call);
+            sink.joined(index, call);
         }
+    }
+}
+
+impl Finished {
+    fn facts(&self) -> ExchangeFacts<'_> {
+        ExchangeFacts {
+            verdict: &self.verdict,
+            headers: &self.headers,
+            body: &self.body,
+            started_ms: Some(self.started_ms),
+            duration_ms: self.duration_ms,
+        }
+    }
+}
+
+/// What the grouping reads of a record, borrowed (`None`: not judged).
+fn facts_of<'a>(record: &ExchangeRecord<'a>) -> Option<ExchangeFacts<'a>> {
+    match (record.verdict, record.request) {
+        (Some(verdict), Some(r)) => Some(ExchangeFacts {
+            verdict,
+            headers: &r.headers,
+            body: record.request_body,
+            started_ms: Some(millis_since_epoch(record.started)),
+            // As the recording's `time` reads back in replay.
+            duration_ms: record.timings.end.map(|d| (d.as_secs_f64() * 1e3) as u64),
+        }),
+        _ => None,
     }
 }
 
 impl Sink for CallGrouper {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
-        let finished = match (record.verdict, record.request) {
-            (Some(v), Some(r)) => Some(Finished {
-                index: record.index,
-                verdict: v.clone(),
-                headers: r.headers.clone(),
-                body: bytes::Bytes::copy_from_slice(record.request_body),
-                started_ms: millis_since_epoch(record.started),
-                // As the recording's `time` reads back in replay.
-                duration_ms: record.timings.end.map(|d| (d.as_secs_f64() * 1e3) as u64),
-            }),
-            _ => None,
-        };
         let mut out = Vec::new();
         {
             let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let g = &mut *g;
             if record.index < g.next {
-                // Late: the others went on without it (past the cap).
-                add(&mut g.calls, finished, &mut out, &self.outs);
+                // Late: the others went on without it (past the cap); or a batch's later row.
+                add(
+                    &mut g.calls,
+                    record.index,
+                    facts_of(record),
+                    &mut out,
+                    &self.outs,
+                );
+            } else if record.index == g.next && g.waiting.is_empty() {
+                // In order with nothing waiting (the common case): grouped from the record as
+                // it is, nothing copied.
+                g.next = record.index + 1;
+                add(
+                    &mut g.calls,
+                    record.index,
+                    facts_of(record),
+                    &mut out,
+                    &self.outs,
+                );
             } else {
+                let finished = facts_of(record).map(|f| Finished {
+                    verdict: f.verdict.clone(),
+                    headers: f.headers.clone(),
+                    body: bytes::Bytes::copy_from_slice(f.body),
+                    started_ms: f.started_ms.unwrap_or_default(),
+                    duration_ms: f.duration_ms,
+                });
                 g.waiting.insert(record.index, finished);
                 while g.waiting.len() > REORDER_MAX
                     || g.waiting
@@ -145,7 +188,13 @@ impl Sink for CallGrouper {
                         break;
                     };
                     g.next = i + 1;
-                    add(&mut g.calls, f, &mut out, &self.outs);
+                    add(
+                        &mut g.calls,
+                        i,
+                        f.as_ref().map(Finished::facts),
+                        &mut out,
+                        &self.outs,
+                    );
                 }
             }
         }

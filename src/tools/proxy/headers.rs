@@ -14,7 +14,7 @@ use reqwest::header::{
 };
 
 /// Hop-by-hop headers (`Connection` is looked at on its own).
-const HOP_BY_HOP: [HeaderName; 8] = [
+static HOP_BY_HOP: [HeaderName; 8] = [
     HeaderName::from_static("keep-alive"),
     PROXY_AUTHENTICATE,
     PROXY_AUTHORIZATION,
@@ -26,7 +26,7 @@ const HOP_BY_HOP: [HeaderName; 8] = [
 ];
 
 /// What the upstream request also goes without.
-const NOT_UPSTREAM: [HeaderName; 3] = [HOST, CONTENT_LENGTH, ACCEPT_ENCODING];
+static NOT_UPSTREAM: [HeaderName; 3] = [HOST, CONTENT_LENGTH, ACCEPT_ENCODING];
 
 fn connection_tokens(map: &HeaderMap) -> Vec<String> {
     map.get_all(CONNECTION)
@@ -38,22 +38,53 @@ fn connection_tokens(map: &HeaderMap) -> Vec<String> {
         .collect()
 }
 
+/// Whether `name` (lowercase, as `HeaderName` keeps it) may be one of [`HOP_BY_HOP`],
+/// [`NOT_UPSTREAM`] or `Connection`: one look at its length and first byte passes most names
+/// (`content-type`, `mcp-session-id`, `date`, ...) without comparing their text.
+#[inline]
+fn maybe_hop_by_hop(name: &str) -> bool {
+    matches!(
+        (name.len(), name.as_bytes().first()),
+        (10, Some(b'k' | b'c'))  // keep-alive, connection
+            | (18 | 19, Some(b'p')) // proxy-authenticate, proxy-authorization
+            | (16, Some(b'p'))       // proxy-connection
+            | (2, Some(b't'))        // te
+            | (7, Some(b't' | b'u')) // trailer, upgrade
+            | (17, Some(b't'))       // transfer-encoding
+            | (4, Some(b'h'))        // host
+            | (14, Some(b'c'))       // content-length
+            | (15, Some(b'a')) // accept-encoding
+    )
+}
+
 /// `map` without hop-by-hop headers, the headers its `Connection` names, and `also_drop`
-/// (removed in place). One pass over the names finds whether any is there: most messages have
-/// none, and then nothing is looked up or copied.
+/// (removed in place). One pass over the names notes which of them are there (most messages
+/// have none, or only `Host` and `Content-Length` of a request), and only those are removed.
 fn filtered(mut map: HeaderMap, also_drop: &[HeaderName]) -> HeaderMap {
-    let doomed = |name: &HeaderName| {
-        name == CONNECTION || HOP_BY_HOP.contains(name) || also_drop.contains(name)
-    };
-    if !map.keys().any(doomed) {
-        return map;
+    let dropped = HOP_BY_HOP.iter().chain(also_drop);
+    // Bit i: the i-th of `dropped` is there.
+    let mut present = 0u32;
+    let mut connection = false;
+    for name in map.keys() {
+        if !maybe_hop_by_hop(name.as_str()) {
+            continue;
+        }
+        if name == CONNECTION {
+            connection = true;
+        } else if let Some(i) = dropped.clone().position(|d| d == name) {
+            present |= 1 << i;
+        }
     }
-    for name in connection_tokens(&map) {
-        map.remove(name.as_str());
+    if connection {
+        for name in connection_tokens(&map) {
+            map.remove(name.as_str());
+        }
+        map.remove(CONNECTION);
     }
-    map.remove(CONNECTION);
-    for name in HOP_BY_HOP.iter().chain(also_drop) {
-        map.remove(name);
+    for (i, name) in dropped.enumerate() {
+        if present & (1 << i) != 0 {
+            map.remove(name);
+        }
     }
     map
 }
@@ -72,11 +103,18 @@ pub fn client_response(map: HeaderMap) -> HeaderMap {
 /// Headers for the analysis (values that are not UTF-8 are read lossily; the forwarded bytes
 /// are untouched).
 pub fn for_analysis(map: &HeaderMap) -> Headers {
-    let mut out = Headers::new();
-    for (name, value) in map {
-        out.push(name.as_str(), String::from_utf8_lossy(value.as_bytes()));
-    }
-    out
+    // Collected (sized from the map at once, not grown header by header); a value is copied
+    // once, into the set's one string.
+    map.iter()
+        .map(|(name, value)| {
+            let bytes = value.as_bytes();
+            let text = match std::str::from_utf8(bytes) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(bytes),
+            };
+            (name.as_str(), text)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -114,5 +152,47 @@ mod tests {
         assert!(!client_response(plain.clone()).contains_key("keep-alive"));
         plain.insert("host", HeaderValue::from_static("h"));
         assert!(!upstream_request(plain).contains_key("host"));
+    }
+
+    /// The quick look passes every name that is dropped, so that one of them alone is found.
+    #[test]
+    fn every_dropped_name_passes_the_quick_look() {
+        for name in HOP_BY_HOP.iter().chain(&NOT_UPSTREAM).chain([&CONNECTION]) {
+            assert!(maybe_hop_by_hop(name.as_str()), "{name}");
+            let mut map = HeaderMap::new();
+            map.insert("content-type", HeaderValue::from_static("text/plain"));
+            map.insert(name.clone(), HeaderValue::from_static("x"));
+            assert!(!upstream_request(map).contains_key(name), "{name}");
+        }
+        for name in [
+            "content-type",
+            "mcp-session-id",
+            "date",
+            "accept",
+            "authorization",
+        ] {
+            assert!(!maybe_hop_by_hop(name), "{name}");
+        }
+    }
+
+    /// Values that are not UTF-8 are read lossily; the rest as they are, in order.
+    #[test]
+    fn analysis_headers_keep_order_and_read_bad_bytes_lossily() {
+        let mut map = HeaderMap::new();
+        map.insert("content-type", HeaderValue::from_static("application/json"));
+        map.append("x-many", HeaderValue::from_static("a"));
+        map.append("x-many", HeaderValue::from_static("b"));
+        map.insert("x-bad", HeaderValue::from_bytes(b"a\xffb").unwrap());
+        let h = for_analysis(&map);
+        let all: Vec<(&str, &str)> = h.iter().collect();
+        assert_eq!(
+            all,
+            [
+                ("content-type", "application/json"),
+                ("x-many", "a"),
+                ("x-many", "b"),
+                ("x-bad", "a\u{fffd}b"),
+            ]
+        );
     }
 }

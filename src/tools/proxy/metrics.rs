@@ -39,9 +39,15 @@ impl Histogram {
     }
 }
 
+/// Counts by tool, by method, by (outcome, layer): looked up by the verdict's own strings
+/// (nothing is allocated for a label set already counted), listed in the order of the tuple.
+type Series = BTreeMap<(&'static str, &'static str), BTreeMap<String, BTreeMap<String, u64>>>;
+
 #[derive(Default)]
 struct State {
-    exchanges: BTreeMap<(&'static str, &'static str, String, String), u64>,
+    exchanges: Series,
+    /// Label sets in `exchanges`.
+    series: usize,
     unjudged: u64,
     failed: u64,
     phases: [Histogram; 3],
@@ -66,13 +72,17 @@ impl Metrics {
         let mut out = String::new();
         out.push_str("# HELP mcp_verdict_proxy_exchanges_total Exchanges judged, by outcome, layer, method and tool.\n");
         out.push_str("# TYPE mcp_verdict_proxy_exchanges_total counter\n");
-        for ((outcome, layer, method, tool), n) in &s.exchanges {
-            let _ = writeln!(
-                out,
-                "mcp_verdict_proxy_exchanges_total{{outcome=\"{outcome}\",layer=\"{layer}\",method=\"{}\",tool=\"{}\"}} {n}",
-                label(method),
-                label(tool)
-            );
+        for ((outcome, layer), methods) in &s.exchanges {
+            for (method, tools) in methods {
+                for (tool, n) in tools {
+                    let _ = writeln!(
+                        out,
+                        "mcp_verdict_proxy_exchanges_total{{outcome=\"{outcome}\",layer=\"{layer}\",method=\"{}\",tool=\"{}\"}} {n}",
+                        label(method),
+                        label(tool)
+                    );
+                }
+            }
         }
         out.push_str("# HELP mcp_verdict_proxy_unjudged_total Forwarded exchanges that are not MCP request/response exchanges.\n");
         out.push_str("# TYPE mcp_verdict_proxy_unjudged_total counter\n");
@@ -115,7 +125,8 @@ impl Metrics {
 
 impl Sink for Metrics {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let s = &mut *guard;
         let Some(v) = record.verdict else {
             if record.analysis_failed {
                 s.failed += 1;
@@ -124,22 +135,119 @@ impl Sink for Metrics {
             }
             return;
         };
-        let mut key = (
-            v.outcome.as_str(),
-            v.layer.as_str(),
-            v.method.as_deref().unwrap_or_default().to_owned(),
-            v.tool.as_deref().unwrap_or_default().to_owned(),
+        let methods = s
+            .exchanges
+            .entry((v.outcome.as_str(), v.layer.as_str()))
+            .or_default();
+        let (method, tool) = (
+            v.method.as_deref().unwrap_or_default(),
+            v.tool.as_deref().unwrap_or_default(),
         );
-        if !s.exchanges.contains_key(&key) && s.exchanges.len() >= MAX_SERIES {
-            key.2 = "other".into();
-            key.3 = String::new();
+        match methods
+            .get_mut(method)
+            .and_then(|tools| tools.get_mut(tool))
+        {
+            Some(n) => *n += 1,
+            None => {
+                let (method, tool) = if s.series >= MAX_SERIES {
+                    ("other", "")
+                } else {
+                    (method, tool)
+                };
+                let n = methods
+                    .entry(method.to_owned())
+                    .or_default()
+                    .entry(tool.to_owned())
+                    .or_insert_with(|| {
+                        s.series += 1;
+                        0
+                    });
+                *n += 1;
+            }
         }
-        *s.exchanges.entry(key).or_default() += 1;
         let t = record.timings;
         for (i, d) in [t.head, t.first_event, t.terminal].into_iter().enumerate() {
             if let Some(d) = d {
                 s.phases[i].observe(d);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::Verdict;
+
+    fn verdict(method: &str, tool: &str) -> Verdict {
+        let mut v: Verdict = serde_json::from_value(serde_json::json!({"index":0,"http_method":"POST","kind":"request","batch_position":null,"method":"tools/call","id":1,"tool":"echo","protocol_version":"2026-07-28","protocol_version_source":"header","outcome":"TOOL_SUCCESS","layer":"application","complete":true,"status":200,"content_type":"application/json","error_code":null,"error_message":null,"result_type":"complete","event_count":null,"last_event_id":null,"resumable":false,"end":"eof","retry":{"advice":"none","after_ms":null,"reason":"complete answer"},"violations":[],"unterminated":null,"limit":null,"server_requests":[],"status_origin":"server","origin_reason":"a success status: the server's answer","client_error":null,"task_status":null}))
+        .unwrap();
+        v.method = Some(method.to_owned().into());
+        v.tool = (!tool.is_empty()).then(|| tool.into());
+        v
+    }
+
+    fn feed(m: &Metrics, v: &Verdict) {
+        m.exchange(&ExchangeRecord {
+            index: 0,
+            request: None,
+            verdict: Some(v),
+            note: None,
+            analysis_failed: false,
+            http_method: "POST",
+            request_body: b"",
+            started: std::time::SystemTime::UNIX_EPOCH,
+            timings: Default::default(),
+            entry: None,
+            messages: &[],
+            messages_dropped: 0,
+        });
+    }
+
+    /// Label sets are counted and listed sorted; past [`MAX_SERIES`] a new one counts as
+    /// `method="other"`, while those already there go on counting.
+    #[test]
+    fn series_are_counted_sorted_and_capped() {
+        let m = Metrics::default();
+        for (method, tool) in [
+            ("tools/call", "b"),
+            ("tools/call", "a"),
+            ("tools/call", "b"),
+        ] {
+            feed(&m, &verdict(method, tool));
+        }
+        feed(&m, &verdict("tools/list", ""));
+        let text = m.render();
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("mcp_verdict_proxy_exchanges_total{"))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                r#"mcp_verdict_proxy_exchanges_total{outcome="TOOL_SUCCESS",layer="application",method="tools/call",tool="a"} 1"#,
+                r#"mcp_verdict_proxy_exchanges_total{outcome="TOOL_SUCCESS",layer="application",method="tools/call",tool="b"} 2"#,
+                r#"mcp_verdict_proxy_exchanges_total{outcome="TOOL_SUCCESS",layer="application",method="tools/list",tool=""} 1"#,
+            ]
+        );
+        for i in 0..MAX_SERIES {
+            feed(&m, &verdict("tools/call", &format!("t{i}")));
+        }
+        feed(&m, &verdict("tools/call", "a"));
+        let text = m.render();
+        let count = |needle: &str| {
+            text.lines()
+                .find(|l| l.contains(needle))
+                .and_then(|l| l.rsplit(' ').next())
+                .map(str::to_owned)
+        };
+        assert_eq!(count(r#"method="other",tool="""#).as_deref(), Some("3"));
+        assert_eq!(count(r#"tool="a""#).as_deref(), Some("2"));
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with("mcp_verdict_proxy_exchanges_total{"))
+                .count(),
+            MAX_SERIES + 1
+        );
     }
 }

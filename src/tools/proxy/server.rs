@@ -3,7 +3,6 @@
 //! the rest through [`forward`].
 
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Either, Full, Limited};
@@ -20,7 +19,7 @@ use super::guard::{self, Refusal};
 use super::headers;
 use super::shared::Shared;
 use super::tap::Tap;
-use super::tee::{ClientIo, TeeBody};
+use super::tee::{ClientIo, Conn, TeeBody};
 use super::upstream::Link;
 use crate::verdict::End;
 
@@ -87,11 +86,11 @@ async fn refuse_busy(mut stream: TcpStream) {
 }
 
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, loopback: bool) {
-    let (io, reset) = ClientIo::new(stream);
+    let (io, conn) = ClientIo::new(stream);
     let link = Arc::new(Link::default());
     let service = {
         let shared = shared.clone();
-        service_fn(move |req| handle(req, shared.clone(), reset.clone(), link.clone(), loopback))
+        service_fn(move |req| handle(req, shared.clone(), conn.clone(), link.clone(), loopback))
     };
     let mut builder = http1::Builder::new();
     builder
@@ -155,7 +154,7 @@ async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Refusal> {
 async fn handle(
     req: Request<Incoming>,
     shared: Arc<Shared>,
-    reset: Arc<AtomicBool>,
+    conn: Arc<Conn>,
     link: Arc<Link>,
     loopback: bool,
 ) -> Result<Response<ClientBody>, NoError> {
@@ -167,17 +166,12 @@ async fn handle(
         Ok(b) => b,
         Err(r) => return Ok(refusal(&r)),
     };
-    let path = shared.upstream.path();
-    let path_and_query = match parts.uri.query().or(shared.upstream.query()) {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_owned(),
-    };
     // Kept (a reference count, not a copy) for the id of the proxy's own error answer.
     let request_body = body.clone();
     let seen = headers::for_analysis(&parts.headers);
     let mut tap = Tap::begin(
         shared.clone(),
-        parts.method.as_str(),
+        &parts.method,
         &shared.url_with(parts.uri.query()),
         seen,
         &body,
@@ -186,7 +180,7 @@ async fn handle(
         &link,
         &shared.upstream,
         parts.method,
-        &path_and_query,
+        parts.uri.query(),
         headers::upstream_request(parts.headers),
         body,
     );
@@ -212,14 +206,19 @@ async fn handle(
         .get("content-length")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse().ok());
-    let mut out = Response::builder().status(resp.status);
-    if let Some(h) = out.headers_mut() {
-        *h = headers::client_response(resp.headers);
-    }
-    let body = TeeBody::new(resp.body, tap, reset, shared.config.idle_timeout, length);
-    Ok(out
-        .body(Either::Left(body))
-        .unwrap_or_else(|_| Response::new(Either::Right(Full::new(Bytes::new())))))
+    let headers = headers::client_response(resp.headers);
+    let body = TeeBody::new(
+        resp.body,
+        link,
+        tap,
+        conn,
+        shared.config.idle_timeout,
+        length,
+    );
+    let mut out = Response::new(Either::Left(body));
+    *out.status_mut() = resp.status;
+    *out.headers_mut() = headers;
+    Ok(out)
 }
 
 /// The proxy's own answer when the upstream gave no response head: `status` (502, or 504 past

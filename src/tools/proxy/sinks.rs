@@ -1,7 +1,7 @@
 //! Where finished exchanges go: a JSONL log, a human line, a HAR recording, metrics, and any
 //! [`Sink`] a caller adds (the hook for logical-call records built from exchanges).
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -69,35 +69,43 @@ pub trait Sink: Send + Sync {
     }
 }
 
-#[derive(Serialize)]
-struct Line<'a> {
-    file: &'a str,
-    #[serde(flatten)]
-    verdict: &'a Verdict,
-}
-
 /// One verdict per line, the JSON of `replay --format jsonl` (with `file` set to the recording's
 /// path, so that the log of a run equals the replay of its recording).
 pub struct JsonLog {
     out: Arc<Lines>,
-    file: String,
+    /// `{"file":"…"`: the start of every line, escaped once.
+    start: Vec<u8>,
 }
 
 impl JsonLog {
     /// Writes to `out`; `file` fills the `file` field.
     pub fn new(out: Box<dyn Write + Send>, file: impl Into<String>) -> JsonLog {
+        let mut start = b"{\"file\":".to_vec();
+        let _ = serde_json::to_writer(&mut start, &file.into());
         JsonLog {
             out: Lines::new(out),
-            file: file.into(),
+            start,
         }
     }
-}
 
-impl JsonLog {
     /// Writes out the lines still in the buffer (call it when the proxy has stopped).
     pub fn flush(&self) {
         self.out.flush();
     }
+}
+
+/// Appends the line of `replay --format jsonl` for `verdict` (without the newline): `start`
+/// (`{"file":…`), then the verdict's object with its `{` turned into the `,` after the file:
+/// the bytes `#[serde(flatten)]` of the file beside the verdict gives, without its
+/// member-by-member detour through a map (a verdict always has members).
+fn verdict_line(buf: &mut Vec<u8>, start: &[u8], verdict: &Verdict) -> serde_json::Result<()> {
+    buf.extend_from_slice(start);
+    let open = buf.len();
+    serde_json::to_writer(&mut *buf, verdict)?;
+    if let Some(b @ b'{') = buf.get_mut(open) {
+        *b = b',';
+    }
+    Ok(())
 }
 
 impl Sink for JsonLog {
@@ -105,16 +113,16 @@ impl Sink for JsonLog {
         let Some(verdict) = record.verdict else {
             return;
         };
-        let line = Line {
-            file: &self.file,
-            verdict,
-        };
-        self.out.write(&line);
+        self.out
+            .write_with(|buf| verdict_line(buf, &self.start, verdict));
     }
 }
 
 /// How long a written line may wait in the buffer before it is flushed.
 pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
+
+/// How many bytes of lines are held before they are written out.
+const BUFFER_BYTES: usize = 64 * 1024;
 
 /// JSON lines written through a buffer, so that a busy proxy makes one `write` per many
 /// exchanges rather than one per exchange (a syscall on the forwarding path each time). A line
@@ -122,26 +130,71 @@ pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
 /// runtime, started by the first line after a flush; without a runtime, at once), when the
 /// buffer fills, and when the last holder lets go. A log that cannot be written must not stop
 /// forwarding: errors are dropped.
+///
+/// The buffer is a plain `Vec` that lines are serialized into (serde_json's many small writes
+/// stay inlined appends, not calls through `dyn Write`); the output sees one `write_all` per
+/// flush.
 pub(crate) struct Lines {
-    out: Mutex<BufWriter<Box<dyn Write + Send>>>,
+    out: Mutex<Buffered>,
     /// A flush is scheduled.
     pending: AtomicBool,
+}
+
+struct Buffered {
+    buf: Vec<u8>,
+    out: Box<dyn Write + Send>,
+}
+
+impl Buffered {
+    fn flush(&mut self) {
+        if !self.buf.is_empty() {
+            let _ = self.out.write_all(&self.buf);
+            self.buf.clear();
+        }
+        let _ = self.out.flush();
+    }
+}
+
+impl Drop for Buffered {
+    fn drop(&mut self) {
+        self.flush();
+    }
 }
 
 impl Lines {
     pub(crate) fn new(out: Box<dyn Write + Send>) -> Arc<Lines> {
         Arc::new(Lines {
-            out: Mutex::new(BufWriter::with_capacity(64 * 1024, out)),
+            out: Mutex::new(Buffered {
+                buf: Vec::with_capacity(BUFFER_BYTES),
+                out,
+            }),
             pending: AtomicBool::new(false),
         })
     }
 
     /// Writes `value` as one JSON line.
     pub(crate) fn write(self: &Arc<Self>, value: &impl Serialize) {
+        self.write_with(|buf| serde_json::to_writer(buf, value));
+    }
+
+    /// Writes one line: what `text` appends, then the newline (nothing when `text` fails).
+    pub(crate) fn write_with(
+        self: &Arc<Self>,
+        text: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+    ) {
         {
-            let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = serde_json::to_writer(&mut *out, value);
-            let _ = out.write_all(b"\n");
+            let mut guard = self.out.lock().unwrap_or_else(|p| p.into_inner());
+            let out = &mut *guard;
+            let start = out.buf.len();
+            if text(&mut out.buf).is_ok() {
+                out.buf.push(b'\n');
+            } else {
+                out.buf.truncate(start);
+            }
+            if out.buf.len() >= BUFFER_BYTES {
+                let _ = out.out.write_all(&out.buf);
+                out.buf.clear();
+            }
         }
         if self.pending.swap(true, Ordering::AcqRel) {
             return;
@@ -161,8 +214,7 @@ impl Lines {
     /// Writes out what the buffer holds.
     pub(crate) fn flush(&self) {
         self.pending.store(false, Ordering::Release);
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        let _ = out.flush();
+        self.out.lock().unwrap_or_else(|p| p.into_inner()).flush();
     }
 }
 
@@ -258,5 +310,67 @@ impl Sink for Recorder {
         if let Some(entry) = record.entry {
             self.keep(entry.clone());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Flattened<'a> {
+        file: &'a str,
+        #[serde(flatten)]
+        verdict: &'a Verdict,
+    }
+
+    /// The log line is byte for byte the line of `replay --format jsonl` (`file` flattened
+    /// beside the verdict), file names that need escaping included.
+    #[test]
+    fn verdict_line_is_the_flattened_line() {
+        let verdict: Verdict = serde_json::from_str(
+            r#"{"index":3,"http_method":"POST","kind":"request","batch_position":null,"method":"tools/call","id":"a\"b","tool":"echo","protocol_version":"2026-07-28","protocol_version_source":"header","outcome":"TOOL_SUCCESS","layer":"application","complete":true,"status":200,"content_type":"application/json","error_code":null,"error_message":null,"result_type":"complete","event_count":null,"last_event_id":null,"resumable":false,"end":"eof","retry":{"advice":"none","after_ms":null,"reason":"complete answer"},"violations":[],"unterminated":null,"limit":null,"server_requests":[],"status_origin":"server","origin_reason":"a success status: the server's answer","client_error":null,"task_status":null}"#,
+        )
+        .unwrap();
+        for file in ["proxy", "runs/a \"b\"\\c.har", "é\n{"] {
+            let log = JsonLog::new(Box::new(std::io::sink()), file);
+            let mut ours = b"earlier line\n".to_vec();
+            verdict_line(&mut ours, &log.start, &verdict).unwrap();
+            let mut theirs = b"earlier line\n".to_vec();
+            serde_json::to_writer(
+                &mut theirs,
+                &Flattened {
+                    file,
+                    verdict: &verdict,
+                },
+            )
+            .unwrap();
+            assert_eq!(String::from_utf8(ours), String::from_utf8(theirs), "{file}");
+        }
+    }
+
+    /// Lines reach the output when flushed, and when the last holder lets go.
+    #[test]
+    fn lines_are_written_out_on_flush_and_drop() {
+        #[derive(Clone, Default)]
+        struct Shared(Arc<Mutex<Vec<u8>>>);
+        impl Write for Shared {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let seen = Shared::default();
+        let lines = Lines::new(Box::new(seen.clone()));
+        lines.write(&serde_json::json!({"a": 1}));
+        assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
+        lines.pending.store(true, Ordering::Release);
+        lines.write(&serde_json::json!({"b": 2}));
+        assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
+        drop(lines);
+        assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
     }
 }

@@ -75,7 +75,8 @@ const FAILED: &str = "analysis failed (internal error); forwarded unchanged";
 pub struct Tap {
     shared: Arc<Shared>,
     index: u64,
-    http_method: String,
+    /// The request's method (a standard one is not allocated).
+    http_method: hyper::Method,
     /// The exchange in the one exchange path; `None` once the analysis failed.
     flight: Option<Flight>,
     /// Why there is no verdict (not MCP, or the analysis failed).
@@ -90,6 +91,9 @@ pub struct Tap {
     started: Instant,
     timings: Timings,
     arrivals: Arrivals,
+    /// The body ended so (its time in `timings.end`); the verdict waits for the client's
+    /// connection to take the last bytes ([`Tap::ended`]).
+    ended: Option<End>,
     finished: bool,
 }
 
@@ -97,12 +101,13 @@ impl Tap {
     /// Starts observing a request about to be forwarded.
     pub fn begin(
         shared: Arc<Shared>,
-        method: &str,
+        http_method: &hyper::Method,
         url: &str,
         headers: Headers,
         body: &Bytes,
     ) -> Tap {
         let inject = Inject::of(&shared);
+        let method = http_method.as_str();
         let wall = SystemTime::now();
         let started = Instant::now();
         // The index is taken under the driver's lock, with the exchange begun: the recording
@@ -129,7 +134,7 @@ impl Tap {
         let mut tap = Tap {
             index: 0,
             shared,
-            http_method: method.to_owned(),
+            http_method: http_method.clone(),
             flight: None,
             note: None,
             analysis_failed: false,
@@ -139,6 +144,7 @@ impl Tap {
             started,
             timings: Timings::default(),
             arrivals,
+            ended: None,
             finished: false,
         };
         match begun {
@@ -216,6 +222,17 @@ impl Tap {
         self.note = Some(FAILED.into());
     }
 
+    /// The response body ended (`end`, at this moment) and is on its way to the client: the
+    /// exchange is judged when the tap is dropped ([`TeeBody`](super::tee::TeeBody) hands it to
+    /// the client's connection, which drops it once the last bytes are written), so that the
+    /// client never waits on the judging.
+    pub fn ended(&mut self, end: End) {
+        if self.ended.is_none() && !self.finished {
+            self.ended = Some(end);
+            self.timings.end = Some(self.started.elapsed());
+        }
+    }
+
     /// The exchange ended: judge it and hand it to the sinks. Later calls do nothing.
     pub fn finish(&mut self, end: End) {
         self.finish_with(end, None);
@@ -233,7 +250,9 @@ impl Tap {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
-        self.timings.end = Some(self.started.elapsed());
+        if self.ended.is_none() {
+            self.timings.end = Some(self.started.elapsed());
+        }
         let mut finished = None;
         if let Some(flight) = self.flight.take() {
             let shared = &self.shared;
@@ -279,7 +298,7 @@ impl Tap {
             verdict: None,
             note: self.note.as_deref(),
             analysis_failed: self.analysis_failed,
-            http_method: &self.http_method,
+            http_method: self.http_method.as_str(),
             request_body: &self.body,
             started: self.wall,
             timings: self.timings,
@@ -319,13 +338,16 @@ fn explain(verdict: &mut crate::verdict::Verdict, cause: &str) {
 }
 
 impl Drop for Tap {
-    /// Dropped unfinished: the client went away. After the final answer that is a reader that
+    /// Dropped after [`Tap::ended`]: judged with that end. Dropped unfinished otherwise: the
+    /// client went away. After the final answer that is a reader that
     /// stopped (the stream is still open); before it, a cancel, or the client's deadline when
     /// it left at or after the `--timeout` it was said to have.
     fn drop(&mut self) {
         if !self.finished {
             let deadline = self.shared.config.client_timeout;
-            let end = if self.settled() {
+            let end = if let Some(end) = self.ended {
+                end
+            } else if self.settled() {
                 End::Open
             } else if deadline.is_some_and(|d| self.started.elapsed() >= d) {
                 End::Timeout

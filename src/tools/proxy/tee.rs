@@ -7,12 +7,17 @@
 //! An upstream that breaks off makes the client's connection break off too (a TCP reset, see
 //! [`ClientIo`]), never a made-up end; a client that goes away drops this body, which drops the
 //! upstream stream and so closes it.
+//!
+//! A body that ends whole is judged after its last bytes are handed on: the tap goes to the
+//! client's connection ([`Conn`]), which judges it once hyper has written everything out
+//! (the socket's flush), so that the client never waits on the judging.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -23,7 +28,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
 use super::tap::Tap;
-use super::upstream::UpstreamBody;
+use super::upstream::{Link, UpstreamBody};
 use crate::verdict::End;
 
 /// The upstream broke off (or went silent past the idle timeout): the client's body is cut.
@@ -41,9 +46,12 @@ impl std::error::Error for UpstreamBroke {}
 /// Forwards the upstream body to the client, feeding the tap on the way.
 pub struct TeeBody {
     upstream: UpstreamBody,
-    tap: Tap,
-    reset: Arc<AtomicBool>,
-    idle: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// The upstream connection, driven here while the body is read.
+    link: Arc<Link>,
+    /// `None` once the body ended whole (the tap went to the connection).
+    tap: Option<Tap>,
+    conn: Arc<Conn>,
+    idle: Option<Idle>,
     /// Bytes still due by the upstream's `Content-Length` (hyper stops polling a body whose
     /// length is met, so the end is taken from the count).
     remaining: Option<u64>,
@@ -54,13 +62,39 @@ pub struct TeeBody {
     broken: bool,
 }
 
+/// The upstream's silence inside a body, timed only while there is one: a body that arrives
+/// without a pause (most JSON replies) never sets a timer, and a chunk only notes the time
+/// (the timer, once set, is moved on when it fires early, not at every chunk).
+struct Idle {
+    after: Duration,
+    /// When the head or the latest chunk came.
+    last: Instant,
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+impl Idle {
+    /// Whether the upstream has been silent for `after` (else the timer is set to wake the
+    /// task when it will have been).
+    fn silent(&mut self, cx: &mut Context<'_>) -> bool {
+        let due = self.last + self.after;
+        let sleep = self
+            .sleep
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
+        if sleep.deadline() != due {
+            sleep.as_mut().reset(due);
+        }
+        sleep.as_mut().poll(cx).is_ready()
+    }
+}
+
 impl TeeBody {
-    /// A body reading `upstream` for the client; `reset` is the client connection's flag;
-    /// `length` is the upstream's `Content-Length`, when it sent one.
+    /// A body reading `upstream` for the client connection `conn`; `length` is the upstream's
+    /// `Content-Length`, when it sent one.
     pub fn new(
         upstream: UpstreamBody,
+        link: Arc<Link>,
         mut tap: Tap,
-        reset: Arc<AtomicBool>,
+        conn: Arc<Conn>,
         idle: Option<Duration>,
         length: Option<u64>,
     ) -> Self {
@@ -72,12 +106,26 @@ impl TeeBody {
         }
         TeeBody {
             upstream,
-            tap,
-            reset,
-            idle: idle.map(|d| (d, Box::pin(tokio::time::sleep(d)))),
+            link,
+            tap: Some(tap),
+            conn,
+            idle: idle.map(|after| Idle {
+                after,
+                last: Instant::now(),
+                sleep: None,
+            }),
             remaining: length,
             done,
             broken: false,
+        }
+    }
+
+    /// The upstream's body ended whole: judged once the connection has written it out.
+    fn ended_whole(&mut self) {
+        self.done = true;
+        if let Some(mut tap) = self.tap.take() {
+            tap.ended(End::Eof);
+            self.conn.park(tap);
         }
     }
 
@@ -87,8 +135,10 @@ impl TeeBody {
         why: &'static str,
     ) -> Poll<Option<Result<Frame<Bytes>, UpstreamBroke>>> {
         self.done = true;
-        self.tap.finish(end);
-        self.reset.store(true, Ordering::Relaxed);
+        if let Some(tap) = &mut self.tap {
+            tap.finish(end);
+        }
+        self.conn.reset.store(true, Ordering::Relaxed);
         Poll::Ready(Some(Err(UpstreamBroke(why))))
     }
 }
@@ -108,6 +158,9 @@ impl Body for TeeBody {
         if this.broken {
             return this.broke(End::Reset, "the upstream broke off");
         }
+        // What the upstream connection already handed on is taken first; only when there is
+        // nothing is the connection driven (to read more), and the body looked at again.
+        let mut driven = false;
         let polled = loop {
             match Pin::new(&mut this.upstream).poll_frame(cx) {
                 // Trailers are not forwarded (hop-by-hop `TE`/`Trailer` are dropped too).
@@ -117,20 +170,25 @@ impl Body for TeeBody {
                 },
                 Poll::Ready(Some(Err(e))) => break Poll::Ready(Some(Err(e))),
                 Poll::Ready(None) => break Poll::Ready(None),
+                Poll::Pending if !driven => {
+                    driven = true;
+                    this.link.drive(cx);
+                }
                 Poll::Pending => break Poll::Pending,
             }
         };
         match polled {
             Poll::Ready(Some(Ok(chunk))) => {
-                if let Some((d, sleep)) = &mut this.idle {
-                    sleep.as_mut().reset(Instant::now() + *d);
+                if let Some(idle) = &mut this.idle {
+                    idle.last = Instant::now();
                 }
-                this.tap.on_chunk(&chunk);
+                if let Some(tap) = &mut this.tap {
+                    tap.on_chunk(&chunk);
+                }
                 if let Some(left) = &mut this.remaining {
                     *left = left.saturating_sub(chunk.len() as u64);
                     if *left == 0 {
-                        this.done = true;
-                        this.tap.finish(End::Eof);
+                        this.ended_whole();
                     }
                 }
                 Poll::Ready(Some(Ok(Frame::data(chunk))))
@@ -142,15 +200,11 @@ impl Body for TeeBody {
                 Poll::Pending
             }
             Poll::Ready(None) => {
-                this.done = true;
-                this.tap.finish(End::Eof);
+                this.ended_whole();
                 Poll::Ready(None)
             }
             Poll::Pending => {
-                let silent = match &mut this.idle {
-                    Some((_, sleep)) => sleep.as_mut().poll(cx).is_ready(),
-                    None => false,
-                };
+                let silent = this.idle.as_mut().is_some_and(|idle| idle.silent(cx));
                 if silent {
                     this.broke(End::Timeout, "the upstream went silent (--idle-timeout)")
                 } else {
@@ -172,32 +226,78 @@ impl Body for TeeBody {
     }
 }
 
-/// The client's TCP connection. When `reset` is set (the upstream broke off), the connection is
-/// closed with a TCP reset instead of a clean close, so the client sees what the proxy saw.
+/// What the responses of one client connection share with its socket.
+#[derive(Default)]
+pub struct Conn {
+    /// The upstream broke off: the connection closes with a TCP reset.
+    reset: AtomicBool,
+    /// Exchanges whose body ended whole, to judge once the socket has taken the last bytes
+    /// (each is judged as it is dropped; whatever is left when the connection goes is judged
+    /// then).
+    parked: Mutex<VecDeque<Tap>>,
+    /// `parked` is not empty (a look without the lock at every flush).
+    any_parked: AtomicBool,
+}
+
+impl Conn {
+    fn park(&self, tap: Tap) {
+        self.parked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(tap);
+        self.any_parked.store(true, Ordering::Release);
+    }
+
+    /// Judges the parked exchanges (outside the lock), oldest first.
+    fn judge_parked(&self) {
+        if !self.any_parked.load(Ordering::Acquire) {
+            return;
+        }
+        loop {
+            let tap = {
+                let mut parked = self.parked.lock().unwrap_or_else(|p| p.into_inner());
+                let tap = parked.pop_front();
+                if parked.is_empty() {
+                    self.any_parked.store(false, Ordering::Release);
+                }
+                tap
+            };
+            match tap {
+                Some(tap) => drop(tap),
+                None => break,
+            }
+        }
+    }
+}
+
+/// The client's TCP connection. When the upstream broke off ([`Conn`]'s reset), the connection
+/// is closed with a TCP reset instead of a clean close, so the client sees what the proxy saw.
+/// Once a flush found everything written, the exchanges that ended are judged.
 pub struct ClientIo {
     stream: TcpStream,
-    reset: Arc<AtomicBool>,
+    conn: Arc<Conn>,
 }
 
 impl ClientIo {
-    /// Wraps `stream`; set the returned flag to make the close a reset.
-    pub fn new(stream: TcpStream) -> (ClientIo, Arc<AtomicBool>) {
-        let reset = Arc::new(AtomicBool::new(false));
+    /// Wraps `stream`, with what its responses share.
+    pub fn new(stream: TcpStream) -> (ClientIo, Arc<Conn>) {
+        let conn = Arc::new(Conn::default());
         (
             ClientIo {
                 stream,
-                reset: reset.clone(),
+                conn: conn.clone(),
             },
-            reset,
+            conn,
         )
     }
 }
 
 impl Drop for ClientIo {
     fn drop(&mut self) {
-        if self.reset.load(Ordering::Relaxed) {
+        if self.conn.reset.load(Ordering::Relaxed) {
             let _ = self.stream.set_zero_linger();
         }
+        self.conn.judge_parked();
     }
 }
 
@@ -229,8 +329,14 @@ impl AsyncWrite for ClientIo {
     fn is_write_vectored(&self) -> bool {
         self.stream.is_write_vectored()
     }
+    /// hyper flushes its connection once its buffer is written out: the last bytes of a
+    /// response are with the kernel, so its exchange is judged now.
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
+        if flushed.is_ready() {
+            self.conn.judge_parked();
+        }
+        flushed
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)

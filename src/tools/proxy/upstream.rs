@@ -6,26 +6,31 @@
 //! `https://`. HTTP/1.1 carries one exchange at a time, so a client connection never needs two,
 //! and pairing them costs no pool look-up, no lock and no per-request copy of the URL: the
 //! proxy's hot path (see `benches/proxy.rs`), the same for both schemes.
+//!
+//! The upstream connection runs in its client connection's task, not in one of its own: it is
+//! driven ([`Link::drive`]) while the request waits for its head and while the response body is
+//! read. So a request and its answer never hop between tasks, and chunks that arrive together
+//! (an SSE reply's events in one read) reach the client in one write, each still passed on as
+//! soon as it is there.
 
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::Mutex;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HOST, HeaderMap, HeaderValue};
-use hyper::{Method, StatusCode};
+use hyper::{Method, StatusCode, Uri};
 use hyper_util::rt::TokioIo;
 
 use super::config::ProxyError;
 use crate::adapters::cause;
 
-/// Any error of an upstream body.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The upstream's response body, whichever client read it.
-pub type UpstreamBody = UnsyncBoxBody<Bytes, BoxError>;
+/// The upstream's response body, as hyper reads it (not boxed).
+pub type UpstreamBody = hyper::body::Incoming;
 
 /// The upstream's response head and body.
 pub struct Answer {
@@ -43,6 +48,9 @@ pub struct Upstream {
     connect_to: String,
     /// The `Host` header the upstream expects.
     host: HeaderValue,
+    /// The upstream's path and query as the request target (built once: most requests have no
+    /// query of their own).
+    target: Uri,
     /// `https://`: the TLS to open on each new connection.
     #[cfg(feature = "tls")]
     tls: Option<super::tls::Tls>,
@@ -51,7 +59,70 @@ pub struct Upstream {
 /// The upstream connection one client connection uses, made on its first request and made
 /// again when the upstream closed it.
 #[derive(Default)]
-pub struct Link(Mutex<Option<SendRequest<Full<Bytes>>>>);
+pub struct Link(Mutex<Option<Kept>>);
+
+/// hyper's connection future (reads and writes the upstream socket).
+type Driving = Pin<Box<dyn Future<Output = hyper::Result<()>> + Send>>;
+
+struct Kept {
+    sender: SendRequest<Full<Bytes>>,
+    /// `None` once it ended (closed or failed).
+    conn: Option<Driving>,
+}
+
+impl Kept {
+    fn drive(&mut self, cx: &mut Context<'_>) {
+        if let Some(conn) = &mut self.conn
+            && conn.as_mut().poll(cx).is_ready()
+        {
+            self.conn = None;
+        }
+    }
+}
+
+impl Link {
+    /// Lets the upstream connection make progress (write the request, read the answer, hand
+    /// the body on); the task is woken when it can go on.
+    pub fn drive(&self, cx: &mut Context<'_>) {
+        if let Some(kept) = self.0.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            kept.drive(cx);
+        }
+    }
+
+    /// Whether the kept connection can take a request (`false`: there is none, or it closed).
+    fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<bool> {
+        let mut slot = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(kept) = slot.as_mut() else {
+            return Poll::Ready(false);
+        };
+        kept.drive(cx);
+        match kept.sender.poll_ready(cx) {
+            Poll::Ready(Ok(())) => Poll::Ready(true),
+            Poll::Pending if kept.conn.is_some() => Poll::Pending,
+            _ => {
+                *slot = None;
+                Poll::Ready(false)
+            }
+        }
+    }
+
+    fn keep(&self, sender: SendRequest<Full<Bytes>>, conn: Driving) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(Kept {
+            sender,
+            conn: Some(conn),
+        });
+    }
+
+    /// Waits for `answer` while driving the connection.
+    async fn answer<T>(&self, answer: impl Future<Output = T>) -> T {
+        let mut answer = pin!(answer);
+        std::future::poll_fn(|cx| {
+            self.drive(cx);
+            answer.as_mut().poll(cx)
+        })
+        .await
+    }
+}
 
 /// The upstream did not answer with a head: why, in the words of `adapters::cause` (refused,
 /// DNS, TLS, a close or reset before the head).
@@ -97,9 +168,16 @@ pub fn client(
         .map_err(|_| ProxyError::BadUpstream("host is not a valid header value".into()))?;
     // `host_str` keeps an IPv6 address's brackets, as `connect` wants them.
     let connect_to = format!("{host}:{port}");
+    let target = match url.query() {
+        Some(q) => format!("{}?{q}", url.path()),
+        None => url.path().to_owned(),
+    }
+    .parse()
+    .map_err(|_| ProxyError::BadUpstream("the path is not a valid request target".into()))?;
     let up = Upstream {
         connect_to,
         host: host_value,
+        target,
         #[cfg(feature = "tls")]
         tls,
     };
@@ -107,29 +185,35 @@ pub fn client(
 }
 
 impl Upstream {
-    /// Sends one request; `path_and_query` is the upstream's path with the client's query.
+    /// Sends one request; `query` is the client's query, which replaces the upstream's own.
     pub async fn send(
         &self,
         link: &Link,
         url: &reqwest::Url,
         method: Method,
-        path_and_query: &str,
+        query: Option<&str>,
         mut headers: HeaderMap,
         body: Bytes,
     ) -> Result<Answer, NoAnswer> {
         headers.insert(HOST, self.host.clone());
         let mut req = hyper::Request::new(Full::new(body));
         *req.method_mut() = method;
-        *req.uri_mut() = path_and_query
-            .parse()
-            .map_err(|_| NoAnswer(format!("cannot forward to the path {path_and_query:?}")))?;
+        *req.uri_mut() = match query {
+            None => self.target.clone(),
+            Some(q) => {
+                let path_and_query = format!("{}?{q}", url.path());
+                path_and_query.parse().map_err(|_| {
+                    NoAnswer(format!("cannot forward to the path {path_and_query:?}"))
+                })?
+            }
+        };
         *req.headers_mut() = headers;
         let resp = self.send_on(link, url, req).await?;
         let (parts, body) = resp.into_parts();
         Ok(Answer {
             status: parts.status,
             headers: parts.headers,
-            body: body.map_err(BoxError::from).boxed_unsync(),
+            body,
         })
     }
     /// Sends `req` on the link's connection, or on a new one when there is none, it is closed, or
@@ -141,14 +225,16 @@ impl Upstream {
         url: &reqwest::Url,
         req: hyper::Request<Full<Bytes>>,
     ) -> Result<hyper::Response<hyper::body::Incoming>, NoAnswer> {
-        let kept = link.0.lock().unwrap_or_else(|p| p.into_inner()).take();
         let mut req = req;
-        if let Some(mut sender) = kept
-            && sender.ready().await.is_ok()
-        {
-            let answer = sender.try_send_request(req);
-            put_back(link, sender);
-            match answer.await {
+        if std::future::poll_fn(|cx| link.poll_ready(cx)).await {
+            let answer = {
+                let mut slot = link.0.lock().unwrap_or_else(|p| p.into_inner());
+                slot.as_mut().map(|kept| kept.sender.try_send_request(req))
+            };
+            let Some(answer) = answer else {
+                return Err(NoAnswer("the upstream connection went away".into()));
+            };
+            match link.answer(answer).await {
                 Ok(resp) => return Ok(resp),
                 Err(mut e) => match e.take_message() {
                     Some(unsent) => req = unsent,
@@ -156,15 +242,20 @@ impl Upstream {
                 },
             }
         }
-        let mut sender = self.connect(url).await?;
+        let (mut sender, conn) = self.connect(url).await?;
         let answer = sender.send_request(req);
-        put_back(link, sender);
-        answer.await.map_err(|e| NoAnswer(of_hyper(&e, url)))
+        link.keep(sender, conn);
+        link.answer(answer)
+            .await
+            .map_err(|e| NoAnswer(of_hyper(&e, url)))
     }
 
-    /// A new HTTP/1.1 connection to the upstream (TLS for `https://`); its connection task runs
-    /// on its own.
-    async fn connect(&self, url: &reqwest::Url) -> Result<SendRequest<Full<Bytes>>, NoAnswer> {
+    /// A new HTTP/1.1 connection to the upstream (TLS for `https://`), to be driven by its
+    /// client connection's task.
+    async fn connect(
+        &self,
+        url: &reqwest::Url,
+    ) -> Result<(SendRequest<Full<Bytes>>, Driving), NoAnswer> {
         let (host, port) = host_port(url);
         let opening = async {
             let stream = tokio::net::TcpStream::connect(&self.connect_to)
@@ -222,18 +313,16 @@ pub async fn reachable(url: &reqwest::Url, wait: Duration) -> Result<(), String>
     }
 }
 
-fn put_back(link: &Link, sender: SendRequest<Full<Bytes>>) {
-    *link.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(sender);
-}
-
-/// HTTP/1.1 on an open connection; its connection task runs on its own.
-async fn handshake<T>(io: T, url: &reqwest::Url) -> Result<SendRequest<Full<Bytes>>, NoAnswer>
+/// HTTP/1.1 on an open connection: the sender and the connection to drive.
+async fn handshake<T>(
+    io: T,
+    url: &reqwest::Url,
+) -> Result<(SendRequest<Full<Bytes>>, Driving), NoAnswer>
 where
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
         .map_err(|e| NoAnswer(of_hyper(&e, url)))?;
-    tokio::spawn(conn);
-    Ok(sender)
+    Ok((sender, Box::pin(conn)))
 }
