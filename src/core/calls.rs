@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::cancel::{self, Pending, REQUEST_CANCELLED};
 use crate::headers::Known;
+use crate::jsonrpc::scan;
 use crate::request::Headers;
 use crate::rules::Rule;
 use crate::verdict::{Advice, Outcome, Verdict, Violation};
@@ -650,6 +651,13 @@ fn message_of(body: &[u8], batch_position: Option<u32>) -> Option<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
+    // One message, read by the core's scan where it can (no key with an escape): one pass
+    // over the text, only the members kept parsed.
+    if let Ok(text) = simdutf8::basic::from_utf8(body)
+        && let Some(message) = scanned(text)
+    {
+        return Some(message);
+    }
     let raw: &RawValue = serde_json::from_slice(body).ok()?;
     let text = raw.get();
     match (text.as_bytes().first(), batch_position) {
@@ -662,6 +670,67 @@ fn message_of(body: &[u8], batch_position: Option<u32>) -> Option<Value> {
         (Some(b'['), None) => None,
         _ => trimmed(raw),
     }
+}
+
+/// [`trimmed`] of a single message object by the core's scan; `None` for anything the scan
+/// leaves to serde_json (a key with an escape, text that is not one object).
+fn scanned(text: &str) -> Option<Value> {
+    let b = text.as_bytes();
+    let open = scan::ws(b, 0);
+    if b.get(open) != Some(&b'{') {
+        return None;
+    }
+    let mut out = serde_json::Map::new();
+    let end = scan::members(b, open, |key, at| {
+        let end = scan::any(b, at, 1)?;
+        let value = &text[at..end];
+        let (key, value) = match key {
+            b"method" => ("method", serde_json::from_str(value).ok()?),
+            b"id" => ("id", serde_json::from_str(value).ok()?),
+            b"params" => ("params", scanned_params(value)?),
+            _ => return Some(end),
+        };
+        // As a `Value` reads an object: the last of repeated members wins.
+        out.insert(key.to_owned(), value);
+        Some(end)
+    })?;
+    (scan::ws(b, end) == b.len()).then_some(Value::Object(out))
+}
+
+/// [`trimmed_params`] by the core's scan.
+fn scanned_params(text: &str) -> Option<Value> {
+    const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    let b = text.as_bytes();
+    if b.first() != Some(&b'{') {
+        return serde_json::from_str(text).ok();
+    }
+    let mut out = serde_json::Map::new();
+    scan::members(b, 0, |key, at| {
+        let end = scan::any(b, at, 2)?;
+        let raw = &text[at..end];
+        let value = match key {
+            b"_meta" if b[at] == b'{' => {
+                let mut kept = serde_json::Map::new();
+                scan::members(b, at, |key, at| {
+                    let end = scan::any(b, at, 3)?;
+                    if key == CLIENT_INFO.as_bytes() {
+                        kept.insert(
+                            CLIENT_INFO.to_owned(),
+                            serde_json::from_str(&text[at..end]).ok()?,
+                        );
+                    }
+                    Some(end)
+                })?;
+                Value::Object(kept)
+            }
+            b"inputResponses" | b"requestState" => Value::Null,
+            _ => serde_json::from_str(raw).ok()?,
+        };
+        // Keys are read without escapes here, so they are UTF-8 text as they stand.
+        out.insert(std::str::from_utf8(key).ok()?.to_owned(), value);
+        Some(end)
+    })?;
+    Some(Value::Object(out))
 }
 
 /// One message as [`message_of`] keeps it; any other JSON value whole.
