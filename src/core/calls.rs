@@ -4,11 +4,10 @@
 //! retry audit (call-level violations). How exchanges join a call: [`Calls`]; the record:
 //! [`Call`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::cancel::{self, Pending, REQUEST_CANCELLED};
 use crate::headers::Known;
@@ -642,38 +641,38 @@ fn close(mut open: Open) -> Call {
     open.call
 }
 
-/// The request message of the body (for a batch row, the request at that position), as far
-/// as the grouping reads it: `method`, `id` and `params`, with `params._meta` cut down to its
-/// `io.modelcontextprotocol/clientInfo` and the values of `inputResponses` and `requestState`
-/// left out (`null`: only their presence counts). A 2026-07-28 request's `_meta` is most of its
-/// text; building all of it as a tree cost more than the rest of the grouping.
+/// The request message of the body (for a batch row, the request at that position). A single
+/// message is kept as far as the grouping reads it: `method`, `id` and `params`, with
+/// `params._meta` cut down to its `io.modelcontextprotocol/clientInfo` and the values of
+/// `inputResponses` and `requestState` left out (`null`: only their presence counts). A
+/// 2026-07-28 request's `_meta` is most of its text; building all of it as a tree cost more
+/// than the rest of the grouping.
 fn message_of(body: &[u8], batch_position: Option<u32>) -> Option<Value> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
     // One message, read by the core's scan where it can (no key with an escape): one pass
     // over the text, only the members kept parsed.
-    if let Ok(text) = simdutf8::basic::from_utf8(body)
+    if batch_position.is_none()
+        && let Ok(text) = simdutf8::basic::from_utf8(body)
         && let Some(message) = scanned(text)
     {
         return Some(message);
     }
-    let raw: &RawValue = serde_json::from_slice(body).ok()?;
-    let text = raw.get();
-    match (text.as_bytes().first(), batch_position) {
-        (Some(b'['), Some(k)) => serde_json::from_str::<Vec<&RawValue>>(text)
-            .ok()?
+    // Anything else (a batch row, a key with an escape): the whole tree, which reads the same.
+    let value: Value = serde_json::from_slice(body).ok()?;
+    match (value, batch_position) {
+        (Value::Array(items), Some(k)) => items
             .into_iter()
-            .filter_map(trimmed)
             .filter(|m| m.get("method").is_some() && m.get("id").is_some_and(|i| !i.is_null()))
             .nth(k as usize),
-        (Some(b'['), None) => None,
-        _ => trimmed(raw),
+        (Value::Array(_), None) => None,
+        (value, _) => Some(value),
     }
 }
 
-/// [`trimmed`] of a single message object by the core's scan; `None` for anything the scan
-/// leaves to serde_json (a key with an escape, text that is not one object).
+/// A single message object as [`message_of`] keeps it, read by the core's scan; `None` for
+/// anything the scan leaves to serde_json (a key with an escape, text that is not one object).
 fn scanned(text: &str) -> Option<Value> {
     let b = text.as_bytes();
     let open = scan::ws(b, 0);
@@ -697,7 +696,7 @@ fn scanned(text: &str) -> Option<Value> {
     (scan::ws(b, end) == b.len()).then_some(Value::Object(out))
 }
 
-/// [`trimmed_params`] by the core's scan.
+/// `params` as [`message_of`] keeps it.
 fn scanned_params(text: &str) -> Option<Value> {
     const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
     let b = text.as_bytes();
@@ -729,76 +728,6 @@ fn scanned_params(text: &str) -> Option<Value> {
         // Keys are read without escapes here, so they are UTF-8 text as they stand.
         out.insert(std::str::from_utf8(key).ok()?.to_owned(), value);
         Some(end)
-    })?;
-    Some(Value::Object(out))
-}
-
-/// One message as [`message_of`] keeps it; any other JSON value whole.
-fn trimmed(raw: &RawValue) -> Option<Value> {
-    let text = raw.get();
-    if !text.starts_with('{') {
-        return serde_json::from_str(text).ok();
-    }
-    // As a `Value` reads an object: the last of repeated members wins.
-    let mut out = serde_json::Map::new();
-    each_member(text, |key, value| {
-        let value = match key {
-            "method" | "id" => serde_json::from_str(value.get()).ok()?,
-            "params" => trimmed_params(value)?,
-            _ => return Some(()),
-        };
-        out.insert(key.to_owned(), value);
-        Some(())
-    })?;
-    Some(Value::Object(out))
-}
-
-/// Calls `f` with an object's members by key, the last of repeated ones winning (as a
-/// `Value` reads it): keys borrowed from the text unless one has an escape.
-fn each_member<'a>(
-    text: &'a str,
-    mut f: impl FnMut(&str, &'a RawValue) -> Option<()>,
-) -> Option<()> {
-    match serde_json::from_str::<BTreeMap<&str, &RawValue>>(text) {
-        Ok(members) => members.into_iter().try_for_each(|(k, v)| f(k, v)),
-        Err(_) => serde_json::from_str::<BTreeMap<String, &RawValue>>(text)
-            .ok()?
-            .into_iter()
-            .try_for_each(|(k, v)| f(&k, v)),
-    }
-}
-
-/// `params` as [`message_of`] keeps it.
-fn trimmed_params(raw: &RawValue) -> Option<Value> {
-    /// The one `_meta` member the grouping reads; the others are skipped, not built.
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "io.modelcontextprotocol/clientInfo")]
-        client_info: Option<Value>,
-    }
-    let text = raw.get();
-    if !text.starts_with('{') {
-        return serde_json::from_str(text).ok();
-    }
-    let mut out = serde_json::Map::new();
-    each_member(text, |key, value| {
-        let value = match key {
-            "_meta" if value.get().starts_with('{') => {
-                let meta: Meta = serde_json::from_str(value.get()).ok()?;
-                let mut kept = serde_json::Map::new();
-                if let Some(info) = meta.client_info {
-                    kept.insert("io.modelcontextprotocol/clientInfo".to_owned(), info);
-                }
-                Value::Object(kept)
-            }
-            "inputResponses" | "requestState" => {
-                serde_json::from_str::<serde::de::IgnoredAny>(value.get()).ok()?;
-                Value::Null
-            }
-            _ => serde_json::from_str(value.get()).ok()?,
-        };
-        out.insert(key.to_owned(), value);
-        Some(())
     })?;
     Some(Value::Object(out))
 }

@@ -150,19 +150,14 @@ impl Sink for CallGrouper {
         {
             let mut g = self.state.lock().unwrap_or_else(|p| p.into_inner());
             let g = &mut *g;
-            if record.index < g.next {
-                // Late: the others went on without it (past the cap); or a batch's later row.
-                add(
-                    &mut g.calls,
-                    record.index,
-                    facts_of(record),
-                    &mut out,
-                    &self.outs,
-                );
-            } else if record.index == g.next && g.waiting.is_empty() {
-                // In order with nothing waiting (the common case): grouped from the record as
-                // it is, nothing copied.
-                g.next = record.index + 1;
+            // Late (the others went on without it, past the cap; or a batch's later row), or
+            // in order with nothing waiting (the common case): grouped from the record as it
+            // is, nothing copied.
+            let in_order = record.index == g.next && g.waiting.is_empty();
+            if record.index < g.next || in_order {
+                if in_order {
+                    g.next = record.index + 1;
+                }
                 add(
                     &mut g.calls,
                     record.index,
