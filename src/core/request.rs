@@ -506,8 +506,7 @@ fn plain_meta(raw: &str) -> PlainMeta {
     if b.first() != Some(&b'{') {
         return PlainMeta::No;
     }
-    let plain_string =
-        |at: usize| b[at] == b'"' && scan::string_escapes(b, at).is_some_and(|(_, plain)| plain);
+    let plain_string = |at: usize| plain_string(b, at);
     let mut plain = true;
     // Each of the three client members, once.
     let mut client = [0u8; 3];
@@ -550,6 +549,11 @@ enum PlainMeta {
     Client,
 }
 
+/// A string at `at` with no escape in it.
+fn plain_string(b: &[u8], at: usize) -> bool {
+    b[at] == b'"' && scan::string_escapes(b, at).is_some_and(|(_, plain)| plain)
+}
+
 /// `clientInfo` of exactly `name` and `version`, plain strings, once each.
 fn plain_client_info(raw: &str) -> bool {
     let b = raw.as_bytes();
@@ -568,7 +572,7 @@ fn plain_client_info(raw: &str) -> bool {
             }
         };
         seen[slot] += 1;
-        plain &= b[at] == b'"' && scan::string_escapes(b, at).is_some_and(|(_, p)| p);
+        plain &= plain_string(b, at);
         Some(end)
     });
     read.is_some() && plain && seen == [1, 1]

@@ -301,14 +301,18 @@ impl Session {
             let negotiated = learned.as_ref().and_then(|l| l.negotiated);
             self.negotiated = negotiated.or(Some(verdict.protocol_version));
         }
+        if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
+            if self.resumable.len() == MEMORY {
+                self.resumable.remove(0);
+            }
+            self.resumable.push((last.clone(), req.clone()));
+        }
         let Some(learned) = learned else {
-            self.remember_resumable(req, verdict);
             return;
         };
         for (name, safe) in learned.tools {
             self.learn_tool(name, safe);
         }
-        self.remember_resumable(req, verdict);
         if learned.input_required
             && let Some(id) = &req.id
         {
@@ -316,17 +320,6 @@ impl Session {
                 self.input_required_ids.remove(0);
             }
             self.input_required_ids.push(id.clone());
-        }
-    }
-
-    /// An exchange that ended resumable: kept, so a later `GET` with its last event id is
-    /// linked to it.
-    fn remember_resumable(&mut self, req: &Request, verdict: &Verdict) {
-        if let (true, Some(last)) = (verdict.resumable, &verdict.last_event_id) {
-            if self.resumable.len() == MEMORY {
-                self.resumable.remove(0);
-            }
-            self.resumable.push((last.clone(), req.clone()));
         }
     }
 }
