@@ -3,15 +3,15 @@
 //! `tools/call` response stream, for an elicitation, a sampling and the roots, and finishes the
 //! call only once the answers came back as POSTed responses.
 
-#[path = "support/http_read.rs"]
-mod http_read;
+#[path = "support/loopback.rs"]
+mod loopback;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 /// What the server saw: every POSTed message, and the answers (responses) among them.
@@ -37,28 +37,19 @@ fn server_requests() -> Vec<Value> {
 }
 
 async fn server(max: usize) -> (String, Arc<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let seen = Arc::new(Seen::default());
     let shared = seen.clone();
-    tokio::spawn(async move {
-        for _ in 0..max {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let seen = shared.clone();
-            tokio::spawn(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(20), serve(stream, seen)).await;
-            });
-        }
-    });
+    let (url, _) = loopback::bounded_server(max, Duration::from_secs(20), move |stream| {
+        serve(stream, shared.clone())
+    })
+    .await;
     (url, seen)
 }
 
 async fn serve(mut stream: TcpStream, seen: Arc<Seen>) -> std::io::Result<()> {
     let mut buf = Vec::new();
     loop {
-        let Some((head, body)) = http_read::next_request(&mut stream, &mut buf).await? else {
+        let Some((head, msg)) = loopback::next_message(&mut stream, &mut buf).await? else {
             return Ok(());
         };
         if head.starts_with("get ") {
@@ -66,7 +57,6 @@ async fn serve(mut stream: TcpStream, seen: Arc<Seen>) -> std::io::Result<()> {
             stream.write_all(out.as_bytes()).await?;
             continue;
         }
-        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         seen.posts.lock().unwrap().push(msg.clone());
         let id = msg.get("id").cloned().unwrap_or(Value::Null);
         let json_reply = |result: Value| {
@@ -136,16 +126,7 @@ async fn probe(url: &str, extra: &[&str]) -> (std::process::Output, Vec<Value>) 
     .chain(extra)
     .map(|s| s.to_string())
     .collect();
-    let run = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
-            .args(args)
-            .output()
-            .expect("run mcp-verdict")
-    });
-    let out = tokio::time::timeout(Duration::from_secs(30), run)
-        .await
-        .expect("probe ends in time")
-        .expect("join");
+    let out = loopback::cli(args, Duration::from_secs(30)).await;
     let verdicts = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

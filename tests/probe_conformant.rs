@@ -3,8 +3,8 @@
 //! after a `-32022` rejection, and `--all-tools` calls every listed tool with arguments made
 //! from its `inputSchema`. (The official suite's client scenarios run in `.ci/conformance.sh`.)
 
-#[path = "support/http_read.rs"]
-mod http_read;
+#[path = "support/loopback.rs"]
+mod loopback;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,7 +12,7 @@ use std::time::Duration;
 use mcp_verdict::faults::FaultServer;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// What the test server saw: (MCP-Protocol-Version header, JSON-RPC message) per POST.
 type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
@@ -21,32 +21,22 @@ type Seen = Arc<Mutex<Vec<(Option<String>, Value)>>>;
 /// `request-metadata` mock does) and lists one tool with required numeric members. Serves at
 /// most `max` connections, each bounded in time.
 async fn negotiating_server(max: usize) -> (String, Seen, tokio::task::JoinHandle<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    let task = tokio::spawn(async move {
-        for _ in 0..max {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let log = log.clone();
-            tokio::spawn(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(20), serve(stream, log)).await;
-            });
-        }
-    });
+    let (url, task) = loopback::bounded_server(max, Duration::from_secs(20), move |stream| {
+        serve(stream, log.clone())
+    })
+    .await;
     (url, seen, task)
 }
 
 async fn serve(mut stream: TcpStream, seen: Seen) -> std::io::Result<()> {
     let mut buf = Vec::new();
     loop {
-        let Some((head, body)) = http_read::next_request(&mut stream, &mut buf).await? else {
+        let Some((head, msg)) = loopback::next_message(&mut stream, &mut buf).await? else {
             return Ok(());
         };
-        let header = |name: &str| http_read::header(&head, name);
-        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let header = |name: &str| loopback::header(&head, name);
         let first = {
             let mut seen = seen.lock().unwrap();
             seen.push((header("mcp-protocol-version:"), msg.clone()));
@@ -98,16 +88,9 @@ async fn serve(mut stream: TcpStream, seen: Seen) -> std::io::Result<()> {
     }
 }
 
-/// Runs the CLI off the runtime's thread, so in-process servers keep serving.
+/// Runs the CLI beside the in-process servers, within a minute.
 async fn cli(args: Vec<String>) -> std::process::Output {
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
-            .args(args)
-            .output()
-            .expect("run mcp-verdict")
-    })
-    .await
-    .expect("join")
+    loopback::cli(args, Duration::from_secs(60)).await
 }
 
 fn verdict_lines(out: &std::process::Output) -> Vec<Value> {

@@ -4,15 +4,15 @@
 //! call's verdict is the task's end), cancels a task past `--task-timeout`, and answers an
 //! input-required result (MRTR) by retrying with `inputResponses` and the exact `requestState`.
 
-#[path = "support/http_read.rs"]
-mod http_read;
+#[path = "support/loopback.rs"]
+mod loopback;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 
 /// What the test server saw, per POST: when, the `Mcp-Name` header, the message.
 type Seen = Arc<Mutex<Vec<(Instant, Option<String>, Value)>>>;
@@ -25,32 +25,22 @@ const POLL_MS: u64 = 300;
 /// result until it is retried with an answer. Serves at most `max` connections, each bounded
 /// in time.
 async fn task_server(max: usize) -> (String, Seen) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    tokio::spawn(async move {
-        for _ in 0..max {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let log = log.clone();
-            tokio::spawn(async move {
-                let _ = tokio::time::timeout(Duration::from_secs(30), serve(stream, log)).await;
-            });
-        }
-    });
+    let (url, _) = loopback::bounded_server(max, Duration::from_secs(30), move |stream| {
+        serve(stream, log.clone())
+    })
+    .await;
     (url, seen)
 }
 
 async fn serve(mut stream: TcpStream, seen: Seen) -> std::io::Result<()> {
     let mut buf = Vec::new();
     loop {
-        let Some((head, body)) = http_read::next_request(&mut stream, &mut buf).await? else {
+        let Some((head, msg)) = loopback::next_message(&mut stream, &mut buf).await? else {
             return Ok(());
         };
-        let header = |name: &str| http_read::header(&head, name);
-        let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let header = |name: &str| loopback::header(&head, name);
         let polls = {
             let mut seen = seen.lock().unwrap();
             seen.push((Instant::now(), header("mcp-name:"), msg.clone()));
@@ -129,19 +119,20 @@ fn answer(msg: &Value, polls: usize) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
-/// Runs the CLI off the runtime's thread, so the in-process server keeps serving.
-async fn cli(args: &[&str]) -> std::process::Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let run = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_mcp-verdict"))
-            .args(args)
-            .output()
-            .expect("run mcp-verdict")
-    });
-    tokio::time::timeout(Duration::from_secs(60), run)
-        .await
-        .expect("probe ends in time")
-        .expect("join")
+/// `probe --all-tools --calls` of `url` on 2026-07-28 with `flags` (the CLI run off the
+/// runtime's threads, so the in-process server keeps serving): its output, standard output as
+/// text, and its call lines.
+async fn probe(url: &str, flags: &[&str]) -> (std::process::Output, String, Vec<Value>) {
+    let args = ["probe", url, "--protocol", "2026-07-28", "--all-tools"]
+        .iter()
+        .chain(flags)
+        .chain(&["--calls", "--format", "jsonl"])
+        .map(|s| s.to_string())
+        .collect();
+    let out = loopback::cli(args, Duration::from_secs(60)).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let calls = calls(&out);
+    (out, stdout, calls)
 }
 
 /// The JSON lines of `--calls --format jsonl`.
@@ -163,23 +154,8 @@ fn call_of<'a>(calls: &'a [Value], tool: &str) -> &'a Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probe_follows_tasks_cancels_past_the_timeout_and_answers_input_requests() {
     let (url, seen) = task_server(64).await;
-    let out = cli(&[
-        "probe",
-        &url,
-        "--protocol",
-        "2026-07-28",
-        "--all-tools",
-        "--elicit",
-        "accept",
-        "--task-timeout",
-        "1500ms",
-        "--calls",
-        "--format",
-        "jsonl",
-    ])
-    .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let calls = calls(&out);
+    let (out, stdout, calls) =
+        probe(&url, &["--elicit", "accept", "--task-timeout", "1500ms"]).await;
 
     // The completed task: its call is the task's end, over the call and its three polls.
     let slow = call_of(&calls, "slow");
@@ -260,20 +236,7 @@ async fn probe_follows_tasks_cancels_past_the_timeout_and_answers_input_requests
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_follow_tasks_leaves_the_handle_deferred_and_decline_is_the_default() {
     let (url, seen) = task_server(64).await;
-    let out = cli(&[
-        "probe",
-        &url,
-        "--protocol",
-        "2026-07-28",
-        "--all-tools",
-        "--no-follow-tasks",
-        "--calls",
-        "--format",
-        "jsonl",
-    ])
-    .await;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let calls = calls(&out);
+    let (_, stdout, calls) = probe(&url, &["--no-follow-tasks"]).await;
     let slow = call_of(&calls, "slow");
     assert_eq!(slow["outcome"], "DEFERRED", "{stdout}");
     assert_eq!(slow["post_count"], 1, "{stdout}");
