@@ -75,13 +75,6 @@ pub(crate) const YELLOW: &str = "\x1b[33m";
 const DIM: &str = "\x1b[2m";
 pub(crate) const BOLD: &str = "\x1b[1m";
 
-#[derive(Serialize)]
-struct Line<'a> {
-    file: &'a str,
-    #[serde(flatten)]
-    verdict: &'a Verdict,
-}
-
 impl<W: Write> Printer<W> {
     pub fn new(out: W, format: Format, color: bool) -> Self {
         Printer {
@@ -230,9 +223,15 @@ impl<W: Write> Printer<W> {
                     Format::Markdown => self.md_row(v),
                     Format::Silent => {}
                     Format::Jsonl => {
-                        let text =
-                            serde_json::to_string(&Line { file, verdict: v }).unwrap_or_default();
-                        self.emit(&format!("{text}\n"));
+                        // The proxy's `--log` line (one writer for both).
+                        let mut line = Vec::new();
+                        if v.write_jsonl(&mut line, &Verdict::jsonl_start(file))
+                            .is_err()
+                        {
+                            line.clear();
+                        }
+                        line.push(b'\n');
+                        self.emit(&String::from_utf8_lossy(&line));
                     }
                 }
                 self.in_file += 1;

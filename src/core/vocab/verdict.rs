@@ -440,6 +440,30 @@ pub struct Verdict {
 }
 
 impl Verdict {
+    /// The start of each JSON line of `file`'s verdicts, `{"file":"…"`, escaped once to be
+    /// reused for every line ([`Verdict::write_jsonl`]).
+    pub fn jsonl_start(file: &str) -> Vec<u8> {
+        let mut start = b"{\"file\":".to_vec();
+        // Writing into a `Vec` cannot fail.
+        let _ = serde_json::to_writer(&mut start, file);
+        start
+    }
+
+    /// Appends this verdict's line of `replay --format jsonl` and of the proxy's `--log`
+    /// (without the newline): `start` ([`Verdict::jsonl_start`]), then the verdict's object
+    /// with its `{` turned into the `,` after the file. The bytes `#[serde(flatten)]` of the
+    /// file beside the verdict gives, without its member-by-member detour through a map (a
+    /// verdict always has members).
+    pub fn write_jsonl(&self, buf: &mut Vec<u8>, start: &[u8]) -> serde_json::Result<()> {
+        buf.extend_from_slice(start);
+        let open = buf.len();
+        serde_json::to_writer(&mut *buf, self)?;
+        if let Some(b @ b'{') = buf.get_mut(open) {
+            *b = b',';
+        }
+        Ok(())
+    }
+
     /// Whether a rule with this id was broken.
     pub fn has_violation(&self, rule: &str) -> bool {
         self.violations.iter().any(|v| v.rule == rule)
@@ -482,4 +506,42 @@ pub struct TaskReport {
     /// The suggested polling interval (`pollIntervalMs`, `pollIntervalMilliseconds`, or
     /// 2025-11-25's `pollInterval`), in milliseconds.
     pub poll_interval_ms: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Flattened<'a> {
+        file: &'a str,
+        #[serde(flatten)]
+        verdict: &'a Verdict,
+    }
+
+    /// The JSON line is byte for byte `file` flattened beside the verdict (as `replay
+    /// --format jsonl` wrote it before), file names that need escaping included.
+    #[test]
+    fn the_jsonl_line_is_the_flattened_line() {
+        let verdict: Verdict = serde_json::from_str(
+            r#"{"index":3,"http_method":"POST","kind":"request","batch_position":null,"method":"tools/call","id":"a\"b","tool":"echo","protocol_version":"2026-07-28","protocol_version_source":"header","outcome":"TOOL_SUCCESS","layer":"application","complete":true,"status":200,"content_type":"application/json","error_code":null,"error_message":null,"result_type":"complete","event_count":null,"last_event_id":null,"resumable":false,"end":"eof","retry":{"advice":"none","after_ms":null,"reason":"complete answer"},"violations":[],"unterminated":null,"limit":null,"server_requests":[],"status_origin":"server","origin_reason":"a success status: the server's answer","client_error":null,"task_status":null}"#,
+        )
+        .unwrap();
+        for file in ["proxy", "runs/a \"b\"\\c.har", "é\n{"] {
+            let mut ours = b"earlier line\n".to_vec();
+            verdict
+                .write_jsonl(&mut ours, &Verdict::jsonl_start(file))
+                .unwrap();
+            let mut theirs = b"earlier line\n".to_vec();
+            serde_json::to_writer(
+                &mut theirs,
+                &Flattened {
+                    file,
+                    verdict: &verdict,
+                },
+            )
+            .unwrap();
+            assert_eq!(String::from_utf8(ours), String::from_utf8(theirs), "{file}");
+        }
+    }
 }

@@ -80,11 +80,9 @@ pub struct JsonLog {
 impl JsonLog {
     /// Writes to `out`; `file` fills the `file` field.
     pub fn new(out: Box<dyn Write + Send>, file: impl Into<String>) -> JsonLog {
-        let mut start = b"{\"file\":".to_vec();
-        let _ = serde_json::to_writer(&mut start, &file.into());
         JsonLog {
             out: Lines::new(out),
-            start,
+            start: Verdict::jsonl_start(&file.into()),
         }
     }
 
@@ -94,27 +92,13 @@ impl JsonLog {
     }
 }
 
-/// Appends the line of `replay --format jsonl` for `verdict` (without the newline): `start`
-/// (`{"file":…`), then the verdict's object with its `{` turned into the `,` after the file:
-/// the bytes `#[serde(flatten)]` of the file beside the verdict gives, without its
-/// member-by-member detour through a map (a verdict always has members).
-fn verdict_line(buf: &mut Vec<u8>, start: &[u8], verdict: &Verdict) -> serde_json::Result<()> {
-    buf.extend_from_slice(start);
-    let open = buf.len();
-    serde_json::to_writer(&mut *buf, verdict)?;
-    if let Some(b @ b'{') = buf.get_mut(open) {
-        *b = b',';
-    }
-    Ok(())
-}
-
 impl Sink for JsonLog {
     fn exchange(&self, record: &ExchangeRecord<'_>) {
         let Some(verdict) = record.verdict else {
             return;
         };
         self.out
-            .write_with(|buf| verdict_line(buf, &self.start, verdict));
+            .write_with(|buf| verdict.write_jsonl(buf, &self.start));
     }
 }
 
@@ -316,38 +300,6 @@ impl Sink for Recorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Serialize)]
-    struct Flattened<'a> {
-        file: &'a str,
-        #[serde(flatten)]
-        verdict: &'a Verdict,
-    }
-
-    /// The log line is byte for byte the line of `replay --format jsonl` (`file` flattened
-    /// beside the verdict), file names that need escaping included.
-    #[test]
-    fn verdict_line_is_the_flattened_line() {
-        let verdict: Verdict = serde_json::from_str(
-            r#"{"index":3,"http_method":"POST","kind":"request","batch_position":null,"method":"tools/call","id":"a\"b","tool":"echo","protocol_version":"2026-07-28","protocol_version_source":"header","outcome":"TOOL_SUCCESS","layer":"application","complete":true,"status":200,"content_type":"application/json","error_code":null,"error_message":null,"result_type":"complete","event_count":null,"last_event_id":null,"resumable":false,"end":"eof","retry":{"advice":"none","after_ms":null,"reason":"complete answer"},"violations":[],"unterminated":null,"limit":null,"server_requests":[],"status_origin":"server","origin_reason":"a success status: the server's answer","client_error":null,"task_status":null}"#,
-        )
-        .unwrap();
-        for file in ["proxy", "runs/a \"b\"\\c.har", "é\n{"] {
-            let log = JsonLog::new(Box::new(std::io::sink()), file);
-            let mut ours = b"earlier line\n".to_vec();
-            verdict_line(&mut ours, &log.start, &verdict).unwrap();
-            let mut theirs = b"earlier line\n".to_vec();
-            serde_json::to_writer(
-                &mut theirs,
-                &Flattened {
-                    file,
-                    verdict: &verdict,
-                },
-            )
-            .unwrap();
-            assert_eq!(String::from_utf8(ours), String::from_utf8(theirs), "{file}");
-        }
-    }
 
     /// Lines reach the output when flushed, and when the last holder lets go.
     #[test]
