@@ -39,6 +39,10 @@ pub struct Printer<W: Write> {
     skipped_tools: Option<Vec<SkippedTool>>,
     /// Markdown: the rows of the file being read, written at its end (failures first).
     md: MdFile,
+    /// JSON lines: the line being written, reused, and the file whose `{"file":…` start it
+    /// holds (escaped once per file, not per line).
+    line: Vec<u8>,
+    line_file: Option<(String, Vec<u8>)>,
 }
 
 /// Rows of a markdown table shown per file at most; past them a line counts the rest (a job
@@ -91,6 +95,8 @@ impl<W: Write> Printer<W> {
             completeness: Tally::default(),
             skipped_tools: None,
             md: MdFile::default(),
+            line: Vec::new(),
+            line_file: None,
         }
     }
 
@@ -146,10 +152,14 @@ impl<W: Write> Printer<W> {
     }
 
     pub(crate) fn emit(&mut self, text: &str) {
+        self.emit_bytes(text.as_bytes());
+    }
+
+    fn emit_bytes(&mut self, text: &[u8]) {
         if self.broken {
             return;
         }
-        if let Err(e) = self.out.write_all(text.as_bytes()) {
+        if let Err(e) = self.out.write_all(text) {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 self.broken = true;
             } else {
@@ -223,15 +233,21 @@ impl<W: Write> Printer<W> {
                     Format::Markdown => self.md_row(v),
                     Format::Silent => {}
                     Format::Jsonl => {
-                        // The proxy's `--log` line (one writer for both).
-                        let mut line = Vec::new();
-                        if v.write_jsonl(&mut line, &Verdict::jsonl_start(file))
-                            .is_err()
+                        // The proxy's `--log` line (one writer for both), written as the
+                        // bytes it is (JSON: UTF-8 already).
+                        if self.line_file.as_ref().is_none_or(|(f, _)| f != file) {
+                            self.line_file = Some((file.to_owned(), Verdict::jsonl_start(file)));
+                        }
+                        let mut line = std::mem::take(&mut self.line);
+                        line.clear();
+                        if let Some((_, start)) = &self.line_file
+                            && v.write_jsonl(&mut line, start).is_err()
                         {
                             line.clear();
                         }
                         line.push(b'\n');
-                        self.emit(&String::from_utf8_lossy(&line));
+                        self.emit_bytes(&line);
+                        self.line = line;
                     }
                 }
                 self.in_file += 1;
