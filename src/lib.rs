@@ -140,7 +140,7 @@ mod tools;
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
     arrival, auth, calls, cancel, client_checks, discovery, driver, entry, error_codes, exchange,
-    findings, headers, idle_cut, jsonrpc, lifecycle, origin, request, retry, session, task,
+    findings, headers, idle_cut, jsonrpc, lifecycle, meta, origin, request, retry, session, task,
     tool_result, vocab, wire,
 };
 

@@ -129,8 +129,8 @@ fn contains_ignoring_case(haystack: &str, needle: &str) -> bool {
 /// 2026-07-28: `_meta` carries the version and the client's capabilities, and agrees with the
 /// version header.
 fn check_meta(req: &Request, header: Option<&str>, findings: &mut Findings) {
-    let meta_version = req.meta(VERSION_META).and_then(|v| v.as_str());
-    if meta_version.is_none() || req.meta(CAPS_META).is_none() {
+    let meta_version = req.meta_str(VERSION_META);
+    if meta_version.is_none() || !req.has_meta(CAPS_META) {
         findings.add(
             Rule::RequestMetaMissing,
             "params._meta lacks protocolVersion or clientCapabilities",

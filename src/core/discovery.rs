@@ -12,6 +12,8 @@
 //!
 //! [`looks_legacy`] is also what the run's exit code forgives (`replay::forgives`).
 
+use std::borrow::Cow;
+
 use crate::error_codes;
 use crate::findings::Findings;
 use crate::headers::Known;
@@ -54,14 +56,14 @@ fn describe(v: &Verdict) -> String {
 
 /// The version a request states: its `MCP-Protocol-Version`, else its `_meta`, else (an
 /// `initialize`) the version it proposes.
-fn stated_version(req: &Request) -> Option<&str> {
+fn stated_version(req: &Request) -> Option<Cow<'_, str>> {
     req.headers
         .known(Known::McpProtocolVersion)
-        .map(str::trim)
-        .or_else(|| req.meta(META_PROTOCOL_VERSION).and_then(|v| v.as_str()))
+        .map(|v| Cow::Borrowed(v.trim()))
+        .or_else(|| req.meta_str(META_PROTOCOL_VERSION))
         .or_else(|| {
             (req.method.as_deref() == Some("initialize"))
-                .then(|| req.param_str("protocolVersion"))
+                .then(|| req.param_str("protocolVersion").map(Cow::Borrowed))
                 .flatten()
         })
 }
@@ -145,7 +147,8 @@ impl Discovery {
         let Some((at, versions)) = self.advertised.take() else {
             return;
         };
-        let Some(stated) = stated_version(req).filter(|s| versions.iter().any(|v| v == s)) else {
+        let Some(stated) = stated_version(req).filter(|s| versions.iter().any(|v| v == s.as_ref()))
+        else {
             return;
         };
         let refused = verdict.error_code == Some(UNSUPPORTED_PROTOCOL_VERSION)

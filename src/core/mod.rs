@@ -16,6 +16,7 @@ pub(crate) mod headers;
 pub(crate) mod idle_cut;
 pub(crate) mod jsonrpc;
 pub(crate) mod lifecycle;
+pub(crate) mod meta;
 pub(crate) mod origin;
 pub mod redact;
 pub(crate) mod request;

@@ -6,12 +6,13 @@
 use std::borrow::Cow;
 
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use smol_str::SmolStr;
 
 pub use crate::headers::Headers;
 use crate::headers::Known;
 use crate::jsonrpc::scan;
+use crate::meta::Meta;
 use crate::shapes::flat::{self, Tree};
 use crate::shapes::node::Json;
 /// The vocabulary is a leaf; the request's own words are reachable here too.
@@ -32,8 +33,8 @@ pub struct Params {
     /// `params.taskId` (`tasks/get`, `tasks/update`, `tasks/cancel`, `tasks/result`), when a
     /// string.
     pub task_id: Option<String>,
-    /// `params._meta`, when an object.
-    pub meta: Option<Map<String, Value>>,
+    /// `params._meta`, when an object: its text, read member by member when asked.
+    pub meta: Option<Meta>,
     /// `params` carries `inputResponses` or `requestState` (an MRTR follow-up).
     pub mrtr: bool,
 }
@@ -149,7 +150,7 @@ impl<'de> Visitor<'de> for ParamsVisitor {
                 Key::TaskId => p.task_id = map.next_value::<Text>()?.0,
                 Key::Meta => {
                     p.meta = match map.next_value::<Value>()? {
-                        Value::Object(m) => Some(m),
+                        Value::Object(m) => Some(Meta::from_map(&m)),
                         _ => None,
                     }
                 }
@@ -418,15 +419,27 @@ impl Params {
             let end = scan::any(b, at, 2)?;
             match key {
                 b"_meta" => {
-                    match plain_meta(&text[at..end]) {
-                        PlainMeta::No => plain = false,
-                        PlainMeta::Progress => client_meta = false,
-                        PlainMeta::Client => client_meta = true,
+                    let raw = &text[at..end];
+                    let vouched = match plain_meta(raw) {
+                        PlainMeta::No => {
+                            plain = false;
+                            false
+                        }
+                        PlainMeta::Progress => {
+                            client_meta = false;
+                            true
+                        }
+                        PlainMeta::Client => {
+                            client_meta = true;
+                            true
+                        }
+                    };
+                    // Kept as text; serde_json must accept it as it would the whole body (a
+                    // vouched one it does: plain strings, small integers).
+                    if !vouched && flat::with_tree(raw, |_| ()).is_none() {
+                        return None;
                     }
-                    p.meta = match value_of(&text[at..end])? {
-                        Value::Object(m) => Some(m),
-                        _ => None,
-                    }
+                    p.meta = (b[at] == b'{').then(|| Meta::from_checked(raw));
                 }
                 b"arguments" => plain &= b[at] == b'{',
                 b"inputResponses" | b"requestState" => {
@@ -453,7 +466,7 @@ impl Params {
                 "taskId" => p.task_id = text(value),
                 "_meta" => {
                     p.meta = match value.is_object().then(|| value.to_value().into_owned()) {
-                        Some(Value::Object(m)) => Some(m),
+                        Some(Value::Object(m)) => Some(Meta::from_map(&m)),
                         _ => None,
                     }
                 }
@@ -763,12 +776,25 @@ impl Request {
     }
 
     /// A member of `params._meta`.
-    pub fn meta(&self, key: &str) -> Option<&Value> {
+    pub fn meta(&self, key: &str) -> Option<Value> {
         self.params.as_ref()?.meta.as_ref()?.get(key)
     }
 
+    /// A member of `params._meta` when it is a string.
+    pub fn meta_str(&self, key: &str) -> Option<Cow<'_, str>> {
+        self.params.as_ref()?.meta.as_ref()?.get_str(key)
+    }
+
+    /// Whether `params._meta` has member `key` (with any value).
+    pub fn has_meta(&self, key: &str) -> bool {
+        self.params
+            .as_ref()
+            .and_then(|p| p.meta.as_ref())
+            .is_some_and(|m| m.contains(key))
+    }
+
     /// `params._meta.progressToken`.
-    pub fn progress_token(&self) -> Option<&Value> {
+    pub fn progress_token(&self) -> Option<Value> {
         self.meta("progressToken")
     }
 

@@ -203,9 +203,8 @@ impl Session {
             return (v, VersionSource::Header);
         }
         let meta = req
-            .meta(crate::wire::META_PROTOCOL_VERSION)
-            .and_then(Value::as_str)
-            .and_then(ProtocolVersion::parse);
+            .meta_str(crate::wire::META_PROTOCOL_VERSION)
+            .and_then(|v| ProtocolVersion::parse(&v));
         if let Some(v) = meta {
             return (v, VersionSource::Meta);
         }

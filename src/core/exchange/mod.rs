@@ -494,7 +494,7 @@ impl Exchange {
             if ok && media == Media::Sse && (self.req.expects_response() || listen.is_some()) {
                 let max_event_bytes = self.setup.limits.max_event_bytes;
                 let limits = &self.setup.limits;
-                let token_text = self.req.progress_token().map(Value::to_string);
+                let token_text = self.req.progress_token().as_ref().map(Value::to_string);
                 Body::Stream(match self.spare.stream.take() {
                     // Reset field by field: a whole new state moved in costs a copy of it.
                     Some(mut stream) => {

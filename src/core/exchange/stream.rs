@@ -416,7 +416,7 @@ impl StreamSink<'_> {
     /// for `1`), or a mismatch.
     fn token_mismatch(&mut self, token: Option<jsonrpc::Raw<'_>>, at: Option<Location>) {
         let expected = self.req.progress_token();
-        let same = match (token, expected) {
+        let same = match (token, &expected) {
             (None, None) => true,
             (Some(raw), Some(want)) => {
                 serde_json::from_str::<Value>(raw.get()).ok().as_ref() == Some(want)
@@ -429,7 +429,10 @@ impl StreamSink<'_> {
                 format!(
                     "progressToken {} but the request's is {}",
                     token.map_or("absent", |t| t.get()),
-                    expected.map(Value::to_string).unwrap_or("absent".into())
+                    expected
+                        .as_ref()
+                        .map(Value::to_string)
+                        .unwrap_or("absent".into())
                 ),
                 at,
             );
@@ -485,7 +488,7 @@ impl StreamSink<'_> {
             }
             Some("notifications/message")
                 if self.version.is_stateless()
-                    && self.req.meta(crate::wire::META_LOG_LEVEL).is_none() =>
+                    && !self.req.has_meta(crate::wire::META_LOG_LEVEL) =>
             {
                 self.findings.add(
                     Rule::NotificationMessageWithoutLogLevel,
