@@ -146,10 +146,15 @@ impl<W: Write> Printer<W> {
     }
 
     pub(crate) fn emit(&mut self, text: &str) {
+        self.emit_bytes(text.as_bytes());
+    }
+
+    /// [`Printer::emit`] of a JSON line as written (valid UTF-8 already: not checked again).
+    pub(crate) fn emit_bytes(&mut self, bytes: &[u8]) {
         if self.broken {
             return;
         }
-        if let Err(e) = self.out.write_all(text.as_bytes()) {
+        if let Err(e) = self.out.write_all(bytes) {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 self.broken = true;
             } else {
@@ -231,7 +236,7 @@ impl<W: Write> Printer<W> {
                             line.clear();
                         }
                         line.push(b'\n');
-                        self.emit(&String::from_utf8_lossy(&line));
+                        self.emit_bytes(&line);
                     }
                 }
                 self.in_file += 1;
