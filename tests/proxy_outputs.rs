@@ -287,6 +287,18 @@ async fn the_binary_serves_metrics_and_writes_calls_log_and_recording() {
         })
         .unwrap();
         assert_eq!(live_calls, replayed_calls, "--calls vs replay --calls of --record");
+        // Both logs' lines are byte for byte serde_json's of the records they carry (they are
+        // written by hand, `jsonl.rs`).
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let v: Verdict = serde_json::from_str(line).unwrap();
+            let file = serde_json::from_str::<serde_json::Value>(line).unwrap()["file"].clone();
+            let object = serde_json::to_string(&v).unwrap();
+            assert_eq!(line, format!("{{\"file\":{file},{}", &object[1..]));
+        }
+        for line in std::fs::read_to_string(&calls).unwrap().lines() {
+            let c: mcp_verdict::Call = serde_json::from_str(line).unwrap();
+            assert_eq!(line, serde_json::to_string(&c).unwrap());
+        }
         let fails: Vec<&serde_json::Value> = live_calls.iter().filter(|c| c["tool"] == "fail").collect();
         assert_eq!(fails.len(), 2, "{live_calls:?}");
         assert_eq!(fails[0]["violations"], serde_json::json!([]), "{live_calls:?}");

@@ -120,8 +120,11 @@ impl<W: Write> CallPrinter<W> {
                 self.emit(&format!("{sep}{text}"));
             }
             FormatArg::Jsonl => {
-                let text = serde_json::to_string(c).unwrap_or_default();
-                self.emit(&format!("{text}\n"));
+                // The proxy's `--calls` line (one writer for both).
+                let mut line = Vec::new();
+                c.write_json(&mut line);
+                line.push(b'\n');
+                self.out.emit_bytes(&line);
             }
         }
         self.in_file += 1;

@@ -155,11 +155,12 @@ impl<W: Write> Printer<W> {
         self.emit_bytes(text.as_bytes());
     }
 
-    fn emit_bytes(&mut self, text: &[u8]) {
+    /// [`Printer::emit`] of a JSON line as written (valid UTF-8 already: not checked again).
+    pub(crate) fn emit_bytes(&mut self, bytes: &[u8]) {
         if self.broken {
             return;
         }
-        if let Err(e) = self.out.write_all(text) {
+        if let Err(e) = self.out.write_all(bytes) {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 self.broken = true;
             } else {

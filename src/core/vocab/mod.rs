@@ -6,6 +6,7 @@
 
 pub(crate) mod call;
 pub(crate) mod codes;
+mod jsonl;
 pub(crate) mod kinds;
 pub(crate) mod limits;
 pub(crate) mod members;

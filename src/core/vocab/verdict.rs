@@ -440,30 +440,6 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    /// The start of each JSON line of `file`'s verdicts, `{"file":"…"`, escaped once to be
-    /// reused for every line ([`Verdict::write_jsonl`]).
-    pub fn jsonl_start(file: &str) -> Vec<u8> {
-        let mut start = b"{\"file\":".to_vec();
-        // Writing into a `Vec` cannot fail.
-        let _ = serde_json::to_writer(&mut start, file);
-        start
-    }
-
-    /// Appends this verdict's line of `replay --format jsonl` and of the proxy's `--log`
-    /// (without the newline): `start` ([`Verdict::jsonl_start`]), then the verdict's object
-    /// with its `{` turned into the `,` after the file. The bytes `#[serde(flatten)]` of the
-    /// file beside the verdict gives, without its member-by-member detour through a map (a
-    /// verdict always has members).
-    pub fn write_jsonl(&self, buf: &mut Vec<u8>, start: &[u8]) -> serde_json::Result<()> {
-        buf.extend_from_slice(start);
-        let open = buf.len();
-        serde_json::to_writer(&mut *buf, self)?;
-        if let Some(b @ b'{') = buf.get_mut(open) {
-            *b = b',';
-        }
-        Ok(())
-    }
-
     /// Whether a rule with this id was broken.
     pub fn has_violation(&self, rule: &str) -> bool {
         self.violations.iter().any(|v| v.rule == rule)

@@ -223,7 +223,10 @@ impl CallLog {
 
 impl CallSink for CallLog {
     fn call(&self, call: &Call) {
-        self.out.write(call);
+        self.out.write_with(|buf| {
+            call.write_json(buf);
+            Ok(())
+        });
     }
 }
 

@@ -6,8 +6,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
-
 use crate::adapters::Timings;
 use crate::har::{self, Entry};
 use crate::request::Request;
@@ -115,8 +113,8 @@ const BUFFER_BYTES: usize = 64 * 1024;
 /// buffer fills, and when the last holder lets go. A log that cannot be written must not stop
 /// forwarding: errors are dropped.
 ///
-/// The buffer is a plain `Vec` that lines are serialized into (serde_json's many small writes
-/// stay inlined appends, not calls through `dyn Write`); the output sees one `write_all` per
+/// The buffer is a plain `Vec` that lines are written into (their many small writes stay
+/// inlined appends, not calls through `dyn Write`); the output sees one `write_all` per
 /// flush.
 pub(crate) struct Lines {
     out: Mutex<Buffered>,
@@ -154,11 +152,6 @@ impl Lines {
             }),
             pending: AtomicBool::new(false),
         })
-    }
-
-    /// Writes `value` as one JSON line.
-    pub(crate) fn write(self: &Arc<Self>, value: &impl Serialize) {
-        self.write_with(|buf| serde_json::to_writer(buf, value));
     }
 
     /// Writes one line: what `text` appends, then the newline (nothing when `text` fails).
@@ -317,10 +310,10 @@ mod tests {
         }
         let seen = Shared::default();
         let lines = Lines::new(Box::new(seen.clone()));
-        lines.write(&serde_json::json!({"a": 1}));
+        lines.write_with(|buf| serde_json::to_writer(buf, &serde_json::json!({"a": 1})));
         assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
         lines.pending.store(true, Ordering::Release);
-        lines.write(&serde_json::json!({"b": 2}));
+        lines.write_with(|buf| serde_json::to_writer(buf, &serde_json::json!({"b": 2})));
         assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
         drop(lines);
         assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
