@@ -139,9 +139,9 @@ mod tools;
 // the crate; only the re-exports below are public.
 use crate::core::vocab::{limits, rules, verdict, version};
 use crate::core::{
-    arrival, auth, calls, cancel, client_checks, discovery, driver, entry, error_codes, exchange,
-    findings, headers, idle_cut, jsonrpc, lifecycle, meta, origin, request, retry, session, task,
-    tool_result, vocab, wire,
+    arrival, auth, call_facts, calls, cancel, client_checks, discovery, driver, entry, error_codes,
+    exchange, findings, headers, idle_cut, jsonrpc, lifecycle, meta, origin, request, retry,
+    session, task, tool_result, vocab, wire,
 };
 
 pub use crate::captures::{har, replay};

@@ -5,13 +5,12 @@
 //! [`Call`].
 
 use std::collections::VecDeque;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde_json::Value;
 
+use crate::call_facts::{self, CallFacts};
 use crate::cancel::{self, Pending, REQUEST_CANCELLED};
 use crate::headers::Known;
-use crate::jsonrpc::scan;
 use crate::request::Headers;
 use crate::rules::Rule;
 use crate::verdict::{Advice, Outcome, Verdict, Violation};
@@ -145,14 +144,14 @@ impl Calls {
     /// name an exchange's call before the call closes.
     pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) -> u64 {
         let v = x.verdict;
-        let message = message_of(x.body, v.batch_position);
-        if let Some(client) = client_of(v.method.as_deref(), message.as_ref()) {
-            self.client = Some(client);
+        let facts = call_facts::read(x.body, v.batch_position);
+        if let Some(client) = facts.as_ref().and_then(|f| f.client(v.method.as_deref())) {
+            self.client = Some(client.to_owned());
         }
         let kind = v.kind.unwrap_or(ExchangeKind::Request);
         // Read once: the join, the echo and a new call's record all compare it.
-        let print = message.as_ref().and_then(fingerprint);
-        if let Some(id) = cancel::cancelled_id(v.method.as_deref(), message.as_ref()) {
+        let print = facts.as_ref().and_then(|f| f.fingerprint);
+        if let Some(id) = cancel::cancelled_id(v.method.as_deref(), facts.as_ref()) {
             match self
                 .open
                 .iter_mut()
@@ -170,7 +169,7 @@ impl Calls {
             }
         }
         let join = self
-            .find(x, kind, message.as_ref(), print)
+            .find(x, kind, facts.as_ref(), print)
             .filter(|j| self.open[j.at].call.entries.len() < MAX_CALL_EXCHANGES);
         let at = match &join {
             Some(j) => j.at,
@@ -193,7 +192,7 @@ impl Calls {
                 open.call.retry_origin = j.origin;
             }
         }
-        apply(open, x, kind, message.as_ref());
+        apply(open, x, kind, facts.as_ref());
         if kind == ExchangeKind::Request && v.id.as_ref().is_some_and(|id| self.cancels.take(id)) {
             cancel_call(open);
         }
@@ -278,7 +277,7 @@ impl Calls {
         &self,
         x: ExchangeFacts<'_>,
         kind: ExchangeKind,
-        msg: Option<&Value>,
+        facts: Option<&CallFacts>,
         print: Option<u64>,
     ) -> Option<Join> {
         let v = x.verdict;
@@ -309,10 +308,7 @@ impl Calls {
             }
             ExchangeKind::Request => {
                 let method = v.method.as_deref()?;
-                let params = msg.and_then(|m| m.get("params"));
-                if params.is_some_and(|p| {
-                    p.get("inputResponses").is_some() || p.get("requestState").is_some()
-                }) {
+                if facts.is_some_and(|f| f.mrtr) {
                     let at = recent
                         .clone()
                         .find(|(_, o)| o.wants_input && o.call.method.as_deref() == Some(method));
@@ -321,7 +317,7 @@ impl Calls {
                     }
                 }
                 if is_task_method(method) {
-                    let task_id = params.and_then(|p| p.get("taskId")).and_then(Value::as_str);
+                    let task_id = facts.and_then(|f| f.task_id.as_deref());
                     let named = recent.clone().find(
                         |(_, o)| matches!((&o.task, task_id), (Some(Some(t)), Some(id)) if t == id),
                     );
@@ -500,7 +496,7 @@ fn cancel_call(open: &mut Open) {
 }
 
 /// Adds the exchange's facts to its call.
-fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<&Value>) {
+fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, facts: Option<&CallFacts>) {
     let v = x.verdict;
     let call = &mut open.call;
     call.entries.push(v.index);
@@ -588,12 +584,8 @@ fn apply(open: &mut Open, x: ExchangeFacts<'_>, kind: ExchangeKind, msg: Option<
     if v.outcome == Outcome::Deferred && open.task.is_none() {
         open.task = Some(v.task.as_ref().and_then(|t| t.id.clone()));
     }
-    if let (Some(task), Some(id)) = (
-        open.task.as_mut(),
-        msg.and_then(|m| m.get("params"))
-            .and_then(|p| p.get("taskId"))
-            .and_then(Value::as_str),
-    ) && task.is_none()
+    if let (Some(task), Some(id)) = (open.task.as_mut(), facts.and_then(|f| f.task_id.as_deref()))
+        && task.is_none()
     {
         *task = Some(id.to_owned());
     }
@@ -639,148 +631,6 @@ fn close(mut open: Open) -> Call {
         ));
     }
     open.call
-}
-
-/// The request message of the body (for a batch row, the request at that position). A single
-/// message is kept as far as the grouping reads it: `method`, `id` and `params`, with
-/// `params._meta` cut down to its `io.modelcontextprotocol/clientInfo` and the values of
-/// `inputResponses` and `requestState` left out (`null`: only their presence counts). A
-/// 2026-07-28 request's `_meta` is most of its text; building all of it as a tree cost more
-/// than the rest of the grouping.
-fn message_of(body: &[u8], batch_position: Option<u32>) -> Option<Value> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return None;
-    }
-    // One message, read by the core's scan where it can (no key with an escape): one pass
-    // over the text, only the members kept parsed.
-    if batch_position.is_none()
-        && let Ok(text) = simdutf8::basic::from_utf8(body)
-        && let Some(message) = scanned(text)
-    {
-        return Some(message);
-    }
-    // Anything else (a batch row, a key with an escape): the whole tree, which reads the same.
-    let value: Value = serde_json::from_slice(body).ok()?;
-    match (value, batch_position) {
-        (Value::Array(items), Some(k)) => items
-            .into_iter()
-            .filter(|m| m.get("method").is_some() && m.get("id").is_some_and(|i| !i.is_null()))
-            .nth(k as usize),
-        (Value::Array(_), None) => None,
-        (value, _) => Some(value),
-    }
-}
-
-/// A single message object as [`message_of`] keeps it, read by the core's scan; `None` for
-/// anything the scan leaves to serde_json (a key with an escape, text that is not one object).
-fn scanned(text: &str) -> Option<Value> {
-    let b = text.as_bytes();
-    let open = scan::ws(b, 0);
-    if b.get(open) != Some(&b'{') {
-        return None;
-    }
-    let mut out = serde_json::Map::new();
-    let end = scan::members(b, open, |key, at| {
-        let end = scan::any(b, at, 1)?;
-        let value = &text[at..end];
-        let (key, value) = match key {
-            b"method" => ("method", serde_json::from_str(value).ok()?),
-            b"id" => ("id", serde_json::from_str(value).ok()?),
-            b"params" => ("params", scanned_params(value)?),
-            _ => return Some(end),
-        };
-        // As a `Value` reads an object: the last of repeated members wins.
-        out.insert(key.to_owned(), value);
-        Some(end)
-    })?;
-    (scan::ws(b, end) == b.len()).then_some(Value::Object(out))
-}
-
-/// `params` as [`message_of`] keeps it.
-fn scanned_params(text: &str) -> Option<Value> {
-    const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-    let b = text.as_bytes();
-    if b.first() != Some(&b'{') {
-        return serde_json::from_str(text).ok();
-    }
-    let mut out = serde_json::Map::new();
-    scan::members(b, 0, |key, at| {
-        let end = scan::any(b, at, 2)?;
-        let raw = &text[at..end];
-        let value = match key {
-            b"_meta" if b[at] == b'{' => {
-                let mut kept = serde_json::Map::new();
-                scan::members(b, at, |key, at| {
-                    let end = scan::any(b, at, 3)?;
-                    if key == CLIENT_INFO.as_bytes() {
-                        kept.insert(
-                            CLIENT_INFO.to_owned(),
-                            serde_json::from_str(&text[at..end]).ok()?,
-                        );
-                    }
-                    Some(end)
-                })?;
-                Value::Object(kept)
-            }
-            b"inputResponses" | b"requestState" => Value::Null,
-            _ => serde_json::from_str(raw).ok()?,
-        };
-        // Keys are read without escapes here, so they are UTF-8 text as they stand.
-        out.insert(std::str::from_utf8(key).ok()?.to_owned(), value);
-        Some(end)
-    })?;
-    Some(Value::Object(out))
-}
-
-/// `name@version` from `initialize` clientInfo or `_meta` client info.
-fn client_of(method: Option<&str>, msg: Option<&Value>) -> Option<String> {
-    let params = msg?.get("params")?;
-    let info = if method == Some("initialize") {
-        params.get("clientInfo")
-    } else {
-        params
-            .get("_meta")
-            .and_then(|m| m.get("io.modelcontextprotocol/clientInfo"))
-    }?;
-    let name = info.get("name")?.as_str()?;
-    Some(match info.get("version").and_then(Value::as_str) {
-        Some(version) => format!("{name}@{version}"),
-        None => name.to_owned(),
-    })
-}
-
-/// Method and params, without `_meta`, MRTR members and `progressToken` (members of
-/// `params`). The params are hashed as serde_json writes them with those members left out
-/// (its objects keep members sorted: equal params give equal text), written straight into
-/// the hasher: no copy of the params, no text built.
-fn fingerprint(msg: &Value) -> Option<u64> {
-    /// `io::Write` into a hasher.
-    struct Hashing<'a>(&'a mut DefaultHasher);
-    impl std::io::Write for Hashing<'_> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.write(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    const LEFT_OUT: [&str; 4] = ["_meta", "inputResponses", "requestState", "progressToken"];
-    let method = msg.get("method")?.as_str()?;
-    let mut h = DefaultHasher::new();
-    method.hash(&mut h);
-    let mut w = Hashing(&mut h);
-    // Writing into a hasher cannot fail.
-    let _ = match msg.get("params") {
-        Some(Value::Object(p)) => {
-            let kept = p.iter().filter(|(k, _)| !LEFT_OUT.contains(&k.as_str()));
-            let mut ser = serde_json::Serializer::new(&mut w);
-            serde::Serializer::collect_map(&mut ser, kept)
-        }
-        Some(other) => serde_json::to_writer(&mut w, other),
-        None => serde_json::to_writer(&mut w, &Value::Null),
-    };
-    Some(h.finish())
 }
 
 /// Milliseconds since 1970 of an RFC 3339 time (`startedDateTime` of a HAR entry).
@@ -1584,76 +1434,5 @@ mod tests {
             rfc3339_ms("2026-12-02T11:00:01+01:00")
         );
         assert_eq!(rfc3339_ms("2026-12-02"), None);
-    }
-
-    /// What the grouping reads of a message is what it read of the whole tree: the same
-    /// client, cancel, input and task members and the same fingerprint.
-    #[test]
-    fn the_trimmed_message_reads_as_the_whole_one() {
-        let bodies = [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{"x":[1,{"y":2}]},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":3},"arguments":{"b":[1,2],"a":{"z":null}},"name":"pay"}}"#,
-            r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"clientInfo":{"name":"old","version":"1"},"capabilities":{}}}"#,
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","inputResponses":{"k":{"action":"accept"}},"requestState":"s"}}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-1","_meta":5}}"#,
-            r#"{"jsonrpc":"2.0","id":4,"method":"x","params":[1,2]}"#,
-            r#"{"id":5,"method":"m","method":"n","params":{"a":1},"params":{"b":2}}"#,
-            r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"ping","params":{"_meta":{"progressToken":1}}},{"id":3,"method":"tools/call","params":{"name":"z"}}]"#,
-            r#"{"id":6,"method":"tools/call","par\u0061ms":{"n\u0061me":"a","_meta":{"progressToken":1}}}"#,
-            "7",
-            "[1,2]",
-        ];
-        for body in bodies {
-            let whole: Value = serde_json::from_str(body).unwrap();
-            for position in [None, Some(0), Some(1)] {
-                let full = match (&whole, position) {
-                    (Value::Array(items), Some(k)) => items
-                        .iter()
-                        .filter(|m| {
-                            m.get("method").is_some() && m.get("id").is_some_and(|i| !i.is_null())
-                        })
-                        .nth(k as usize)
-                        .cloned(),
-                    (Value::Array(_), None) => None,
-                    (value, _) => Some(value.clone()),
-                };
-                let kept = message_of(body.as_bytes(), position);
-                assert_eq!(full.is_some(), kept.is_some(), "{body} {position:?}");
-                let (Some(full), Some(kept)) = (full, kept) else {
-                    continue;
-                };
-                let method = full.get("method").and_then(Value::as_str);
-                assert_eq!(fingerprint(&full), fingerprint(&kept), "{body}");
-                assert_eq!(
-                    client_of(method, Some(&full)),
-                    client_of(method, Some(&kept)),
-                    "{body}"
-                );
-                assert_eq!(
-                    cancel::cancelled_id(method, Some(&full)),
-                    cancel::cancelled_id(method, Some(&kept)),
-                    "{body}"
-                );
-                let params = |m: &Value| {
-                    let p = m.get("params");
-                    (
-                        p.and_then(|p| p.get("taskId")).cloned(),
-                        p.is_some_and(|p| p.get("inputResponses").is_some()),
-                        p.is_some_and(|p| p.get("requestState").is_some()),
-                        m.get("id").cloned(),
-                    )
-                };
-                assert_eq!(params(&full), params(&kept), "{body}");
-            }
-        }
-    }
-
-    #[test]
-    fn fingerprint_ignores_ids_meta_and_progress_tokens() {
-        let a = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"pay","arguments":{"a":1,"b":2},"_meta":{"progressToken":"x"}}});
-        let b = serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"b":2,"a":1},"name":"pay","_meta":{"progressToken":"y"}}});
-        let c = serde_json::json!({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"pay","arguments":{"a":2}}});
-        assert_eq!(fingerprint(&a), fingerprint(&b));
-        assert_ne!(fingerprint(&a), fingerprint(&c));
     }
 }

@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 
 use serde_json::Value;
 
+use crate::call_facts::CallFacts;
+
 /// JSON-RPC `-32800` "Request cancelled": the answer a server gives a request it stopped because
 /// the client cancelled it (the LSP code the SDKs use for it).
 pub(crate) const REQUEST_CANCELLED: i64 = -32800;
@@ -15,12 +17,11 @@ pub(crate) const REQUEST_CANCELLED: i64 = -32800;
 const PENDING: usize = 256;
 
 /// The `params.requestId` of a `notifications/cancelled` message; `None` for anything else.
-pub(crate) fn cancelled_id(method: Option<&str>, message: Option<&Value>) -> Option<Value> {
+pub(crate) fn cancelled_id(method: Option<&str>, facts: Option<&CallFacts>) -> Option<Value> {
     if method != Some("notifications/cancelled") {
         return None;
     }
-    let id = message?.get("params")?.get("requestId")?;
-    (!id.is_null()).then(|| id.clone())
+    facts?.request_id.clone()
 }
 
 /// Request ids a cancel named before any call carried them, bounded.
@@ -57,15 +58,21 @@ mod tests {
 
     #[test]
     fn reads_the_request_id_of_a_cancel_only() {
-        let m = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}});
+        let read = |body: &str| crate::call_facts::read(body.as_bytes(), None);
+        let m = read(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#,
+        );
         assert_eq!(
-            cancelled_id(Some("notifications/cancelled"), Some(&m)),
+            cancelled_id(Some("notifications/cancelled"), m.as_ref()),
             Some(json!(7))
         );
-        assert_eq!(cancelled_id(Some("notifications/progress"), Some(&m)), None);
-        let none = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}});
         assert_eq!(
-            cancelled_id(Some("notifications/cancelled"), Some(&none)),
+            cancelled_id(Some("notifications/progress"), m.as_ref()),
+            None
+        );
+        let none = read(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#);
+        assert_eq!(
+            cancelled_id(Some("notifications/cancelled"), none.as_ref()),
             None
         );
     }

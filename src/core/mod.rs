@@ -3,6 +3,7 @@
 
 pub(crate) mod arrival;
 pub(crate) mod auth;
+pub(crate) mod call_facts;
 pub(crate) mod calls;
 pub(crate) mod cancel;
 pub(crate) mod client_checks;
