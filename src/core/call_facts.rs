@@ -116,10 +116,19 @@ fn of_value(message: &Value) -> CallFacts {
 /// `name@version` (or `name`) of a client info object.
 fn client_of_value(info: &Value) -> Option<String> {
     let name = info.get("name")?.as_str()?;
-    Some(match info.get("version").and_then(Value::as_str) {
-        Some(version) => format!("{name}@{version}"),
-        None => name.to_owned(),
-    })
+    Some(client_name(name, info.get("version").and_then(Value::as_str)))
+}
+
+/// `name@version`, or `name` alone (built without the formatting machinery: once per
+/// exchange).
+fn client_name(name: &str, version: Option<&str>) -> String {
+    let mut s = String::with_capacity(name.len() + version.map_or(0, |v| v.len() + 1));
+    s.push_str(name);
+    if let Some(version) = version {
+        s.push('@');
+        s.push_str(version);
+    }
+    s
 }
 
 /// The facts of one message object read by the scan; `None` where it leaves the text to
@@ -227,10 +236,7 @@ fn client_at(text: &str, at: usize) -> Option<Option<String>> {
         };
         Some(end)
     })?;
-    Some(name.map(|name| match version {
-        Some(version) => format!("{name}@{version}"),
-        None => name.into_owned(),
-    }))
+    Some(name.map(|name| client_name(&name, version.as_deref())))
 }
 
 /// The string at `at..end` (a scanned string), unescaped.
