@@ -116,7 +116,10 @@ fn of_value(message: &Value) -> CallFacts {
 /// `name@version` (or `name`) of a client info object.
 fn client_of_value(info: &Value) -> Option<String> {
     let name = info.get("name")?.as_str()?;
-    Some(client_name(name, info.get("version").and_then(Value::as_str)))
+    Some(client_name(
+        name,
+        info.get("version").and_then(Value::as_str),
+    ))
 }
 
 /// `name@version`, or `name` alone (built without the formatting machinery: once per

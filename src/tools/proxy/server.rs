@@ -169,13 +169,15 @@ async fn handle(
     // Kept (a reference count, not a copy) for the id of the proxy's own error answer.
     let request_body = body.clone();
     let seen = headers::for_analysis(&parts.headers);
-    let mut tap = Tap::begin(
+    // Boxed: the tap goes with the response body through hyper, and a box moves as one
+    // pointer where the tap's kilobytes were copied at each hand-over.
+    let mut tap = Box::new(Tap::begin(
         shared.clone(),
         &parts.method,
         &shared.url_with(parts.uri.query()),
         seen,
         &body,
-    );
+    ));
     let sent = shared.http.send(
         &link,
         &shared.upstream,

@@ -49,7 +49,7 @@ pub struct TeeBody {
     /// The upstream connection, driven here while the body is read.
     link: Arc<Link>,
     /// `None` once the body ended whole (the tap went to the connection).
-    tap: Option<Tap>,
+    tap: Option<Box<Tap>>,
     conn: Arc<Conn>,
     idle: Option<Idle>,
     /// Bytes still due by the upstream's `Content-Length` (hyper stops polling a body whose
@@ -93,7 +93,7 @@ impl TeeBody {
     pub fn new(
         upstream: UpstreamBody,
         link: Arc<Link>,
-        mut tap: Tap,
+        mut tap: Box<Tap>,
         conn: Arc<Conn>,
         idle: Option<Duration>,
         length: Option<u64>,
@@ -234,13 +234,13 @@ pub struct Conn {
     /// Exchanges whose body ended whole, to judge once the socket has taken the last bytes
     /// (each is judged as it is dropped; whatever is left when the connection goes is judged
     /// then).
-    parked: Mutex<VecDeque<Tap>>,
+    parked: Mutex<VecDeque<Box<Tap>>>,
     /// `parked` is not empty (a look without the lock at every flush).
     any_parked: AtomicBool,
 }
 
 impl Conn {
-    fn park(&self, tap: Tap) {
+    fn park(&self, tap: Box<Tap>) {
         self.parked
             .lock()
             .unwrap_or_else(|p| p.into_inner())
