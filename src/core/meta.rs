@@ -17,19 +17,47 @@ use crate::shapes::node::Json;
 #[derive(Debug, Clone)]
 pub struct Meta {
     text: Box<str>,
+    /// Where the values of [`KEYS`] are in the text, when the request's reading noted them.
+    spans: Option<Spans>,
 }
+
+/// The members the checks read of most requests, found while the request is read (then a
+/// check's look is an index, not a scan of the text).
+pub(crate) const KEYS: [&str; 4] = [
+    crate::wire::META_PROTOCOL_VERSION,
+    crate::wire::META_CLIENT_CAPABILITIES,
+    crate::wire::META_LOG_LEVEL,
+    "progressToken",
+];
+
+/// Start and end of each of [`KEYS`]' values in the text (the last one of a repeated key);
+/// `(0, 0)` when absent (a value never starts at 0: the text starts with `{`).
+pub(crate) type Spans = [(u32, u32); KEYS.len()];
 
 impl Meta {
     /// `_meta` from the text of a request, where `text` is a JSON object serde_json accepts
-    /// (the caller checked both).
-    pub(crate) fn from_checked(text: &str) -> Meta {
-        Meta { text: text.into() }
+    /// (the caller checked both), with where [`KEYS`] are in it when the caller noted that.
+    pub(crate) fn from_checked(text: &str, spans: Option<Spans>) -> Meta {
+        Meta {
+            text: text.into(),
+            spans,
+        }
     }
 
     /// `_meta` from an object already parsed (the serde reading of a batch or a `Value`).
     pub(crate) fn from_map(map: &Map<String, Value>) -> Meta {
         Meta {
             text: serde_json::to_string(map).unwrap_or_default().into(),
+            spans: None,
+        }
+    }
+
+    /// Notes in `spans` where `key`'s value is (`at..end` of a `_meta` text being read).
+    pub(crate) fn note(spans: &mut Spans, key: &[u8], at: usize, end: usize) {
+        if let Some(i) = KEYS.iter().position(|k| k.as_bytes() == key)
+            && let (Ok(at), Ok(end)) = (u32::try_from(at), u32::try_from(end))
+        {
+            spans[i] = (at, end);
         }
     }
 
@@ -42,6 +70,12 @@ impl Meta {
     /// members); `Err` when the scan leaves the object to serde_json.
     fn raw(&self, key: &str) -> Result<Option<&str>, ()> {
         let (text, b) = (&*self.text, self.text.as_bytes());
+        if let Some(spans) = &self.spans
+            && let Some(i) = KEYS.iter().position(|k| *k == key)
+        {
+            let (at, end) = spans[i];
+            return Ok((end > 0).then(|| &text[at as usize..end as usize]));
+        }
         let mut found = None;
         let read = scan::members(b, scan::ws(b, 0), |k, at| {
             let end = scan::any(b, at, 1)?;
@@ -124,12 +158,21 @@ mod tests {
             r#"{"a\u0062":"escaped key","b":2}"#,
             r#"{"v":"\u00e9t\u00e9","n":-1.5e3,"big":18446744073709551615}"#,
             r#"{}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":null,"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/protocolVersion":"2025-11-25"}"#,
         ];
         for text in texts {
             let map: Map<String, Value> = serde_json::from_str(text).unwrap();
-            let meta = Meta::from_checked(text);
+            let meta = Meta::from_checked(text, None);
+            let mut spans = Spans::default();
+            let b = text.as_bytes();
+            let noted = scan::members(b, scan::ws(b, 0), |key, at| {
+                let end = scan::any(b, at, 1)?;
+                Meta::note(&mut spans, key, at, end);
+                Some(end)
+            })
+            .map(|_| Meta::from_checked(text, Some(spans)));
             assert_eq!(meta, Meta::from_map(&map), "{text}");
-            for key in [
+            let keys = [
                 "progressToken",
                 "a",
                 "ab",
@@ -140,14 +183,17 @@ mod tests {
                 "big",
                 "missing",
                 "",
-            ] {
-                assert_eq!(meta.get(key), map.get(key).cloned(), "{text} {key}");
-                assert_eq!(meta.contains(key), map.contains_key(key), "{text} {key}");
-                assert_eq!(
-                    meta.get_str(key).as_deref(),
-                    map.get(key).and_then(Value::as_str),
-                    "{text} {key}"
-                );
+            ];
+            for key in keys.into_iter().chain(KEYS) {
+                for meta in [Some(&meta), noted.as_ref()].into_iter().flatten() {
+                    assert_eq!(meta.get(key), map.get(key).cloned(), "{text} {key}");
+                    assert_eq!(meta.contains(key), map.contains_key(key), "{text} {key}");
+                    assert_eq!(
+                        meta.get_str(key).as_deref(),
+                        map.get(key).and_then(Value::as_str),
+                        "{text} {key}"
+                    );
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ use smol_str::SmolStr;
 pub use crate::headers::Headers;
 use crate::headers::Known;
 use crate::jsonrpc::scan;
-use crate::meta::Meta;
+use crate::meta::{Meta, Spans};
 use crate::shapes::flat::{self, Tree};
 use crate::shapes::node::Json;
 /// The vocabulary is a leaf; the request's own words are reachable here too.
@@ -420,7 +420,9 @@ impl Params {
             match key {
                 b"_meta" => {
                     let raw = &text[at..end];
-                    let vouched = match plain_meta(raw) {
+                    let mut spans = Spans::default();
+                    let (vouched_meta, noted) = plain_meta(raw, &mut spans);
+                    let vouched = match vouched_meta {
                         PlainMeta::No => {
                             plain = false;
                             false
@@ -439,7 +441,8 @@ impl Params {
                     if !vouched && flat::with_tree(raw, |_| ()).is_none() {
                         return None;
                     }
-                    p.meta = (b[at] == b'{').then(|| Meta::from_checked(raw));
+                    p.meta =
+                        (b[at] == b'{').then(|| Meta::from_checked(raw, noted.then_some(spans)));
                 }
                 b"arguments" => plain &= b[at] == b'{',
                 b"inputResponses" | b"requestState" => {
@@ -510,14 +513,16 @@ fn is_small_integer(raw: &str) -> bool {
 }
 
 /// `_meta` of a plain call (its text, scanned already): an object whose members are all
-/// `progressToken`, each a string without escapes or a small integer.
-fn plain_meta(raw: &str) -> PlainMeta {
+/// `progressToken`, each a string without escapes or a small integer. The same walk notes in
+/// `spans` where the members the checks read are ([`crate::meta::KEYS`]); the `bool` says
+/// whether it read the whole object (else the notes are incomplete).
+fn plain_meta(raw: &str, spans: &mut Spans) -> (PlainMeta, bool) {
     const VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
     const INFO: &[u8] = b"io.modelcontextprotocol/clientInfo";
     const CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
     let b = raw.as_bytes();
     if b.first() != Some(&b'{') {
-        return PlainMeta::No;
+        return (PlainMeta::No, false);
     }
     let plain_string = |at: usize| plain_string(b, at);
     let mut plain = true;
@@ -525,6 +530,7 @@ fn plain_meta(raw: &str) -> PlainMeta {
     let mut client = [0u8; 3];
     let read = scan::members(b, 0, |key, at| {
         let end = scan::any(b, at, 1)?;
+        Meta::note(spans, key, at, end);
         let value = &raw[at..end];
         plain &= match key {
             b"progressToken" => plain_string(at) || is_small_integer(value),
@@ -544,12 +550,13 @@ fn plain_meta(raw: &str) -> PlainMeta {
         };
         Some(end)
     });
-    match (read.is_some() && plain, client) {
+    let vouched = match (read.is_some() && plain, client) {
         (false, _) => PlainMeta::No,
         (true, [0, 0, 0]) => PlainMeta::Progress,
         (true, [1, 1, 1]) => PlainMeta::Client,
         (true, _) => PlainMeta::No,
-    }
+    };
+    (vouched, read.is_some())
 }
 
 /// A `_meta` as a plain call has it (see [`PlainCall`]).
