@@ -5,44 +5,21 @@
 //! The key sets are compared too, so a member the writer left out is named in the failure.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mcp_verdict::replay::{Item, replay_calls, replay_har_seekable};
 use mcp_verdict::{Call, Limits, Verdict};
 use serde_json::{Value, json};
 
-fn captures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-    let mut files: Vec<PathBuf> = ["har", "captures"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(root.join(d)).expect("testdata dir exists"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "har"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 40, "found {} captures", files.len());
-    files
-}
+#[path = "support/captures.rs"]
+mod captures;
 
-/// The limits a capture's expectation asks for (so that `LIMIT_EXCEEDED` verdicts are made).
+/// The limits a capture's expectation asks for; none without one.
 fn limits_of(har: &Path) -> Limits {
-    let mut limits = Limits::default();
-    let Ok(text) = std::fs::read_to_string(har.with_extension("expect.json")) else {
-        return limits;
-    };
-    let expect: Value = serde_json::from_str(&text).unwrap();
-    if let Some(l) = expect.get("limits") {
-        if let Some(n) = l.get("max_event_bytes").and_then(Value::as_u64) {
-            limits.max_event_bytes = n as usize;
-        }
-        if let Some(n) = l.get("max_body_bytes").and_then(Value::as_u64) {
-            limits.max_body_bytes = n;
-        }
-        if let Some(n) = l.get("max_events").and_then(Value::as_u64) {
-            limits.max_events = n;
-        }
+    match std::fs::read_to_string(har.with_extension("expect.json")) {
+        Ok(text) => captures::limits_of(&serde_json::from_str(&text).unwrap()),
+        Err(_) => Limits::default(),
     }
-    limits
 }
 
 /// Every object in `ours` has the members of the same object in `theirs`, at every depth.
@@ -128,7 +105,7 @@ fn members(v: &Value) -> Vec<(String, bool)> {
 #[test]
 fn lines_of_the_test_captures_are_serde_jsons() {
     let (mut verdicts, mut calls) = (0, 0);
-    for har in captures() {
+    for har in captures::cases() {
         let limits = limits_of(&har);
         let file = har.display().to_string();
         let mut each = |item: Item| {

@@ -1,52 +1,21 @@
 //! Runs every capture in `testdata/har/` and compares with its `.expect.json`, then checks that
 //! the verdicts do not depend on how the bodies were chunked.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::replay::{Item, group_entry, judge_entry_rows};
 use mcp_verdict::{Call, Calls, Driver, Limits, Verdict};
 use serde_json::{Value, json};
 
-/// The generated corpus (`testdata/har`) and the captures recorded from real servers
-/// (`testdata/captures`, expectations written by hand).
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-    let mut files: Vec<PathBuf> = ["har", "captures"]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(root.join(d)).expect("testdata dir exists"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "har"))
-        .collect();
-    files.sort();
-    assert!(
-        files.len() >= 40,
-        "expected at least 40 cases, found {}",
-        files.len()
-    );
-    files
-}
+#[path = "support/captures.rs"]
+mod captures;
+use captures::{cases, limits_of};
 
 fn expectation(har: &Path) -> Value {
     let path = har.with_extension("expect.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
-}
-
-fn limits_of(expect: &Value) -> Limits {
-    let mut limits = Limits::default();
-    if let Some(l) = expect.get("limits").filter(|l| l.is_object()) {
-        if let Some(n) = l.get("max_event_bytes").and_then(Value::as_u64) {
-            limits.max_event_bytes = n as usize;
-        }
-        if let Some(n) = l.get("max_body_bytes").and_then(Value::as_u64) {
-            limits.max_body_bytes = n;
-        }
-        if let Some(n) = l.get("max_events").and_then(Value::as_u64) {
-            limits.max_events = n;
-        }
-    }
-    limits
 }
 
 /// Replays `entries` with body chunk sizes from `sizes`.
