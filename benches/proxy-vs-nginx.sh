@@ -16,7 +16,9 @@
 # from Debian's packages when missing (root or sudo). Everything listens on 127.0.0.1.
 # Usage: benches/proxy-vs-nginx.sh [ROUNDS=5] [CALLS=5000]
 # Environment: CONCURRENCY="1 16 64", KINDS="json sse", RECORD=1, NO_STRACE=1, BIN=path,
-# PROXY_ARGS="--threads 2" (more flags for the proxy), UPSTREAM_TLS=1 (the upstream is HTTPS: a
+# PROXY_ARGS="--threads 2" (more flags for the proxy), BASE_BIN=path (a second mcp-verdict
+# binary, e.g. an earlier commit's release build, run as one more path `proxy-base` in the same
+# rounds with the same flags: before and after in one run), UPSTREAM_TLS=1 (the upstream is HTTPS: a
 # second nginx terminates TLS in front of serve-faults with a certificate from a CA made here
 # with openssl; each intermediary verifies it against that CA and keeps its connections; the
 # direct path is soak over HTTPS with --cacert).
@@ -48,6 +50,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_port() { for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "nothing listens on $1" >&2; exit 1; }
 
 UP=$(free_port); NG=$(free_port); HA=$(free_port); PX=$(free_port); MX=$(free_port)
+PXB=$(free_port); MXB=$(free_port)
 "$BIN" serve-faults --listen "127.0.0.1:$UP" --max-connections 1024 >"$TMP/faults.log" 2>&1 &
 PIDS+=($!)
 
@@ -146,7 +149,7 @@ fi
 
 for p in "$UP" "$NG" "$HA"; do wait_port "$p"; done
 
-declare -A PORT=([direct]=$UPORT [nginx]=$NG [haproxy]=$HA [proxy]=$PX)
+declare -A PORT=([direct]=$UPORT [nginx]=$NG [haproxy]=$HA [proxy]=$PX [proxy-base]=$PXB)
 declare -A PID=([nginx]=$NGINX_PID [haproxy]=$HAPROXY_PID)
 declare -A SCENARIO=([json]=ok [sse]=sse-progress)
 
@@ -154,17 +157,26 @@ declare -A SCENARIO=([json]=ok [sse]=sse-progress)
 # proxy (started fresh, so its CPU counts only that kind's runs).
 RECORD_ARGS=()
 [ "${RECORD:-0}" = 1 ] && RECORD_ARGS=(--record "$TMP/proxy.har")
-start_proxy() { # kind
-  [ -n "${PID[proxy]:-}" ] && { kill "${PID[proxy]}"; wait "${PID[proxy]}" 2>/dev/null || true; }
-  local ca=(); [ "$SCHEME" = https ] && ca=(--upstream-cacert "$TMP/ca.pem")
-  "$BIN" proxy --upstream "$SCHEME://127.0.0.1:$UPORT/mcp/${SCENARIO[$1]}" --listen "127.0.0.1:$PX" --quiet "${ca[@]}" \
-    --log "$TMP/verdicts.jsonl" --calls "$TMP/calls.jsonl" --metrics-listen "127.0.0.1:$MX" \
-    "${RECORD_ARGS[@]}" ${PROXY_ARGS:-} 2>>"$TMP/proxy.log" &
-  PID[proxy]=$!
+start_one() { # path binary port metrics-port kind
+  [ -n "${PID[$1]:-}" ] && { kill "${PID[$1]}"; wait "${PID[$1]}" 2>/dev/null || true; }
+  local ca=() rec=()
+  [ "$SCHEME" = https ] && ca=(--upstream-cacert "$TMP/ca.pem")
+  [ ${#RECORD_ARGS[@]} -gt 0 ] && rec=(--record "$TMP/$1.har")
+  "$2" proxy --upstream "$SCHEME://127.0.0.1:$UPORT/mcp/${SCENARIO[$5]}" --listen "127.0.0.1:$3" --quiet "${ca[@]}" \
+    --log "$TMP/$1.verdicts.jsonl" --calls "$TMP/$1.calls.jsonl" --metrics-listen "127.0.0.1:$4" \
+    "${rec[@]}" ${PROXY_ARGS:-} 2>>"$TMP/$1.log" &
+  PID[$1]=$!
   PIDS+=($!)
-  wait_port "$PX"
+  wait_port "$3"
+}
+start_proxy() { # kind
+  start_one proxy "$BIN" "$PX" "$MX" "$1"
+  [ -n "${BASE_BIN:-}" ] && start_one proxy-base "$BASE_BIN" "$PXB" "$MXB" "$1"
+  return 0
 }
 PATHS=(direct nginx haproxy proxy)
+INTERMEDIARIES=(nginx haproxy proxy)
+[ -n "${BASE_BIN:-}" ] && PATHS+=(proxy-base) && INTERMEDIARIES+=(proxy-base)
 
 # CPU seconds (user + system) of a process and its children threads/workers, in clock ticks.
 ticks() {
@@ -221,7 +233,7 @@ PY
     done
   done
   if [ "${NO_STRACE:-0}" != 1 ] && command -v strace >/dev/null; then
-    for p in nginx haproxy proxy; do
+    for p in "${INTERMEDIARIES[@]}"; do
       targets=()
       for q in ${PID[$p]} $(pgrep -P "${PID[$p]}" || true); do
         for t in /proc/"$q"/task/*; do targets+=(-p "${t##*/}"); done
@@ -259,7 +271,9 @@ print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 keys = sorted({(k, c) for k, c, _, _ in by}, key=lambda x: (x[0], x[1]))
 for kind, c in keys:
     rnds = sorted({r for k, cc, _, r in by if (k, cc) == (kind, c)})
-    for side in ["direct", "nginx", "haproxy", "proxy"]:
+    sides = [s for s in ["direct", "nginx", "haproxy", "proxy", "proxy-base"]
+             if (kind, c, s, rnds[0]) in by]
+    for side in sides:
         rps = [by[(kind, c, side, r)][0] for r in rnds]
         to_ng = [by[(kind, c, side, r)][0] / by[(kind, c, "nginx", r)][0] for r in rnds]
         to_dir = [by[(kind, c, side, r)][0] / by[(kind, c, "direct", r)][0] for r in rnds]
