@@ -40,7 +40,8 @@ impl Meta {
     pub(crate) fn from_checked(text: &str, spans: Option<Spans>) -> Meta {
         Meta {
             text: text.into(),
-            spans,
+            // Offsets past 4 GiB are not noted: such a text is scanned at each look.
+            spans: spans.filter(|_| u32::try_from(text.len()).is_ok()),
         }
     }
 
