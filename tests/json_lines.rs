@@ -51,8 +51,7 @@ fn check_verdict(v: &Verdict, file: &str) -> Vec<(String, bool)> {
         verdict: &'a Verdict,
     }
     let mut ours = Vec::new();
-    v.write_jsonl(&mut ours, &Verdict::jsonl_start(file))
-        .unwrap();
+    v.write_jsonl(&mut ours, &Verdict::jsonl_start(file));
     let parsed: Value = serde_json::from_slice(&ours).expect("our line is JSON");
     let mut theirs = serde_json::to_value(v).unwrap();
     theirs
@@ -67,7 +66,7 @@ fn check_verdict(v: &Verdict, file: &str) -> Vec<(String, bool)> {
     );
     // And the object alone (without the file) is serde_json's of the verdict.
     let mut alone = Vec::new();
-    v.write_jsonl(&mut alone, b"{\"file\":0").unwrap();
+    v.write_jsonl(&mut alone, b"{\"file\":0");
     let expected = serde_json::to_vec(v).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&alone[b"{\"file\":0,".len()..]),

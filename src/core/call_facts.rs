@@ -20,12 +20,10 @@ use serde_json::Value;
 use crate::jsonrpc::scan;
 use crate::shapes::flat;
 use crate::shapes::node::Json;
+use crate::wire::META_CLIENT_INFO;
 
 /// `params` members the fingerprint leaves out.
 const LEFT_OUT: [&str; 4] = ["_meta", "inputResponses", "requestState", "progressToken"];
-
-/// Where a 2026-07-28 client names itself in `_meta`.
-const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// Members of one object the scan tells apart (to find a repeated one) before leaving the
 /// object to serde_json.
@@ -93,7 +91,7 @@ fn of_value(message: &Value) -> CallFacts {
     CallFacts {
         init_client: member("clientInfo").and_then(client_of_value),
         meta_client: member("_meta")
-            .and_then(|m| m.get(CLIENT_INFO))
+            .and_then(|m| m.get(META_CLIENT_INFO))
             .and_then(client_of_value),
         fingerprint: message.get("method").and_then(Value::as_str).map(|method| {
             let params = match params {
@@ -208,7 +206,7 @@ fn client_in_meta(text: &str, at: usize) -> Option<Option<String>> {
     scan::members(b, at, |key, at| {
         let end = scan::any(b, at, 3)?;
         keys.add(key)?;
-        if key == CLIENT_INFO.as_bytes() {
+        if key == META_CLIENT_INFO.as_bytes() {
             client = if b[at] == b'{' {
                 client_at(text, at)?
             } else {
@@ -244,13 +242,7 @@ fn client_at(text: &str, at: usize) -> Option<Option<String>> {
 
 /// The string at `at..end` (a scanned string), unescaped.
 fn string_at(text: &str, at: usize, end: usize) -> Option<std::borrow::Cow<'_, str>> {
-    let raw = &text[at..end];
-    match scan::string_escapes(raw.as_bytes(), 0)? {
-        (_, true) => Some(std::borrow::Cow::Borrowed(&raw[1..raw.len() - 1])),
-        (_, false) => serde_json::from_str::<String>(raw)
-            .ok()
-            .map(std::borrow::Cow::Owned),
-    }
+    scan::unescaped(&text[at..end])
 }
 
 /// The keys of one object read so far, to tell a repeated one (then serde_json decides which

@@ -103,17 +103,7 @@ impl Meta {
     /// Member `key` when it is a string: borrowed from the text unless it holds an escape.
     pub fn get_str(&self, key: &str) -> Option<Cow<'_, str>> {
         match self.raw(key) {
-            Ok(raw) => {
-                let raw = raw?;
-                let b = raw.as_bytes();
-                if b.first() != Some(&b'"') {
-                    return None;
-                }
-                match scan::string_escapes(b, 0) {
-                    Some((_, true)) => Some(Cow::Borrowed(&raw[1..raw.len() - 1])),
-                    _ => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
-                }
-            }
+            Ok(raw) => raw.filter(|r| r.starts_with('"')).and_then(scan::unescaped),
             Err(()) => match self.map()?.remove(key)? {
                 Value::String(s) => Some(Cow::Owned(s)),
                 _ => None,

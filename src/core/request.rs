@@ -391,7 +391,7 @@ impl Message {
 }
 
 impl Params {
-    /// [`Message::scan`] of `params` (its text, checked already): `params` at `at` in `text`
+    /// [`Request::scan`] of `params` (its text, checked already): `params` at `at` in `text`
     /// read into `self` (a default one), with the index after it and whether `params` is one
     /// of a plain call (see [`PlainCall`]).
     fn scan(&mut self, text: &str, at: usize) -> Option<(usize, bool, bool)> {
@@ -421,24 +421,14 @@ impl Params {
                 b"_meta" => {
                     let raw = &text[at..end];
                     let mut spans = Spans::default();
-                    let (vouched_meta, noted) = plain_meta(raw, &mut spans);
-                    let vouched = match vouched_meta {
-                        PlainMeta::No => {
-                            plain = false;
-                            false
-                        }
-                        PlainMeta::Progress => {
-                            client_meta = false;
-                            true
-                        }
-                        PlainMeta::Client => {
-                            client_meta = true;
-                            true
-                        }
-                    };
+                    let (vouched, noted) = plain_meta(raw, &mut spans);
+                    match vouched {
+                        PlainMeta::No => plain = false,
+                        other => client_meta = other == PlainMeta::Client,
+                    }
                     // Kept as text; serde_json must accept it as it would the whole body (a
                     // vouched one it does: plain strings, small integers).
-                    if !vouched && flat::with_tree(raw, |_| ()).is_none() {
+                    if vouched == PlainMeta::No && flat::with_tree(raw, |_| ()).is_none() {
                         return None;
                     }
                     p.meta =
@@ -512,14 +502,16 @@ fn is_small_integer(raw: &str) -> bool {
     (1..=15).contains(&digits.len()) && digits.bytes().all(|c| c.is_ascii_digit())
 }
 
-/// `_meta` of a plain call (its text, scanned already): an object whose members are all
-/// `progressToken`, each a string without escapes or a small integer. The same walk notes in
+/// Whether `_meta` (its text, scanned already) is one of a plain call ([`PlainMeta`]): only
+/// `progressToken` (a string without escapes or a small integer), with or without the three
+/// client members of 2026-07-28 (plain strings, `clientInfo` of `name` and `version`,
+/// `clientCapabilities` `{}`). The same walk notes in
 /// `spans` where the members the checks read are ([`crate::meta::KEYS`]); the `bool` says
 /// whether it read the whole object (else the notes are incomplete).
 fn plain_meta(raw: &str, spans: &mut Spans) -> (PlainMeta, bool) {
-    const VERSION: &[u8] = b"io.modelcontextprotocol/protocolVersion";
-    const INFO: &[u8] = b"io.modelcontextprotocol/clientInfo";
-    const CAPABILITIES: &[u8] = b"io.modelcontextprotocol/clientCapabilities";
+    const VERSION: &[u8] = crate::wire::META_PROTOCOL_VERSION.as_bytes();
+    const INFO: &[u8] = crate::wire::META_CLIENT_INFO.as_bytes();
+    const CAPABILITIES: &[u8] = crate::wire::META_CLIENT_CAPABILITIES.as_bytes();
     let b = raw.as_bytes();
     if b.first() != Some(&b'{') {
         return (PlainMeta::No, false);

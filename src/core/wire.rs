@@ -12,6 +12,8 @@ pub(crate) fn is_pre_dispatch(code: i64) -> bool {
 
 /// `_meta` key of the request's protocol version (2026-07-28).
 pub(crate) const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key where a client names itself, `{"name", "version"}` (2026-07-28).
+pub(crate) const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 /// `_meta` key of the client's capabilities (2026-07-28).
 pub(crate) const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// `_meta` key with which a request asks for `notifications/message` (2026-07-28).

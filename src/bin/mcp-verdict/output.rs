@@ -241,10 +241,8 @@ impl<W: Write> Printer<W> {
                         }
                         let mut line = std::mem::take(&mut self.line);
                         line.clear();
-                        if let Some((_, start)) = &self.line_file
-                            && v.write_jsonl(&mut line, start).is_err()
-                        {
-                            line.clear();
+                        if let Some((_, start)) = &self.line_file {
+                            v.write_jsonl(&mut line, start);
                         }
                         line.push(b'\n');
                         self.emit_bytes(&line);

@@ -197,9 +197,8 @@ pub struct Exchange {
     finished: bool,
     /// Buffers lent by the session, taken back when it finishes.
     pub(crate) spare: Spare,
-    /// What the finished exchange taught the session, taken by it.
-    /// What the session learns; `None` for most exchanges, which teach nothing (nothing to
-    /// move or drop then).
+    /// What the finished exchange taught the session, taken by it; `None` for most exchanges,
+    /// which teach nothing (nothing to move or drop then).
     pub(crate) learned: Option<Box<Learned>>,
     /// Server requests its verdict does not list (past `max_server_requests`).
     pub(crate) server_requests_unlisted: u64,

@@ -331,6 +331,17 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
     string_escapes(b, i).map(|(end, _)| end)
 }
 
+/// The text of `raw`, one whole JSON string (quotes included, as scanned): borrowed when it
+/// holds no escape, else decoded by serde_json; `None` when `raw` is no such string.
+pub(crate) fn unescaped(raw: &str) -> Option<std::borrow::Cow<'_, str>> {
+    match string_escapes(raw.as_bytes(), 0)? {
+        (end, true) if end == raw.len() => Some(std::borrow::Cow::Borrowed(&raw[1..end - 1])),
+        _ => serde_json::from_str::<String>(raw)
+            .ok()
+            .map(std::borrow::Cow::Owned),
+    }
+}
+
 /// A string at `i` (at its opening quote): the index after its closing quote, and whether it
 /// holds no escape.
 /// Inlined, as [`key`]: its callers read the strings of every message.

@@ -95,8 +95,10 @@ impl Sink for JsonLog {
         let Some(verdict) = record.verdict else {
             return;
         };
-        self.out
-            .write_with(|buf| verdict.write_jsonl(buf, &self.start));
+        self.out.write_with(|buf| {
+            verdict.write_jsonl(buf, &self.start);
+            Ok(())
+        });
     }
 }
 
