@@ -21,7 +21,9 @@
 # rounds with the same flags: before and after in one run), UPSTREAM_TLS=1 (the upstream is HTTPS: a
 # second nginx terminates TLS in front of serve-faults with a certificate from a CA made here
 # with openssl; each intermediary verifies it against that CA and keeps its connections; the
-# direct path is soak over HTTPS with --cacert).
+# direct path is soak over HTTPS with --cacert), FLOOR=1 (one more path `floor`: the example
+# `forward_floor`, a single-threaded tokio HTTP/1.1 forwarder that judges nothing and copies
+# nothing, built by `cargo build --release --example forward_floor`; HTTP upstream only).
 set -euo pipefail
 ROUNDS=${1:-5}
 CALLS=${2:-5000}
@@ -50,7 +52,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_port() { for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "nothing listens on $1" >&2; exit 1; }
 
 UP=$(free_port); NG=$(free_port); HA=$(free_port); PX=$(free_port); MX=$(free_port)
-PXB=$(free_port); MXB=$(free_port)
+PXB=$(free_port); MXB=$(free_port); FL=$(free_port)
 "$BIN" serve-faults --listen "127.0.0.1:$UP" --max-connections 1024 >"$TMP/faults.log" 2>&1 &
 PIDS+=($!)
 
@@ -149,7 +151,7 @@ fi
 
 for p in "$UP" "$NG" "$HA"; do wait_port "$p"; done
 
-declare -A PORT=([direct]=$UPORT [nginx]=$NG [haproxy]=$HA [proxy]=$PX [proxy-base]=$PXB)
+declare -A PORT=([direct]=$UPORT [nginx]=$NG [haproxy]=$HA [proxy]=$PX [proxy-base]=$PXB [floor]=$FL)
 declare -A PID=([nginx]=$NGINX_PID [haproxy]=$HAPROXY_PID)
 declare -A SCENARIO=([json]=ok [sse]=sse-progress)
 
@@ -177,6 +179,15 @@ start_proxy() { # kind
 PATHS=(direct nginx haproxy proxy)
 INTERMEDIARIES=(nginx haproxy proxy)
 [ -n "${BASE_BIN:-}" ] && PATHS+=(proxy-base) && INTERMEDIARIES+=(proxy-base)
+if [ "${FLOOR:-0}" = 1 ]; then
+  [ "$SCHEME" = http ] || { echo "FLOOR=1 forwards to an HTTP upstream only" >&2; exit 2; }
+  FLOOR_BIN=$ROOT/target/release/examples/forward_floor
+  [ -x "$FLOOR_BIN" ] || { echo "no $FLOOR_BIN: cargo build --release --example forward_floor" >&2; exit 2; }
+  "$FLOOR_BIN" "127.0.0.1:$FL" "127.0.0.1:$UPORT" 2>"$TMP/floor.log" &
+  PID[floor]=$!; PIDS+=($!)
+  wait_port "$FL"
+  PATHS+=(floor); INTERMEDIARIES+=(floor)
+fi
 
 # CPU seconds (user + system) of a process and its children threads/workers, in clock ticks.
 ticks() {
@@ -271,7 +282,7 @@ print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 keys = sorted({(k, c) for k, c, _, _ in by}, key=lambda x: (x[0], x[1]))
 for kind, c in keys:
     rnds = sorted({r for k, cc, _, r in by if (k, cc) == (kind, c)})
-    sides = [s for s in ["direct", "nginx", "haproxy", "proxy", "proxy-base"]
+    sides = [s for s in ["direct", "nginx", "haproxy", "proxy", "proxy-base", "floor"]
              if (kind, c, s, rnds[0]) in by]
     for side in sides:
         rps = [by[(kind, c, side, r)][0] for r in rnds]

@@ -85,7 +85,7 @@ impl Headers {
     }
 
     #[inline]
-    fn with_capacity(headers: usize, bytes: usize) -> Self {
+    pub(crate) fn with_capacity(headers: usize, bytes: usize) -> Self {
         Headers {
             text: String::with_capacity(bytes),
             more: Vec::with_capacity(headers.saturating_sub(INLINE)),

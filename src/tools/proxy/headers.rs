@@ -117,6 +117,51 @@ pub fn for_analysis(map: &HeaderMap) -> Headers {
         .collect()
 }
 
+/// Whether a header named `name` (any case) is dropped on the way: hop-by-hop (`Connection`
+/// included) both ways, and `Host`, `Content-Length` and `Accept-Encoding` too when `upstream`.
+/// The plain-POST path's test of a name as the peer wrote it (the names a `Connection` header
+/// lists make that path hand the connection to hyper, so they need no look here).
+pub fn dropped(name: &str, upstream: bool) -> bool {
+    let lower = |n: &str| n.as_bytes().first().map(|b| b | 0x20);
+    let quick = matches!(
+        (name.len(), lower(name)),
+        (10, Some(b'k' | b'c'))
+            | (18 | 19 | 16, Some(b'p'))
+            | (2 | 7 | 17, Some(b't'))
+            | (7, Some(b'u'))
+            | (4, Some(b'h'))
+            | (14, Some(b'c'))
+            | (15, Some(b'a'))
+    );
+    if !quick {
+        return false;
+    }
+    let is = |n: &HeaderName| name.eq_ignore_ascii_case(n.as_str());
+    is(&CONNECTION) || HOP_BY_HOP.iter().any(is) || (upstream && NOT_UPSTREAM.iter().any(is))
+}
+
+/// Headers as the peer sent them (parsed by httparse), for the analysis: names lowercased as
+/// `HeaderMap` keeps them (so the verdicts and recordings read the same on both paths), values
+/// that are not UTF-8 read lossily.
+pub fn analysis_of(raw: &[httparse::Header<'_>]) -> Headers {
+    let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
+    let mut lower = [0u8; 64];
+    for h in raw {
+        let text = String::from_utf8_lossy(h.value);
+        if h.name.bytes().all(|b| !b.is_ascii_uppercase()) {
+            headers.push(h.name, text);
+        } else if h.name.len() <= lower.len() {
+            let n = &mut lower[..h.name.len()];
+            n.copy_from_slice(h.name.as_bytes());
+            n.make_ascii_lowercase();
+            headers.push(std::str::from_utf8(n).unwrap_or(h.name), text);
+        } else {
+            headers.push(h.name.to_ascii_lowercase(), text);
+        }
+    }
+    headers
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

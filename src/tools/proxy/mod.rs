@@ -18,6 +18,7 @@
 mod arrivals;
 pub mod calls;
 mod config;
+mod forward;
 mod guard;
 mod headers;
 pub mod metrics;

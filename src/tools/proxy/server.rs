@@ -15,6 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use super::forward;
 use super::guard::{self, Refusal};
 use super::headers;
 use super::shared::Shared;
@@ -85,8 +86,13 @@ async fn refuse_busy(mut stream: TcpStream) {
     .await;
 }
 
+/// The plain-POST path first ([`forward`]); hyper from the first request it does not take.
 async fn serve_connection(stream: TcpStream, shared: Arc<Shared>, loopback: bool) {
-    let (io, conn) = ClientIo::new(stream);
+    let (stream, read) = match forward::serve(stream, &shared, loopback).await {
+        forward::Left::Closed => return,
+        forward::Left::HandOver(stream, read) => (stream, read),
+    };
+    let (io, conn) = ClientIo::new(stream, read);
     let link = Arc::new(Link::default());
     let service = {
         let shared = shared.clone();
@@ -228,6 +234,20 @@ async fn handle(
 /// it has one (`null` otherwise: a notification, a batch, a GET), so that a client reads a
 /// reason instead of a connection reset. The connection stays usable.
 fn unanswered(shared: &Shared, status: u16, request: &[u8], cause: &str) -> Response<ClientBody> {
+    let text = unanswered_text(shared, status, request, cause);
+    let mut resp = Response::new(Either::Right(Full::new(Bytes::from(text))));
+    *resp.status_mut() =
+        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
+    resp.headers_mut().insert(
+        "content-type",
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// The body of the proxy's own answer when the upstream gave no response head (see
+/// [`unanswered`]; the plain-POST path writes it itself).
+pub fn unanswered_text(shared: &Shared, status: u16, request: &[u8], cause: &str) -> String {
     let id = match serde_json::from_slice::<serde_json::Value>(request) {
         Ok(serde_json::Value::Object(mut m)) => match m.remove("id") {
             Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => id,
@@ -276,12 +296,5 @@ fn unanswered(shared: &Shared, status: u16, request: &[u8], cause: &str) -> Resp
     };
     let mut text = serde_json::to_string(&body).unwrap_or_default();
     text.push('\n');
-    let mut resp = Response::new(Either::Right(Full::new(Bytes::from(text))));
-    *resp.status_mut() =
-        hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
-    resp.headers_mut().insert(
-        "content-type",
-        hyper::header::HeaderValue::from_static("application/json"),
-    );
-    resp
+    text
 }

@@ -276,16 +276,21 @@ impl Conn {
 pub struct ClientIo {
     stream: TcpStream,
     conn: Arc<Conn>,
+    /// Bytes already read from `stream` (by the plain-POST path, which handed the connection
+    /// over), read again first.
+    read_first: bytes::BytesMut,
 }
 
 impl ClientIo {
-    /// Wraps `stream`, with what its responses share.
-    pub fn new(stream: TcpStream) -> (ClientIo, Arc<Conn>) {
+    /// Wraps `stream`, whose first bytes `read_first` were already taken from it, with what its
+    /// responses share.
+    pub fn new(stream: TcpStream, read_first: bytes::BytesMut) -> (ClientIo, Arc<Conn>) {
         let conn = Arc::new(Conn::default());
         (
             ClientIo {
                 stream,
                 conn: conn.clone(),
+                read_first,
             },
             conn,
         )
@@ -307,6 +312,11 @@ impl AsyncRead for ClientIo {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if !self.read_first.is_empty() {
+            let n = self.read_first.len().min(buf.remaining());
+            buf.put_slice(&self.read_first.split_to(n));
+            return Poll::Ready(Ok(()));
+        }
         Pin::new(&mut self.stream).poll_read(cx, buf)
     }
 }

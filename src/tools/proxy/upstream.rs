@@ -256,6 +256,13 @@ impl Upstream {
         &self,
         url: &reqwest::Url,
     ) -> Result<(SendRequest<Full<Bytes>>, Driving), NoAnswer> {
+        let io = self.open(url).await?;
+        handshake(io, url).await
+    }
+
+    /// A new connection to the upstream (TCP, and TLS for `https://`), within the connect
+    /// timeout; `Err` names why not, in the words the verdicts use.
+    pub async fn open(&self, url: &reqwest::Url) -> Result<UpIo, NoAnswer> {
         let (host, port) = host_port(url);
         let opening = async {
             let stream = tokio::net::TcpStream::connect(&self.connect_to)
@@ -268,13 +275,69 @@ impl Upstream {
                     .open(stream)
                     .await
                     .map_err(|e| NoAnswer(cause::of_error(&e, url)))?;
-                return handshake(stream, url).await;
+                return Ok(UpIo::Tls(Box::new(stream)));
             }
-            handshake(stream, url).await
+            Ok(UpIo::Tcp(stream))
         };
         tokio::time::timeout(CONNECT_TIMEOUT, opening)
             .await
             .map_err(|_| NoAnswer(format!("timed out connecting to {host}:{port}")))?
+    }
+
+    /// The `Host` header's value the upstream expects.
+    pub fn host(&self) -> &[u8] {
+        self.host.as_bytes()
+    }
+}
+
+/// An open connection to the upstream: TCP, or TLS over it.
+pub enum UpIo {
+    /// `http://`.
+    Tcp(tokio::net::TcpStream),
+    /// `https://` (boxed: the TLS state is large, the connection moves with its client's).
+    #[cfg(feature = "tls")]
+    Tls(Box<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>),
+}
+
+impl tokio::io::AsyncRead for UpIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            UpIo::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            #[cfg(feature = "tls")]
+            UpIo::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl tokio::io::AsyncWrite for UpIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            UpIo::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            #[cfg(feature = "tls")]
+            UpIo::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            UpIo::Tcp(s) => Pin::new(s).poll_flush(cx),
+            #[cfg(feature = "tls")]
+            UpIo::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            UpIo::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            #[cfg(feature = "tls")]
+            UpIo::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
     }
 }
 
@@ -290,7 +353,7 @@ fn of_hyper(e: &hyper::Error, url: &reqwest::Url) -> String {
 }
 
 /// The upstream's host and port, as causes name them.
-fn host_port(url: &reqwest::Url) -> (&str, u16) {
+pub fn host_port(url: &reqwest::Url) -> (&str, u16) {
     (
         url.host_str().unwrap_or("?"),
         url.port_or_known_default().unwrap_or(0),
