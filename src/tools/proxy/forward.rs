@@ -53,18 +53,18 @@ pub async fn serve(client: TcpStream, shared: &Arc<Shared>, loopback: bool) -> L
         shared,
         loopback,
         client,
-        read: BytesMut::with_capacity(BUF),
+        read: BytesMut::with_capacity(FIRST),
         up: None,
-        up_read: BytesMut::with_capacity(BUF),
-        out: Vec::with_capacity(BUF),
-        reply_head: Vec::with_capacity(1024),
+        up_read: BytesMut::with_capacity(FIRST),
+        out: Vec::new(),
+        reply_head: Vec::new(),
         head_clock: Clock::new(config.head_timeout),
         answer_clock: Clock::new(config.upstream_head_timeout),
         idle_clock: config.idle_timeout.map(Clock::new),
     };
     loop {
         match plain.exchange().await {
-            Step::Next => continue,
+            Step::Next => plain.trim(),
             Step::Close => return Left::Closed,
             Step::Reset => {
                 let _ = plain.client.set_zero_linger();
@@ -75,8 +75,13 @@ pub async fn serve(client: TcpStream, shared: &Arc<Shared>, loopback: bool) -> L
     }
 }
 
-/// Room read at a time, and each buffer's first size.
+/// Room added to a read buffer that is nearly full.
 const BUF: usize = 16 << 10;
+
+/// A read buffer's first size (as hyper's); one grown past [`KEEP`] by a large body is let go
+/// after its exchange, so that an idle connection holds little whatever it once carried.
+const FIRST: usize = 8 << 10;
+const KEEP: usize = 64 << 10;
 
 /// Headers a request or reply head may have on this path (more: hyper's path, for requests).
 const MAX_HEADERS: usize = 64;
@@ -298,6 +303,19 @@ struct Plain<'s> {
 }
 
 impl<'s> Plain<'s> {
+    /// Lets go of buffers a large exchange grew (see [`KEEP`]).
+    fn trim(&mut self) {
+        if self.out.capacity() > KEEP {
+            self.out = Vec::new();
+        }
+        if self.read.is_empty() && self.read.capacity() > KEEP {
+            self.read = BytesMut::with_capacity(FIRST);
+        }
+        if self.up_read.is_empty() && self.up_read.capacity() > KEEP {
+            self.up_read = BytesMut::with_capacity(FIRST);
+        }
+    }
+
     async fn exchange(&mut self) -> Step {
         // The head (timed from the wait for it, as hyper's header read timeout), then the body
         // (timed from the head, as the hyper path's body read).

@@ -147,16 +147,18 @@ pub fn analysis_of(raw: &[httparse::Header<'_>]) -> Headers {
     let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
     let mut lower = [0u8; 64];
     for h in raw {
-        let text = String::from_utf8_lossy(h.value);
-        if h.name.bytes().all(|b| !b.is_ascii_uppercase()) {
-            headers.push(h.name, text);
-        } else if h.name.len() <= lower.len() {
-            let n = &mut lower[..h.name.len()];
-            n.copy_from_slice(h.name.as_bytes());
-            n.make_ascii_lowercase();
-            headers.push(std::str::from_utf8(n).unwrap_or(h.name), text);
-        } else {
-            headers.push(h.name.to_ascii_lowercase(), text);
+        let text = match std::str::from_utf8(h.value) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(h.value),
+        };
+        // httparse passes only token bytes in a name (ASCII): lowercased on the stack.
+        match lower.get_mut(..h.name.len()) {
+            Some(n) => {
+                n.copy_from_slice(h.name.as_bytes());
+                n.make_ascii_lowercase();
+                headers.push(std::str::from_utf8(n).unwrap_or(h.name), text);
+            }
+            None => headers.push(h.name.to_ascii_lowercase(), text),
         }
     }
     headers
@@ -239,5 +241,64 @@ mod tests {
                 ("x-bad", "a\u{fffd}b"),
             ]
         );
+    }
+
+    /// The plain path's look at names as peers write them agrees with the `HeaderMap` one, in
+    /// any case; its analysis set reads as `for_analysis` of the same headers.
+    #[test]
+    fn raw_names_are_dropped_and_read_as_the_map_reads_them() {
+        for name in HOP_BY_HOP.iter().chain([&CONNECTION]) {
+            let upper = name.as_str().to_ascii_uppercase();
+            assert!(
+                dropped(name.as_str(), false) && dropped(&upper, false),
+                "{name}"
+            );
+            assert!(dropped(&upper, true), "{name}");
+        }
+        for name in &NOT_UPSTREAM {
+            assert!(dropped(name.as_str(), true), "{name}");
+            assert!(!dropped(name.as_str(), false), "{name}");
+        }
+        for name in [
+            "Content-Type",
+            "Mcp-Session-Id",
+            "Date",
+            "Accept",
+            "Authorization",
+        ] {
+            assert!(!dropped(name, true), "{name}");
+        }
+        let long = "X-".to_owned() + &"A".repeat(80);
+        let raw = [
+            httparse::Header {
+                name: "Content-Type",
+                value: b"application/json",
+            },
+            httparse::Header {
+                name: "X-Bad",
+                value: b"a\xffb",
+            },
+            httparse::Header {
+                name: &long,
+                value: b"v",
+            },
+        ];
+        let mut map = HeaderMap::new();
+        for h in &raw {
+            map.append(
+                HeaderName::from_bytes(h.name.as_bytes()).unwrap(),
+                HeaderValue::from_bytes(h.value).unwrap(),
+            );
+        }
+        let ours: Vec<(String, String)> = analysis_of(&raw)
+            .iter()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect();
+        let theirs: Vec<(String, String)> = for_analysis(&map)
+            .iter()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect();
+        assert_eq!(ours, theirs);
+        assert_eq!(ours[0].0, "content-type");
     }
 }
