@@ -310,8 +310,8 @@ fn word(out: &mut Vec<u8>, w: &str) {
     out.push(b'"');
 }
 
-/// Decimal, as serde_json (itoa) writes it.
-fn uint(out: &mut Vec<u8>, mut n: u64) {
+/// Decimal, as serde_json (itoa) writes it (and HTTP its numbers: the proxy's plain path).
+pub(crate) fn uint(out: &mut Vec<u8>, mut n: u64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     loop {

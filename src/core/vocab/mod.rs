@@ -7,6 +7,9 @@
 pub(crate) mod call;
 pub(crate) mod codes;
 mod jsonl;
+
+/// A number in decimal at the end of a byte buffer, as the JSON lines write it.
+pub(crate) use jsonl::uint as decimal;
 pub(crate) mod kinds;
 pub(crate) mod limits;
 pub(crate) mod members;

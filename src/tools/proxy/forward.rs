@@ -29,13 +29,14 @@ use tokio::time::{Instant, Sleep};
 
 use super::guard::{self, Refusal};
 use super::headers;
-use super::server::unanswered_text;
 use super::shared::Shared;
 use super::tap::Tap;
+use super::unanswered;
 use super::upstream::{NoAnswer, UpIo, host_port};
 use crate::adapters::cause;
 use crate::request::Headers;
 use crate::verdict::End;
+use crate::vocab::decimal;
 
 /// How a connection left the plain path.
 pub enum Left {
@@ -353,6 +354,15 @@ impl<'s> Plain<'s> {
         let sent = self.read.split_to(total).freeze();
         let body = sent.slice(request.head..);
         let shared = self.shared;
+        self.out.extend_from_slice(&body);
+
+        // Sent first, then begun: the request's judging runs while the upstream works on it,
+        // not before the upstream has it (the exchange's index and order are the same: they
+        // are taken when it begins, before its answer is read).
+        self.answer_clock.start();
+        let sending = send(shared, &mut self.up, &self.out);
+        let clock = Some(&mut self.answer_clock);
+        let sent_up = watching(sending, clock, &self.client, &mut self.read).await;
         let mut tap = Box::new(Tap::begin(
             shared.clone(),
             &hyper::Method::POST,
@@ -360,19 +370,26 @@ impl<'s> Plain<'s> {
             request.headers,
             &body,
         ));
-        self.out.extend_from_slice(&body);
-
-        self.answer_clock.start();
-        let asked = ask(
-            shared,
-            &mut self.up,
-            &self.out,
-            &mut self.up_read,
-            &mut self.reply_head,
-            request.close,
-        );
-        let clock = Some(&mut self.answer_clock);
-        let reply = match watching(asked, clock, &self.client, &mut self.read).await {
+        let answered = match (sent_up, self.up.as_mut()) {
+            (Wait::Done(Ok(())), Some(io)) => {
+                let reading = answer(
+                    shared,
+                    io,
+                    &mut self.up_read,
+                    &mut self.reply_head,
+                    request.close,
+                );
+                let clock = Some(&mut self.answer_clock);
+                watching(reading, clock, &self.client, &mut self.read).await
+            }
+            (Wait::Done(Ok(())), None) => {
+                Wait::Done(Err(NoAnswer("the upstream connection went away".into())))
+            }
+            (Wait::Done(Err(no)), _) => Wait::Done(Err(no)),
+            (Wait::Late, _) => Wait::Late,
+            (Wait::Left, _) => Wait::Left,
+        };
+        let reply = match answered {
             Wait::Done(Ok(reply)) => reply,
             Wait::Left => {
                 // The tap, dropped unfinished, says cancelled.
@@ -539,8 +556,8 @@ impl<'s> Plain<'s> {
         write_all(&mut self.client, &mut [&self.out]).await
     }
 
-    /// The proxy's own answer when the upstream gave no head (see
-    /// [`unanswered_text`]); the connection stays usable.
+    /// The proxy's own answer when the upstream gave no head ([`unanswered::text`]); the
+    /// connection stays usable.
     async fn answer_unanswered(
         &mut self,
         status: u16,
@@ -548,7 +565,7 @@ impl<'s> Plain<'s> {
         cause: &str,
         close: bool,
     ) -> Step {
-        let text = unanswered_text(self.shared, status, request, cause);
+        let text = unanswered::text(self.shared, status, request, cause);
         self.out.clear();
         status_line(&mut self.out, status);
         self.out
@@ -581,22 +598,6 @@ fn content_length(out: &mut Vec<u8>, len: usize) {
     out.extend_from_slice(b"content-length: ");
     decimal(out, len as u64);
     out.extend_from_slice(b"\r\n\r\n");
-}
-
-/// `n` in decimal, at the end of `out`.
-fn decimal(out: &mut Vec<u8>, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// A chunk's size line for `len` bytes, written into `buf`.
@@ -638,6 +639,10 @@ fn parse_request<'s>(
     let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut raw);
     let head = match req.parse(read) {
+        // A head over the limit is hyper's to refuse (431), however it arrived.
+        Ok(httparse::Status::Complete(n)) if n > shared.config.max_head_bytes => {
+            return Parsed::Other;
+        }
         Ok(httparse::Status::Complete(n)) => n,
         Ok(httparse::Status::Partial) => return Parsed::Partial,
         Err(_) => return Parsed::Other,
@@ -744,18 +749,10 @@ fn parse_request<'s>(
     })
 }
 
-/// Sends the request in `out` (opening the upstream connection when there is none or it went
-/// away) and reads the reply's head; the head for the client goes to `reply_out`.
-async fn ask(
-    shared: &Shared,
-    up: &mut Option<UpIo>,
-    request: &[u8],
-    up_read: &mut BytesMut,
-    reply_out: &mut Vec<u8>,
-    client_close: bool,
-) -> Result<Reply, NoAnswer> {
+/// Sends the request in `request` (head and body), opening the upstream connection when there
+/// is none or it went away.
+async fn send(shared: &Shared, up: &mut Option<UpIo>, request: &[u8]) -> Result<(), NoAnswer> {
     let url = &shared.upstream;
-    let (host, port) = host_port(url);
     if up.as_mut().is_some_and(went_away) {
         *up = None;
     }
@@ -763,9 +760,21 @@ async fn ask(
         Some(io) => io,
         None => up.insert(shared.http.open(url).await?),
     };
-    write_all(io, &mut [request])
-        .await
-        .map_err(|e| NoAnswer(cause::of_io(&e, host, port)))?;
+    write_all(io, &mut [request]).await.map_err(|e| {
+        let (host, port) = host_port(url);
+        NoAnswer(cause::of_io(&e, host, port))
+    })
+}
+
+/// Reads the reply's head from `io`; the head for the client goes to `reply_out`.
+async fn answer(
+    shared: &Shared,
+    io: &mut UpIo,
+    up_read: &mut BytesMut,
+    reply_out: &mut Vec<u8>,
+    client_close: bool,
+) -> Result<Reply, NoAnswer> {
+    let (host, port) = host_port(&shared.upstream);
     up_read.clear();
     loop {
         let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];

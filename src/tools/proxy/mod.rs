@@ -30,6 +30,7 @@ mod tee;
 #[cfg(feature = "tls")]
 mod tls;
 pub mod ui;
+mod unanswered;
 mod upstream;
 
 use std::net::SocketAddr;

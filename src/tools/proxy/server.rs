@@ -1,6 +1,7 @@
-//! The client side: accepts connections (up to the cap), parses requests with hyper (strict
+//! The client side: accepts connections (up to the cap) and serves each on the plain-POST path
+//! ([`forward`]) until a request it does not take; from there hyper reads the connection (strict
 //! HTTP/1.1, head size and head time limited), refuses what must not be forwarded, and forwards
-//! the rest through [`forward`].
+//! the rest through the hyper client ([`Link`]) and [`TeeBody`].
 
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use super::headers;
 use super::shared::Shared;
 use super::tap::Tap;
 use super::tee::{ClientIo, Conn, TeeBody};
+use super::unanswered;
 use super::upstream::Link;
 use crate::verdict::End;
 
@@ -29,10 +31,6 @@ pub type ClientBody = Either<TeeBody, Full<Bytes>>;
 
 /// The service never fails: every upstream failure becomes a response (see [`unanswered`]).
 type NoError = std::convert::Infallible;
-
-/// The JSON-RPC error code of the proxy's own answer when the upstream gave no response head
-/// (implementation-defined server error range).
-pub const UNANSWERED_CODE: i64 = -32000;
 
 /// Accepts connections on `listener` until the task is dropped.
 pub async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
@@ -234,7 +232,7 @@ async fn handle(
 /// it has one (`null` otherwise: a notification, a batch, a GET), so that a client reads a
 /// reason instead of a connection reset. The connection stays usable.
 fn unanswered(shared: &Shared, status: u16, request: &[u8], cause: &str) -> Response<ClientBody> {
-    let text = unanswered_text(shared, status, request, cause);
+    let text = unanswered::text(shared, status, request, cause);
     let mut resp = Response::new(Either::Right(Full::new(Bytes::from(text))));
     *resp.status_mut() =
         hyper::StatusCode::from_u16(status).unwrap_or(hyper::StatusCode::BAD_GATEWAY);
@@ -243,58 +241,4 @@ fn unanswered(shared: &Shared, status: u16, request: &[u8], cause: &str) -> Resp
         hyper::header::HeaderValue::from_static("application/json"),
     );
     resp
-}
-
-/// The body of the proxy's own answer when the upstream gave no response head (see
-/// [`unanswered`]; the plain-POST path writes it itself).
-pub fn unanswered_text(shared: &Shared, status: u16, request: &[u8], cause: &str) -> String {
-    let id = match serde_json::from_slice::<serde_json::Value>(request) {
-        Ok(serde_json::Value::Object(mut m)) => match m.remove("id") {
-            Some(id @ (serde_json::Value::String(_) | serde_json::Value::Number(_))) => id,
-            _ => serde_json::Value::Null,
-        },
-        _ => serde_json::Value::Null,
-    };
-    let upstream = shared
-        .config
-        .redaction()
-        .url(shared.upstream.as_str())
-        .into_owned();
-    let what = if status == 504 {
-        "timed out"
-    } else {
-        "did not answer"
-    };
-    #[derive(serde::Serialize)]
-    struct Data<'a> {
-        upstream: &'a str,
-        cause: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    struct Error<'a> {
-        code: i64,
-        message: String,
-        data: Data<'a>,
-    }
-    #[derive(serde::Serialize)]
-    struct Answer<'a> {
-        jsonrpc: &'static str,
-        id: serde_json::Value,
-        error: Error<'a>,
-    }
-    let body = Answer {
-        jsonrpc: "2.0",
-        id,
-        error: Error {
-            code: UNANSWERED_CODE,
-            message: format!("mcp-verdict proxy: the upstream {what}: {cause}"),
-            data: Data {
-                upstream: &upstream,
-                cause,
-            },
-        },
-    };
-    let mut text = serde_json::to_string(&body).unwrap_or_default();
-    text.push('\n');
-    text
 }
