@@ -59,6 +59,7 @@ pub async fn serve(client: TcpStream, shared: &Arc<Shared>, loopback: bool) -> L
         up_read: BytesMut::with_capacity(FIRST),
         out: Vec::new(),
         reply_head: Vec::new(),
+        ranges: Vec::new(),
         head_clock: Clock::new(config.head_timeout),
         answer_clock: Clock::new(config.upstream_head_timeout),
         idle_clock: config.idle_timeout.map(Clock::new),
@@ -148,6 +149,13 @@ async fn within<F: Future>(clock: &mut Clock, work: F) -> Option<F::Output> {
         Poll::Pending => Poll::Pending,
     })
     .await
+}
+
+/// Hands the data at `ranges` of `bytes` to the tap.
+fn feed(tap: &mut Tap, bytes: &[u8], ranges: &[(usize, usize)]) {
+    for &(from, to) in ranges {
+        tap.on_chunk(&bytes[from..to]);
+    }
 }
 
 /// How a wait on the upstream ended.
@@ -298,6 +306,8 @@ struct Plain<'s> {
     out: Vec<u8>,
     /// The reply's head as it goes to the client.
     reply_head: Vec<u8>,
+    /// Where the data of what arrived lies in `up_read` (the chunked framing taken off).
+    ranges: Vec<(usize, usize)>,
     head_clock: Clock,
     answer_clock: Clock,
     idle_clock: Option<Clock>,
@@ -473,20 +483,20 @@ impl<'s> Plain<'s> {
             idle.start();
         }
         loop {
-            // What arrived: the part of this body, passed on whole, with the framing as sent.
-            let (take, ended) = match body.take(&self.up_read, |data| tap.on_chunk(data)) {
-                Ok(took) => took,
-                Err(_) => {
-                    // Broken framing: the client's body is cut, as a hyper read error cuts it.
-                    let _ = write_all(&mut self.client, &mut [head]).await;
-                    tap.finish(End::Reset);
-                    self.up = None;
-                    return Step::Reset;
-                }
+            // What arrived: the part of this body, passed on whole, with the framing as sent;
+            // the analysis reads its data once the client's socket has it (off the time to the
+            // client, as a chunk is never held for it).
+            let ranges = &mut self.ranges;
+            ranges.clear();
+            let took = body.take(&self.up_read, |from, to| ranges.push((from, to)));
+            let Ok((take, ended)) = took else {
+                // Broken framing: the client's body is cut, as a hyper read error cuts it.
+                let _ = write_all(&mut self.client, &mut [head]).await;
+                feed(&mut tap, &self.up_read, &self.ranges);
+                tap.finish(End::Reset);
+                self.up = None;
+                return Step::Reset;
             };
-            if ended {
-                tap.ended(End::Eof);
-            }
             let piece = &self.up_read[..take];
             let mut size = [0u8; 18];
             let written = if matches!(body, Body::Close | Body::Closed) {
@@ -501,6 +511,10 @@ impl<'s> Plain<'s> {
             } else {
                 write_all(&mut self.client, &mut [head, piece]).await
             };
+            feed(&mut tap, &self.up_read, &self.ranges);
+            if ended {
+                tap.ended(End::Eof);
+            }
             if written.is_err() {
                 return Step::Close;
             }
@@ -913,18 +927,18 @@ enum Body {
 }
 
 impl Body {
-    /// Of `bytes` (what arrived), how many belong to the body and whether they end it; the data
-    /// in them (the chunked framing taken off) goes to `data`.
+    /// Of `bytes` (what arrived), how many belong to the body and whether they end it; where the
+    /// data in them lies (the chunked framing taken off) goes to `data`, as `from, to`.
     fn take(
         &mut self,
         bytes: &[u8],
-        mut data: impl FnMut(&[u8]),
+        mut data: impl FnMut(usize, usize),
     ) -> Result<(usize, bool), &'static str> {
         match self {
             Body::Length(left) => {
                 let take = usize::try_from(*left).map_or(bytes.len(), |l| l.min(bytes.len()));
                 if take > 0 {
-                    data(&bytes[..take]);
+                    data(0, take);
                 }
                 *left -= take as u64;
                 Ok((take, *left == 0))
@@ -932,7 +946,7 @@ impl Body {
             Body::Chunked(chunks) => chunks.take(bytes, data),
             Body::Close => {
                 if !bytes.is_empty() {
-                    data(bytes);
+                    data(0, bytes.len());
                 }
                 Ok((bytes.len(), false))
             }
@@ -974,7 +988,7 @@ impl Chunks {
     fn take(
         &mut self,
         bytes: &[u8],
-        mut data: impl FnMut(&[u8]),
+        mut data: impl FnMut(usize, usize),
     ) -> Result<(usize, bool), &'static str> {
         use ChunkState::*;
         let mut i = 0;
@@ -995,7 +1009,9 @@ impl Chunks {
                 Data(n) => {
                     let take =
                         usize::try_from(n).map_or(bytes.len() - i, |n| n.min(bytes.len() - i));
-                    data(&bytes[i..i + take]);
+                    if take > 0 {
+                        data(i, i + take);
+                    }
                     i += take;
                     let left = n - take as u64;
                     self.state = if left == 0 { DataCr } else { Data(left) };
@@ -1028,7 +1044,7 @@ mod tests {
         let mut out = Vec::new();
         let mut used = 0;
         for piece in pieces {
-            let (n, ended) = chunks.take(piece, |d| out.extend_from_slice(d))?;
+            let (n, ended) = chunks.take(piece, |a, b| out.extend_from_slice(&piece[a..b]))?;
             used += n;
             if ended {
                 return Ok((out, used, true));
