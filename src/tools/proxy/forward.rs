@@ -60,6 +60,7 @@ pub async fn serve(client: TcpStream, shared: &Arc<Shared>, loopback: bool) -> L
         out: Vec::new(),
         reply_head: Vec::new(),
         ranges: Vec::new(),
+        spans: Vec::new(),
         head_clock: Clock::new(config.head_timeout),
         answer_clock: Clock::new(config.upstream_head_timeout),
         idle_clock: config.idle_timeout.map(Clock::new),
@@ -85,8 +86,9 @@ const BUF: usize = 16 << 10;
 const FIRST: usize = 8 << 10;
 const KEEP: usize = 64 << 10;
 
-/// Headers a request or reply head may have on this path (more: hyper's path, for requests).
-const MAX_HEADERS: usize = 64;
+/// Headers a request or reply head may have on this path, as many as hyper allows (a request
+/// with more goes to hyper's path to be refused; a reply with more is a 502).
+const MAX_HEADERS: usize = 100;
 
 enum Step {
     Next,
@@ -271,7 +273,6 @@ struct Request<'s> {
     /// The client asked to close after this exchange.
     close: bool,
     url: Cow<'s, str>,
-    headers: Headers,
 }
 
 /// How the reply's body ends.
@@ -308,6 +309,9 @@ struct Plain<'s> {
     reply_head: Vec<u8>,
     /// Where the data of what arrived lies in `up_read` (the chunked framing taken off).
     ranges: Vec<(usize, usize)>,
+    /// Where the request's header names and values lie in its head (read for the analysis once
+    /// the request is on its way).
+    spans: Vec<[usize; 4]>,
     head_clock: Clock,
     answer_clock: Clock,
     idle_clock: Option<Clock>,
@@ -332,7 +336,8 @@ impl<'s> Plain<'s> {
         // (timed from the head, as the hyper path's body read).
         self.head_clock.start();
         let request = loop {
-            match parse_request(&self.read, self.shared, self.loopback, &mut self.out) {
+            let (read, out, spans) = (&self.read, &mut self.out, &mut self.spans);
+            match parse_request(read, self.shared, self.loopback, out, spans) {
                 Parsed::Ready(request) => break request,
                 Parsed::Other => return Step::HandOver,
                 Parsed::Partial if self.read.len() > self.shared.config.max_head_bytes => {
@@ -373,11 +378,15 @@ impl<'s> Plain<'s> {
         let sending = send(shared, &mut self.up, &self.out);
         let clock = Some(&mut self.answer_clock);
         let sent_up = watching(sending, clock, &self.client, &mut self.read).await;
+        let seen =
+            headers::analysis_of_pairs(self.spans.iter().map(|&[n, m, v, w]| {
+                (std::str::from_utf8(&sent[n..m]).unwrap_or(""), &sent[v..w])
+            }));
         let mut tap = Box::new(Tap::begin(
             shared.clone(),
             &hyper::Method::POST,
             &request.url,
-            request.headers,
+            seen,
             &body,
         ));
         let answered = match (sent_up, self.up.as_mut()) {
@@ -649,6 +658,7 @@ fn parse_request<'s>(
     shared: &'s Shared,
     loopback: bool,
     out: &mut Vec<u8>,
+    spans: &mut Vec<[usize; 4]>,
 ) -> Parsed<'s> {
     let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut raw);
@@ -741,7 +751,11 @@ fn parse_request<'s>(
         out.extend_from_slice(q.as_bytes());
     }
     out.extend_from_slice(b" HTTP/1.1\r\n");
+    let at = |part: &[u8]| part.as_ptr() as usize - read.as_ptr() as usize;
+    spans.clear();
     for h in req.headers.iter() {
+        let (name, value) = (at(h.name.as_bytes()), at(h.value));
+        spans.push([name, name + h.name.len(), value, value + h.value.len()]);
         if headers::dropped(h.name, true) {
             continue;
         }
@@ -759,7 +773,6 @@ fn parse_request<'s>(
         body,
         close,
         url: shared.url_with(query),
-        headers: headers::analysis_of(req.headers),
     })
 }
 

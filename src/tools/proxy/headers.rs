@@ -144,21 +144,27 @@ pub fn dropped(name: &str, upstream: bool) -> bool {
 /// `HeaderMap` keeps them (so the verdicts and recordings read the same on both paths), values
 /// that are not UTF-8 read lossily.
 pub fn analysis_of(raw: &[httparse::Header<'_>]) -> Headers {
+    analysis_of_pairs(raw.iter().map(|h| (h.name, h.value)))
+}
+
+/// [`analysis_of`] for `(name, value)` pairs (the plain path reads a request's headers again
+/// from where they lie in the forwarded bytes, after sending them).
+pub fn analysis_of_pairs<'a>(raw: impl ExactSizeIterator<Item = (&'a str, &'a [u8])>) -> Headers {
     let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
     let mut lower = [0u8; 64];
-    for h in raw {
-        let text = match std::str::from_utf8(h.value) {
+    for (name, value) in raw {
+        let text = match std::str::from_utf8(value) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(h.value),
+            Err(_) => String::from_utf8_lossy(value),
         };
         // httparse passes only token bytes in a name (ASCII): lowercased on the stack.
-        match lower.get_mut(..h.name.len()) {
+        match lower.get_mut(..name.len()) {
             Some(n) => {
-                n.copy_from_slice(h.name.as_bytes());
+                n.copy_from_slice(name.as_bytes());
                 n.make_ascii_lowercase();
-                headers.push(std::str::from_utf8(n).unwrap_or(h.name), text);
+                headers.push(std::str::from_utf8(n).unwrap_or(name), text);
             }
-            None => headers.push(h.name.to_ascii_lowercase(), text),
+            None => headers.push(name.to_ascii_lowercase(), text),
         }
     }
     headers
