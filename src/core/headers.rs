@@ -95,7 +95,17 @@ impl Headers {
 
     /// Adds one header.
     pub fn push(&mut self, name: impl AsRef<str>, value: impl AsRef<str>) {
-        let (name, value) = (name.as_ref(), value.as_ref());
+        self.push_with(name.as_ref(), value.as_ref(), false);
+    }
+
+    /// Adds one header with its name lowercased (ASCII) where it is stored: a name off the
+    /// wire in the sender's case costs no copy of its own.
+    pub(crate) fn push_lowercased(&mut self, name: &str, value: &str) {
+        self.push_with(name, value, true);
+    }
+
+    #[inline]
+    fn push_with(&mut self, name: &str, value: &str, lower: bool) {
         let start = self.text.len();
         let (Ok(start32), Ok(name_end), Ok(value_end)) = (
             u32::try_from(start),
@@ -104,13 +114,16 @@ impl Headers {
         ) else {
             return;
         };
-        if let Some(k) = Known::of(name.as_bytes())
+        self.text.push_str(name);
+        if lower {
+            self.text[start..].make_ascii_lowercase();
+        }
+        if let Some(k) = Known::of(&self.text.as_bytes()[start..])
             && self.known[k as usize] == 0
             && let Ok(at) = u8::try_from(self.len + 1)
         {
             self.known[k as usize] = at;
         }
-        self.text.push_str(name);
         self.text.push_str(value);
         let span = [start32, name_end, value_end];
         match self.inline.get_mut(self.len) {

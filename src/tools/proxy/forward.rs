@@ -660,9 +660,14 @@ fn parse_request<'s>(
     out: &mut Vec<u8>,
     spans: &mut Vec<[usize; 4]>,
 ) -> Parsed<'s> {
-    let mut raw = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut req = httparse::Request::new(&mut raw);
-    let head = match req.parse(read) {
+    if read.is_empty() {
+        return Parsed::Partial;
+    }
+    // Uninitialised: httparse writes only the headers it finds (a 100-header array zeroed per
+    // request was the larger part of parsing a small head).
+    let mut raw = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut []);
+    let head = match req.parse_with_uninit_headers(read, &mut raw) {
         // A head over the limit is hyper's to refuse (431), however it arrived.
         Ok(httparse::Status::Complete(n)) if n > shared.config.max_head_bytes => {
             return Parsed::Other;

@@ -151,21 +151,12 @@ pub fn analysis_of(raw: &[httparse::Header<'_>]) -> Headers {
 /// from where they lie in the forwarded bytes, after sending them).
 pub fn analysis_of_pairs<'a>(raw: impl ExactSizeIterator<Item = (&'a str, &'a [u8])>) -> Headers {
     let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
-    let mut lower = [0u8; 64];
     for (name, value) in raw {
         let text = match std::str::from_utf8(value) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(value),
         };
-        // httparse passes only token bytes in a name (ASCII): lowercased on the stack.
-        match lower.get_mut(..name.len()) {
-            Some(n) => {
-                n.copy_from_slice(name.as_bytes());
-                n.make_ascii_lowercase();
-                headers.push(std::str::from_utf8(n).unwrap_or(name), text);
-            }
-            None => headers.push(name.to_ascii_lowercase(), text),
-        }
+        headers.push_lowercased(name, &text);
     }
     headers
 }

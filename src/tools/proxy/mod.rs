@@ -21,6 +21,7 @@ mod config;
 mod forward;
 mod guard;
 mod headers;
+mod lines;
 pub mod metrics;
 mod server;
 mod shared;

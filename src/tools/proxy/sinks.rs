@@ -2,9 +2,7 @@
 //! [`Sink`] a caller adds (the hook for logical-call records built from exchanges).
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use crate::adapters::Timings;
 use crate::har::{self, Entry};
@@ -102,100 +100,8 @@ impl Sink for JsonLog {
     }
 }
 
-/// How long a written line may wait in the buffer before it is flushed.
-pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
-
-/// How many bytes of lines are held before they are written out.
-const BUFFER_BYTES: usize = 64 * 1024;
-
-/// JSON lines written through a buffer, so that a busy proxy makes one `write` per many
-/// exchanges rather than one per exchange (a syscall on the forwarding path each time). A line
-/// is flushed at most [`FLUSH_AFTER`] after it was written (a timer on the current tokio
-/// runtime, started by the first line after a flush; without a runtime, at once), when the
-/// buffer fills, and when the last holder lets go. A log that cannot be written must not stop
-/// forwarding: errors are dropped.
-///
-/// The buffer is a plain `Vec` that lines are written into (their many small writes stay
-/// inlined appends, not calls through `dyn Write`); the output sees one `write_all` per
-/// flush.
-pub(crate) struct Lines {
-    out: Mutex<Buffered>,
-    /// A flush is scheduled.
-    pending: AtomicBool,
-}
-
-struct Buffered {
-    buf: Vec<u8>,
-    out: Box<dyn Write + Send>,
-}
-
-impl Buffered {
-    fn flush(&mut self) {
-        if !self.buf.is_empty() {
-            let _ = self.out.write_all(&self.buf);
-            self.buf.clear();
-        }
-        let _ = self.out.flush();
-    }
-}
-
-impl Drop for Buffered {
-    fn drop(&mut self) {
-        self.flush();
-    }
-}
-
-impl Lines {
-    pub(crate) fn new(out: Box<dyn Write + Send>) -> Arc<Lines> {
-        Arc::new(Lines {
-            out: Mutex::new(Buffered {
-                buf: Vec::with_capacity(BUFFER_BYTES),
-                out,
-            }),
-            pending: AtomicBool::new(false),
-        })
-    }
-
-    /// Writes one line: what `text` appends, then the newline (nothing when `text` fails).
-    pub(crate) fn write_with(
-        self: &Arc<Self>,
-        text: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
-    ) {
-        {
-            let mut guard = self.out.lock().unwrap_or_else(|p| p.into_inner());
-            let out = &mut *guard;
-            let start = out.buf.len();
-            if text(&mut out.buf).is_ok() {
-                out.buf.push(b'\n');
-            } else {
-                out.buf.truncate(start);
-            }
-            if out.buf.len() >= BUFFER_BYTES {
-                let _ = out.out.write_all(&out.buf);
-                out.buf.clear();
-            }
-        }
-        if self.pending.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                let lines = self.clone();
-                runtime.spawn(async move {
-                    tokio::time::sleep(FLUSH_AFTER).await;
-                    lines.flush();
-                });
-            }
-            Err(_) => self.flush(),
-        }
-    }
-
-    /// Writes out what the buffer holds.
-    pub(crate) fn flush(&self) {
-        self.pending.store(false, Ordering::Release);
-        self.out.lock().unwrap_or_else(|p| p.into_inner()).flush();
-    }
-}
+pub use super::lines::FLUSH_AFTER;
+pub(crate) use super::lines::Lines;
 
 /// A short line per exchange on standard error: index, method, tool, outcome, how the body
 /// ended (the verdict's `end`: `eof`, `reset`, `open`, `timeout`, `cancelled`), the retry
@@ -289,35 +195,5 @@ impl Sink for Recorder {
         if let Some(entry) = record.entry {
             self.keep(entry.clone());
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Lines reach the output when flushed, and when the last holder lets go.
-    #[test]
-    fn lines_are_written_out_on_flush_and_drop() {
-        #[derive(Clone, Default)]
-        struct Shared(Arc<Mutex<Vec<u8>>>);
-        impl Write for Shared {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let seen = Shared::default();
-        let lines = Lines::new(Box::new(seen.clone()));
-        lines.write_with(|buf| serde_json::to_writer(buf, &serde_json::json!({"a": 1})));
-        assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
-        lines.pending.store(true, Ordering::Release);
-        lines.write_with(|buf| serde_json::to_writer(buf, &serde_json::json!({"b": 2})));
-        assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
-        drop(lines);
-        assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
     }
 }
