@@ -134,14 +134,18 @@ impl Buffered {
                 }
             }
             Output::Thread(writer) => {
-                if self.buf.is_empty() && !flush {
-                    return;
-                }
-                let next = writer
-                    .spare
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(BUFFER_BYTES));
-                let buf = std::mem::replace(&mut self.buf, next);
+                let buf = match self.buf.is_empty() {
+                    true if !flush => return,
+                    // A flush alone: the (empty) buffer stays.
+                    true => Vec::new(),
+                    false => {
+                        let next = writer
+                            .spare
+                            .try_recv()
+                            .unwrap_or_else(|_| Vec::with_capacity(BUFFER_BYTES));
+                        std::mem::replace(&mut self.buf, next)
+                    }
+                };
                 let (done, finished) = match wait {
                     true => {
                         let (tx, rx) = mpsc::sync_channel(1);
@@ -196,8 +200,9 @@ impl Writer {
                     if let Some(done) = job.done {
                         let _ = done.send(());
                     }
-                    // Only a buffer of the usual size is worth keeping (a huge line's is not).
-                    if buf.capacity() <= 2 * BUFFER_BYTES {
+                    // Only a buffer of the usual size is worth keeping (not a huge line's,
+                    // nor the empty one of a flush alone).
+                    if (BUFFER_BYTES..=2 * BUFFER_BYTES).contains(&buf.capacity()) {
                         buf.clear();
                         let _ = give_back.send(buf);
                     }
@@ -245,6 +250,52 @@ mod tests {
         assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n");
         drop(lines);
         assert_eq!(&*seen.0.lock().unwrap(), b"{\"a\":1}\n{\"b\":2}\n");
+    }
+
+    /// An output that does not take its bytes stops the writer of lines once the bounded
+    /// buffers are full (memory stays bounded); once it takes them, every line arrives.
+    #[test]
+    fn a_stalled_output_holds_back_the_writer_of_lines() {
+        struct Gate(Receiver<()>, Shared);
+        impl Write for Gate {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                let _ = self.0.recv(); // a permit, or the gate gone: open
+                self.1.write(buf)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let (open, gate) = mpsc::channel();
+        let seen = Shared::default();
+        let lines = Lines::new(Box::new(Gate(gate, seen.clone())));
+        lines.pending.store(true, Ordering::Release);
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let line = "x".repeat(1000);
+        let n = 10 * BUFFER_BYTES / 1000;
+        let writer = {
+            let (lines, accepted, line) = (lines.clone(), accepted.clone(), line.clone());
+            std::thread::spawn(move || {
+                for _ in 0..n {
+                    lines.write_with(|buf| {
+                        buf.extend_from_slice(line.as_bytes());
+                        Ok(())
+                    });
+                    accepted.fetch_add(line.len() + 1, Ordering::SeqCst);
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        let held = accepted.load(Ordering::SeqCst);
+        // The gate opens before any assertion: a failing one must not leave the writer blocked.
+        drop(open);
+        writer.join().unwrap();
+        lines.flush();
+        assert!(
+            held <= (QUEUED + 2) * (BUFFER_BYTES + line.len() + 1),
+            "{held} bytes taken while the output took none"
+        );
+        assert_eq!(seen.0.lock().unwrap().len(), n * (line.len() + 1));
     }
 
     /// Many full buffers go through the writer thread in order, none lost.
