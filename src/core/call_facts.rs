@@ -140,47 +140,66 @@ fn scanned(text: &str) -> Option<CallFacts> {
     if b.get(open) != Some(&b'{') {
         return None;
     }
-    let (mut method, mut params) = (None, None);
+    let mut facts = CallFacts::default();
+    let (mut method, mut params_hash) = (None, None);
+    // A repeated member (`?` on `replace`): serde_json's reading (the last one wins) decides.
     let end = scan::members(b, open, |key, at| {
-        let end = scan::any(b, at, 1)?;
-        let slot = match key {
-            b"method" => &mut method,
-            b"params" => &mut params,
-            _ => return Some(end),
-        };
-        // A repeated member: serde_json's reading (the last one wins) decides.
-        slot.replace((at, end)).is_none().then_some(end)
+        Some(match key {
+            b"method" => {
+                let end = scan::any(b, at, 1)?;
+                method.replace((at, end)).is_none().then_some(end)?
+            }
+            // An object is read member by member where it lies (not walked once to find its
+            // end, then again).
+            b"params" => {
+                let (hash, end) = match b[at] {
+                    b'{' => params_of(text, at, &mut facts)?,
+                    _ => {
+                        let end = scan::any(b, at, 1)?;
+                        (text_hash(text, at, end, 2)?, end)
+                    }
+                };
+                params_hash.replace(hash).is_none().then_some(end)?
+            }
+            _ => scan::any(b, at, 1)?,
+        })
     })?;
     if scan::ws(b, end) != b.len() {
         return None;
     }
-    let mut facts = CallFacts::default();
-    let params_hash = match params {
-        Some((at, _)) if b[at] == b'{' => params_of(text, at, &mut facts)?,
-        Some((at, end)) => text_hash(text, at, end, 2)?,
-        None => value_hash(&Value::Null),
-    };
-    if let Some((at, end)) = method {
-        let b = text.as_bytes();
-        if b[at] == b'"' {
-            let method = string_at(text, at, end)?;
-            facts.fingerprint = Some(mix(string_hash(method.as_bytes()), params_hash));
-        }
+    let params_hash = params_hash.unwrap_or_else(|| value_hash(&Value::Null));
+    if let Some((at, end)) = method
+        && b[at] == b'"'
+    {
+        let method = string_at(text, at, end)?;
+        facts.fingerprint = Some(mix(string_hash(method.as_bytes()), params_hash));
     }
     Some(facts)
 }
 
-/// `params` (an object at `at`) into `facts`; the hash of its members but the left-out ones.
-fn params_of(text: &str, at: usize, facts: &mut CallFacts) -> Option<u64> {
+/// `params` (an object at `at`) into `facts`; the hash of its members but the left-out ones,
+/// and where the object ends.
+fn params_of(text: &str, at: usize, facts: &mut CallFacts) -> Option<(u64, usize)> {
     let b = text.as_bytes();
     let mut keys = Keys::default();
     let mut sum = 0u64;
-    scan::members(b, at, |key, at| {
-        let end = scan::any(b, at, 2)?;
+    let end = scan::members(b, at, |key, at| {
         keys.add(key)?;
+        // The two client objects are read where they lie, which also finds their end.
+        let end = match key {
+            b"_meta" if b[at] == b'{' => {
+                let (client, end) = client_in_meta(text, at)?;
+                facts.meta_client = client;
+                end
+            }
+            b"clientInfo" if b[at] == b'{' => {
+                let (client, end) = client_at(text, at)?;
+                facts.init_client = client;
+                end
+            }
+            _ => scan::any(b, at, 2)?,
+        };
         match key {
-            b"_meta" if b[at] == b'{' => facts.meta_client = client_in_meta(text, at)?,
-            b"clientInfo" if b[at] == b'{' => facts.init_client = client_at(text, at)?,
             b"requestId" if b[at] != b'n' => {
                 facts.request_id = Some(flat::with_tree(&text[at..end], |t| {
                     t.to_value().into_owned()
@@ -195,35 +214,37 @@ fn params_of(text: &str, at: usize, facts: &mut CallFacts) -> Option<u64> {
         }
         Some(end)
     })?;
-    Some(object_end(sum))
+    Some((object_end(sum), end))
 }
 
-/// The client info in a `_meta` object at `at` (`Some(None)` when it names none).
-fn client_in_meta(text: &str, at: usize) -> Option<Option<String>> {
+/// The client info in a `_meta` object at `at` (`None` inside when it names none), and where
+/// the object ends.
+fn client_in_meta(text: &str, at: usize) -> Option<(Option<String>, usize)> {
     let b = text.as_bytes();
     let mut keys = Keys::default();
     let mut client = None;
-    scan::members(b, at, |key, at| {
-        let end = scan::any(b, at, 3)?;
+    let end = scan::members(b, at, |key, at| {
         keys.add(key)?;
-        if key == META_CLIENT_INFO.as_bytes() {
-            client = if b[at] == b'{' {
-                client_at(text, at)?
-            } else {
-                None
-            };
+        if key == META_CLIENT_INFO.as_bytes() && b[at] == b'{' {
+            let (info, end) = client_at(text, at)?;
+            client = info;
+            return Some(end);
         }
-        Some(end)
+        if key == META_CLIENT_INFO.as_bytes() {
+            client = None;
+        }
+        scan::any(b, at, 3)
     })?;
-    Some(client)
+    Some((client, end))
 }
 
-/// `name@version` of a client info object at `at` (`Some(None)` without a string `name`).
-fn client_at(text: &str, at: usize) -> Option<Option<String>> {
+/// `name@version` of a client info object at `at` (`None` inside without a string `name`),
+/// and where the object ends.
+fn client_at(text: &str, at: usize) -> Option<(Option<String>, usize)> {
     let b = text.as_bytes();
     let mut keys = Keys::default();
     let (mut name, mut version) = (None, None);
-    scan::members(b, at, |key, at| {
+    let end = scan::members(b, at, |key, at| {
         let end = scan::any(b, at, 4)?;
         keys.add(key)?;
         let slot = match key {
@@ -237,7 +258,7 @@ fn client_at(text: &str, at: usize) -> Option<Option<String>> {
         };
         Some(end)
     })?;
-    Some(name.map(|name| client_name(&name, version.as_deref())))
+    Some((name.map(|name| client_name(&name, version.as_deref())), end))
 }
 
 /// The string at `at..end` (a scanned string), unescaped.
@@ -396,6 +417,14 @@ mod tests {
             r#"{"id":6,"method":"tools/call","par\u0061ms":{"n\u0061me":"a","_meta":{"progressToken":1}}}"#,
             r#" { "id" : 8 , "method" : "tools/call" , "params" : { "arguments" : { "n" : [ 1.50 , -2 , true , false , null , "\n" ] } } } "#,
             r#"{"id":9,"method":"tools/call","params":{"arguments":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17}}}"#,
+            r#"{"params":{"_meta":{"io.modelcontextprotocol/clientInfo":5}},"method":"tools/call","id":1}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a"},"io.modelcontextprotocol/clientInfo":{"name":"b"}}}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1","name":"b"}}}}"#,
+            r#"{"id":1,"method":"initialize","params":{"clientInfo":{"name":"x"},"clientInfo":{"name":"y"}}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}},"x":1}} x"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a",}}}}"#,
+            r#"{"id":1,"method":"m","params":{"clientInfo":{"name":["a"],"version":"1"},"_meta":{"io.modelcontextprotocol/clientInfo":{"version":"2"}}}}"#,
+            r#"{"id":1,"params":{"name":"a"},"method":"tools/call","params":{"name":"a"}}"#,
             "7",
             "[1,2]",
             "",

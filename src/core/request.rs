@@ -416,12 +416,24 @@ impl Params {
                 }
                 return Some(end);
             }
-            let end = scan::any(b, at, 2)?;
+            // An object `_meta` is read once, where it lies: the walk that vouches for it and
+            // notes its members finds its end (a walk that fails leaves it to the scan).
+            let mut spans = Spans::default();
+            let meta_read = match (key, b[at]) {
+                (b"_meta", b'{') => Some(plain_meta(&text[at..], &mut spans)),
+                _ => None,
+            };
+            let end = match meta_read {
+                Some((_, Some(len))) => at + len,
+                _ => scan::any(b, at, 2)?,
+            };
             match key {
                 b"_meta" => {
                     let raw = &text[at..end];
-                    let mut spans = Spans::default();
-                    let (vouched, noted) = plain_meta(raw, &mut spans);
+                    let (vouched, noted) = match meta_read {
+                        Some((vouched, read)) => (vouched, read.is_some()),
+                        None => (PlainMeta::No, false),
+                    };
                     match vouched {
                         PlainMeta::No => plain = false,
                         other => client_meta = other == PlainMeta::Client,
@@ -506,22 +518,23 @@ fn is_small_integer(raw: &str) -> bool {
 /// `progressToken` (a string without escapes or a small integer), with or without the three
 /// client members of 2026-07-28 (plain strings, `clientInfo` of `name` and `version`,
 /// `clientCapabilities` `{}`). The same walk notes in
-/// `spans` where the members the checks read are ([`crate::meta::KEYS`]); the `bool` says
-/// whether it read the whole object (else the notes are incomplete).
-fn plain_meta(raw: &str, spans: &mut Spans) -> (PlainMeta, bool) {
+/// `spans` where the members the checks read are ([`crate::meta::KEYS`]); the length of the
+/// object when it read the whole of it (else the notes are incomplete). `raw` starts with the
+/// object and may run on past it; its members are read at the depth they have in a request.
+fn plain_meta(raw: &str, spans: &mut Spans) -> (PlainMeta, Option<usize>) {
     const VERSION: &[u8] = crate::wire::META_PROTOCOL_VERSION.as_bytes();
     const INFO: &[u8] = crate::wire::META_CLIENT_INFO.as_bytes();
     const CAPABILITIES: &[u8] = crate::wire::META_CLIENT_CAPABILITIES.as_bytes();
     let b = raw.as_bytes();
     if b.first() != Some(&b'{') {
-        return (PlainMeta::No, false);
+        return (PlainMeta::No, None);
     }
     let plain_string = |at: usize| plain_string(b, at);
     let mut plain = true;
     // Each of the three client members, once.
     let mut client = [0u8; 3];
     let read = scan::members(b, 0, |key, at| {
-        let end = scan::any(b, at, 1)?;
+        let end = scan::any(b, at, 3)?;
         Meta::note(spans, key, at, end);
         let value = &raw[at..end];
         plain &= match key {
@@ -548,7 +561,7 @@ fn plain_meta(raw: &str, spans: &mut Spans) -> (PlainMeta, bool) {
         (true, [1, 1, 1]) => PlainMeta::Client,
         (true, _) => PlainMeta::No,
     };
-    (vouched, read.is_some())
+    (vouched, read)
 }
 
 /// A `_meta` as a plain call has it (see [`PlainCall`]).
@@ -898,6 +911,12 @@ mod tests {
                 "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                     "_meta": {"progressToken": "t", "x": {"y": [1]}}}}),
             serde_json::json!({"jsonrpc": "2.0", "id": 5, "result": {"action": "accept"}}),
+            // A 2026-07-28 call's `_meta` (read where it lies) with members after it.
+            serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"_meta": {"io.modelcontextprotocol/clientCapabilities": {},
+                    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": 2},
+                    "name": "echo", "arguments": {"m": "x"}}}),
             serde_json::json!({"jsonrpc": "2.0", "id": 6, "method": "tasks/get",
                 "params": {"taskId": "job-1", "requestState": "s"}}),
             serde_json::json!({"jsonrpc": "2.0", "method": "resources/read",
