@@ -378,10 +378,17 @@ impl<'s> Plain<'s> {
         let sending = send(shared, &mut self.up, &self.out);
         let clock = Some(&mut self.answer_clock);
         let sent_up = watching(sending, clock, &self.client, &mut self.read).await;
+        let spans = self.spans.iter();
         let seen =
-            headers::analysis_of_pairs(self.spans.iter().map(|&[n, m, v, w]| {
-                (std::str::from_utf8(&sent[n..m]).unwrap_or(""), &sent[v..w])
-            }));
+            match std::str::from_utf8(&sent[..request.head]) {
+                // Names and values are cut at ASCII delimiters: always at a character's edge.
+                Ok(head) => headers::analysis_of_text(spans.map(|&[n, m, v, w]| {
+                    (head.get(n..m).unwrap_or(""), head.get(v..w).unwrap_or(""))
+                })),
+                Err(_) => headers::analysis_of_pairs(spans.map(|&[n, m, v, w]| {
+                    (std::str::from_utf8(&sent[n..m]).unwrap_or(""), &sent[v..w])
+                })),
+            };
         let mut tap = Box::new(Tap::begin(
             shared.clone(),
             &hyper::Method::POST,

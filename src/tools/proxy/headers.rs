@@ -161,6 +161,16 @@ pub fn analysis_of_pairs<'a>(raw: impl ExactSizeIterator<Item = (&'a str, &'a [u
     headers
 }
 
+/// [`analysis_of_pairs`] for a head that is UTF-8 as a whole, checked once (the usual head: no
+/// header needs a check of its own).
+pub fn analysis_of_text<'a>(raw: impl ExactSizeIterator<Item = (&'a str, &'a str)>) -> Headers {
+    let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
+    for (name, value) in raw {
+        headers.push_lowercased(name, value);
+    }
+    headers
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,5 +307,15 @@ mod tests {
             .collect();
         assert_eq!(ours, theirs);
         assert_eq!(ours[0].0, "content-type");
+        // A head that is UTF-8 as a whole reads the same through the text path.
+        let text: Vec<(String, String)> = analysis_of_text(
+            [raw[0], raw[2]]
+                .iter()
+                .map(|h| (h.name, std::str::from_utf8(h.value).unwrap())),
+        )
+        .iter()
+        .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        .collect();
+        assert_eq!(text, [ours[0].clone(), ours[2].clone()]);
     }
 }
