@@ -225,15 +225,18 @@ fn client_in_meta(text: &str, at: usize) -> Option<(Option<String>, usize)> {
     let mut client = None;
     let end = scan::members(b, at, |key, at| {
         keys.add(key)?;
-        if key == META_CLIENT_INFO.as_bytes() && b[at] == b'{' {
-            let (info, end) = client_at(text, at)?;
-            client = info;
-            return Some(end);
+        match (key == META_CLIENT_INFO.as_bytes(), b[at]) {
+            (true, b'{') => {
+                let (info, end) = client_at(text, at)?;
+                client = info;
+                Some(end)
+            }
+            (true, _) => {
+                client = None;
+                scan::any(b, at, 3)
+            }
+            (false, _) => scan::any(b, at, 3),
         }
-        if key == META_CLIENT_INFO.as_bytes() {
-            client = None;
-        }
-        scan::any(b, at, 3)
     })?;
     Some((client, end))
 }

@@ -418,21 +418,24 @@ impl Params {
             }
             // An object `_meta` is read once, where it lies: the walk that vouches for it and
             // notes its members finds its end (a walk that fails leaves it to the scan).
-            let mut spans = Spans::default();
             let meta_read = match (key, b[at]) {
-                (b"_meta", b'{') => Some(plain_meta(&text[at..], &mut spans)),
+                (b"_meta", b'{') => {
+                    let mut spans = Spans::default();
+                    let (vouched, read) = plain_meta(&text[at..], &mut spans);
+                    Some((vouched, read, spans))
+                }
                 _ => None,
             };
-            let end = match meta_read {
-                Some((_, Some(len))) => at + len,
+            let end = match &meta_read {
+                Some((_, Some(len), _)) => at + len,
                 _ => scan::any(b, at, 2)?,
             };
             match key {
                 b"_meta" => {
                     let raw = &text[at..end];
-                    let (vouched, noted) = match meta_read {
-                        Some((vouched, read)) => (vouched, read.is_some()),
-                        None => (PlainMeta::No, false),
+                    let (vouched, noted, spans) = match meta_read {
+                        Some((vouched, read, spans)) => (vouched, read.is_some(), spans),
+                        None => (PlainMeta::No, false, Spans::default()),
                     };
                     match vouched {
                         PlainMeta::No => plain = false,

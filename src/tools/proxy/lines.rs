@@ -80,7 +80,7 @@ impl Lines {
         text: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
     ) {
         {
-            let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            let mut guard = self.lock();
             let state = &mut *guard;
             let start = state.buf.len();
             if text(&mut state.buf).is_ok() {
