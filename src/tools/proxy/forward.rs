@@ -670,8 +670,8 @@ fn parse_request<'s>(
     if read.is_empty() {
         return Parsed::Partial;
     }
-    // Uninitialised: httparse writes only the headers it finds (a 100-header array zeroed per
-    // request was the larger part of parsing a small head).
+    // Uninitialised: httparse writes only the headers it finds (no array of 100 headers,
+    // 3.2 KB, zeroed per request).
     let mut raw = [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut req = httparse::Request::new(&mut []);
     let head = match req.parse_with_uninit_headers(read, &mut raw) {

@@ -150,23 +150,23 @@ pub fn analysis_of(raw: &[httparse::Header<'_>]) -> Headers {
 /// [`analysis_of`] for `(name, value)` pairs (the plain path reads a request's headers again
 /// from where they lie in the forwarded bytes, after sending them).
 pub fn analysis_of_pairs<'a>(raw: impl ExactSizeIterator<Item = (&'a str, &'a [u8])>) -> Headers {
-    let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
-    for (name, value) in raw {
+    analysis_of_text(raw.map(|(name, value)| {
         let text = match std::str::from_utf8(value) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(value),
         };
-        headers.push_lowercased(name, &text);
-    }
-    headers
+        (name, text)
+    }))
 }
 
-/// [`analysis_of_pairs`] for a head that is UTF-8 as a whole, checked once (the usual head: no
-/// header needs a check of its own).
-pub fn analysis_of_text<'a>(raw: impl ExactSizeIterator<Item = (&'a str, &'a str)>) -> Headers {
+/// [`analysis_of_pairs`] for values that are text already (a head that is UTF-8 as a whole,
+/// checked once: no header needs a check of its own).
+pub fn analysis_of_text<'a>(
+    raw: impl ExactSizeIterator<Item = (&'a str, impl AsRef<str>)>,
+) -> Headers {
     let mut headers = Headers::with_capacity(raw.len(), raw.len() * 48);
     for (name, value) in raw {
-        headers.push_lowercased(name, value);
+        headers.push_lowercased(name, value.as_ref());
     }
     headers
 }
