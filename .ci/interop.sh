@@ -72,13 +72,15 @@ entry="$work/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 [ -f "$entry" ] || { echo "interop: $entry not found after install" >&2; exit 1; }
 
 # --- build -----------------------------------------------------------------------------------
-cargo build --locked --quiet --bin mcp-verdict
+# The release binary: `.ci/run` has built it for the quick start already, so this adds no build
+# (a debug build without the tests' features would compile every dependency again).
+cargo build --locked --quiet --release --bin mcp-verdict
 if [ "$RMCP" = 1 ]; then
   cargo build --locked --quiet --features rmcp --example rmcp_client
 fi
 target="$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
-bin="$target/debug/mcp-verdict"
+bin="$target/release/mcp-verdict"
 example="$target/debug/examples/rmcp_client"
 
 # --- start the server on 127.0.0.1 -----------------------------------------------------------
