@@ -18,6 +18,7 @@ use std::hash::{DefaultHasher, Hasher};
 use serde_json::Value;
 
 use crate::jsonrpc::scan;
+use crate::meta::Meta;
 use crate::shapes::flat;
 use crate::shapes::node::Json;
 use crate::wire::META_CLIENT_INFO;
@@ -62,13 +63,21 @@ impl CallFacts {
 
 /// The facts of the request in `body` (for a batch row, of the request at that position);
 /// `None` when there is no such message.
-pub(crate) fn read(body: &[u8], batch_position: Option<u32>) -> Option<CallFacts> {
+///
+/// `meta` is the request's `_meta` as the exchange's judging read it, when the caller has it:
+/// where it is the body's own, its text is not walked again (the client info is where that
+/// reading noted it; `_meta` is most of a 2026-07-28 request).
+pub(crate) fn read(
+    body: &[u8],
+    batch_position: Option<u32>,
+    meta: Option<&Meta>,
+) -> Option<CallFacts> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
     if batch_position.is_none()
         && let Ok(text) = simdutf8::basic::from_utf8(body)
-        && let Some(facts) = scanned(text)
+        && let Some(facts) = scanned(text, meta)
     {
         return Some(facts);
     }
@@ -134,7 +143,7 @@ fn client_name(name: &str, version: Option<&str>) -> String {
 
 /// The facts of one message object read by the scan; `None` where it leaves the text to
 /// serde_json.
-fn scanned(text: &str) -> Option<CallFacts> {
+fn scanned(text: &str, meta: Option<&Meta>) -> Option<CallFacts> {
     let b = text.as_bytes();
     let open = scan::ws(b, 0);
     if b.get(open) != Some(&b'{') {
@@ -153,11 +162,8 @@ fn scanned(text: &str) -> Option<CallFacts> {
             // end, then again).
             b"params" => {
                 let (hash, end) = match b[at] {
-                    b'{' => params_of(text, at, &mut facts)?,
-                    _ => {
-                        let end = scan::any(b, at, 1)?;
-                        (text_hash(text, at, end, 2)?, end)
-                    }
+                    b'{' => params_of(text, at, meta, &mut facts)?,
+                    _ => hash_at(text, at, 2)?,
                 };
                 params_hash.replace(hash).is_none().then_some(end)?
             }
@@ -179,25 +185,40 @@ fn scanned(text: &str) -> Option<CallFacts> {
 
 /// `params` (an object at `at`) into `facts`; the hash of its members but the left-out ones,
 /// and where the object ends.
-fn params_of(text: &str, at: usize, facts: &mut CallFacts) -> Option<(u64, usize)> {
+fn params_of(
+    text: &str,
+    at: usize,
+    meta: Option<&Meta>,
+    facts: &mut CallFacts,
+) -> Option<(u64, usize)> {
     let b = text.as_bytes();
     let mut keys = Keys::default();
     let mut sum = 0u64;
     let end = scan::members(b, at, |key, at| {
         keys.add(key)?;
-        // The two client objects are read where they lie, which also finds their end.
-        let end = match key {
+        let counted = !LEFT_OUT.iter().any(|l| l.as_bytes() == key);
+        // The two client objects are read where they lie, which also finds their end; any
+        // other member counted is hashed in the walk that finds its end.
+        let (hash, end) = match key {
             b"_meta" if b[at] == b'{' => {
-                let (client, end) = client_in_meta(text, at)?;
+                let (client, end) = match meta.and_then(|m| client_in_read_meta(text, at, m)) {
+                    Some(read) => read?,
+                    None => client_in_meta(text, at)?,
+                };
                 facts.meta_client = client;
-                end
+                (None, end)
             }
             b"clientInfo" if b[at] == b'{' => {
-                let (client, end) = client_at(text, at)?;
+                let (client, _) = client_at(text, at)?;
                 facts.init_client = client;
-                end
+                let (hash, end) = hash_at(text, at, 3)?;
+                (Some(hash), end)
             }
-            _ => scan::any(b, at, 2)?,
+            _ if counted => {
+                let (hash, end) = hash_at(text, at, 3)?;
+                (Some(hash), end)
+            }
+            _ => (None, scan::any(b, at, 2)?),
         };
         match key {
             b"requestId" if b[at] != b'n' => {
@@ -209,12 +230,32 @@ fn params_of(text: &str, at: usize, facts: &mut CallFacts) -> Option<(u64, usize
             b"inputResponses" | b"requestState" => facts.mrtr = true,
             _ => {}
         }
-        if !LEFT_OUT.iter().any(|l| l.as_bytes() == key) {
-            sum = sum.wrapping_add(member_hash(key, text_hash(text, at, end, 3)?));
+        if counted {
+            sum = sum.wrapping_add(member_hash(key, hash?));
         }
         Some(end)
     })?;
     Some((object_end(sum), end))
+}
+
+/// [`client_in_meta`] from the `_meta` the judging read, when it is the one at `at` (its text
+/// starts there: a JSON object's text ends where it ends, so the object at `at` is that one):
+/// `None` when it is not, `Some(None)` where the walk would have failed (a repeated or
+/// unreadable client info member: serde_json decides).
+fn client_in_read_meta(
+    text: &str,
+    at: usize,
+    meta: &Meta,
+) -> Option<Option<(Option<String>, usize)>> {
+    let read = meta.text();
+    if !text[at..].starts_with(read) {
+        return None;
+    }
+    let end = at + read.len();
+    Some(match meta.raw(META_CLIENT_INFO).ok()? {
+        Some(info) if info.starts_with('{') => client_at(info, 0).map(|(c, _)| (c, end)),
+        _ => Some((None, end)),
+    })
 }
 
 /// The client info in a `_meta` object at `at` (`None` inside when it names none), and where
@@ -290,50 +331,58 @@ impl<'t> Keys<'t> {
     }
 }
 
-/// The hash of the JSON value at `at..end` of `text`, as [`value_hash`] of its tree.
-fn text_hash(text: &str, at: usize, end: usize, depth: u32) -> Option<u64> {
+/// The hash of the JSON value at `at` of `text`, as [`value_hash`] of its tree, and where it
+/// ends: one walk (finding a value's end first and hashing it after walked nested values once
+/// per level).
+fn hash_at(text: &str, at: usize, depth: u32) -> Option<(u64, usize)> {
     if depth > DEPTH {
         return None;
     }
     let b = text.as_bytes();
-    Some(match b[at] {
+    match *b.get(at)? {
         b'{' => {
             let mut keys = Keys::default();
             let mut sum = 0u64;
-            scan::members(b, at, |key, at| {
-                let end = scan::any(b, at, depth + 1)?;
+            let end = scan::members(b, at, |key, at| {
                 keys.add(key)?;
-                sum = sum.wrapping_add(member_hash(key, text_hash(text, at, end, depth + 1)?));
+                let (hash, end) = hash_at(text, at, depth + 1)?;
+                sum = sum.wrapping_add(member_hash(key, hash));
                 Some(end)
             })?;
-            object_end(sum)
+            Some((object_end(sum), end))
         }
         b'[' => {
             let mut h = ARRAY;
             let mut i = scan::ws(b, at + 1);
-            if b.get(i) != Some(&b']') {
-                loop {
-                    let item_end = scan::any(b, i, depth + 1)?;
-                    h = mix(h, text_hash(text, i, item_end, depth + 1)?);
-                    i = scan::ws(b, item_end);
-                    match b.get(i) {
-                        Some(b',') => i = scan::ws(b, i + 1),
-                        Some(b']') => break,
-                        _ => return None,
-                    }
+            if b.get(i) == Some(&b']') {
+                return Some((h, i + 1));
+            }
+            loop {
+                let (item, item_end) = hash_at(text, i, depth + 1)?;
+                h = mix(h, item);
+                i = scan::ws(b, item_end);
+                match b.get(i) {
+                    Some(b',') => i = scan::ws(b, i + 1),
+                    Some(b']') => return Some((h, i + 1)),
+                    _ => return None,
                 }
             }
-            h
         }
-        b'"' => string_hash(string_at(text, at, end)?.as_bytes()),
-        b't' => mix(BOOL, 1),
-        b'f' => mix(BOOL, 0),
-        b'n' => NULL,
-        _ => number_hash(&flat::number(&text[at..end])?),
-    })
+        first => {
+            let end = scan::any(b, at, depth)?;
+            let hash = match first {
+                b'"' => string_hash(string_at(text, at, end)?.as_bytes()),
+                b't' => mix(BOOL, 1),
+                b'f' => mix(BOOL, 0),
+                b'n' => NULL,
+                _ => number_hash(&flat::number(&text[at..end])?),
+            };
+            Some((hash, end))
+        }
+    }
 }
 
-/// The hash of a JSON value: [`text_hash`] of any text of it.
+/// The hash of a JSON value: [`hash_at`] of any text of it.
 fn value_hash(v: &Value) -> u64 {
     match v {
         Value::Null => NULL,
@@ -396,6 +445,7 @@ fn mix(a: u64, b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::{Headers, Request};
 
     /// The scan's facts are serde_json's tree's, for texts the scan reads and texts it leaves
     /// to serde_json alike: clients, cancels, input, tasks, fingerprints.
@@ -426,8 +476,17 @@ mod tests {
             r#"{"id":1,"method":"initialize","params":{"clientInfo":{"name":"x"},"clientInfo":{"name":"y"}}}"#,
             r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"}},"x":1}} x"#,
             r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a",}}}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a"},"x":{"y":[1]},"io.modelcontextprotocol/clientInfo":{"name":"b","version":"2"}}}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"n\u00e9","version":"1"},"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16}}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"a","version":"1","name":"c"}},"name":"t"}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/clientInfo":"a"}}}"#,
+            r#"{"id":1,"method":"m","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"a","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}},"name":"t","arguments":{}}}"#,
             r#"{"id":1,"method":"m","params":{"clientInfo":{"name":["a"],"version":"1"},"_meta":{"io.modelcontextprotocol/clientInfo":{"version":"2"}}}}"#,
             r#"{"id":1,"params":{"name":"a"},"method":"tools/call","params":{"name":"a"}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":[[1,[2,{"a":[],"b":{}}]],{},[ ],"s\"t"],"y":{"z":[true,false,null,-0.5e3]}}}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":[1,]}}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":{"a":1,"a":2}}}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"a","arguments":{"x":tru}}}"#,
             "7",
             "[1,2]",
             "",
@@ -446,9 +505,71 @@ mod tests {
                     (Some(Value::Array(_)), None) => None,
                     (value, _) => value.clone(),
                 };
-                let read = read(body.as_bytes(), position);
-                assert_eq!(read, full.as_ref().map(of_value), "{body} {position:?}");
+                let expected = full.as_ref().map(of_value);
+                assert_eq!(
+                    read(body.as_bytes(), position, None),
+                    expected,
+                    "{body} {position:?}"
+                );
+                // With the `_meta` the request's reading kept (the proxy's way): the same.
+                let request = Request::new("POST", Headers::default(), body.as_bytes());
+                let meta = request.params.as_ref().and_then(|p| p.meta.as_ref());
+                assert_eq!(
+                    read(body.as_bytes(), position, meta),
+                    expected,
+                    "{body} {position:?} with its read _meta"
+                );
             }
+        }
+    }
+
+    /// The `_meta` the request's reading kept is used where it is the body's own (not walked
+    /// again), and only there.
+    #[test]
+    fn a_read_meta_is_used_only_where_it_lies() {
+        let body = r#"{"id":1,"method":"m","params":{"name":"t","_meta":{"x":[1,{"y":2}],"io.modelcontextprotocol/clientInfo":{"name":"c","version":"2"}}}}"#;
+        let request = Request::new("POST", Headers::default(), body.as_bytes());
+        let meta = request
+            .params
+            .as_ref()
+            .and_then(|p| p.meta.as_ref())
+            .unwrap();
+        let at = body.find(r#"{"x""#).unwrap();
+        let end = at + meta.text().len();
+        assert_eq!(
+            client_in_read_meta(body, at, meta),
+            Some(Some((Some("c@2".to_string()), end)))
+        );
+        assert_eq!(
+            client_in_meta(body, at),
+            Some((Some("c@2".to_string()), end))
+        );
+        // Another `_meta` (same start, other text) is not this one's.
+        let other = Request::new(
+            "POST",
+            Headers::default(),
+            br#"{"id":1,"method":"m","params":{"_meta":{"x":[1,{"y":3}]}}}"#,
+        );
+        let other = other.params.as_ref().and_then(|p| p.meta.as_ref()).unwrap();
+        assert_eq!(client_in_read_meta(body, at, other), None);
+    }
+
+    /// Arguments nested past the scan's depth are read by serde_json (to its own limit), with
+    /// the same facts as its tree.
+    #[test]
+    fn deep_arguments_are_left_to_serde_json() {
+        for depth in [99, 100, 101, 126, 130] {
+            let body = format!(
+                r#"{{"id":1,"method":"tools/call","params":{{"name":"a","arguments":{}{}}}}}"#,
+                "[".repeat(depth),
+                "]".repeat(depth)
+            );
+            let tree: Option<Value> = serde_json::from_str(&body).ok();
+            assert_eq!(
+                read(body.as_bytes(), None, None),
+                tree.as_ref().map(of_value),
+                "depth {depth}"
+            );
         }
     }
 
@@ -456,7 +577,7 @@ mod tests {
     /// members aside, do not.
     #[test]
     fn fingerprints_tell_params_not_their_spelling() {
-        let print = |body: &str| read(body.as_bytes(), None).and_then(|f| f.fingerprint);
+        let print = |body: &str| read(body.as_bytes(), None, None).and_then(|f| f.fingerprint);
         let a = print(
             r#"{"id":1,"method":"tools/call","params":{"name":"pay","arguments":{"a":1,"b":[2,"x"]},"_meta":{"progressToken":"x"}}}"#,
         );

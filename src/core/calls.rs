@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::call_facts::{self, CallFacts};
 use crate::cancel::{self, Pending, REQUEST_CANCELLED};
 use crate::headers::Known;
+use crate::meta::Meta;
 use crate::request::Headers;
 use crate::rules::Rule;
 use crate::verdict::{Advice, Outcome, Verdict, Violation};
@@ -143,9 +144,23 @@ impl Calls {
     /// ([`Call::call`]) of the call it joined or began, which is still open: a live exporter can
     /// name an exchange's call before the call closes.
     pub fn add(&mut self, x: ExchangeFacts<'_>, emit: &mut dyn FnMut(Call)) -> u64 {
+        self.add_read(x, None, emit)
+    }
+
+    /// [`Calls::add`] with the request's `_meta` as the exchange's judging read it (the proxy
+    /// has it at hand): the grouping then does not walk that text again.
+    pub(crate) fn add_read(
+        &mut self,
+        x: ExchangeFacts<'_>,
+        meta: Option<&Meta>,
+        emit: &mut dyn FnMut(Call),
+    ) -> u64 {
         let v = x.verdict;
-        let facts = call_facts::read(x.body, v.batch_position);
-        if let Some(client) = facts.as_ref().and_then(|f| f.client(v.method.as_deref())) {
+        let facts = call_facts::read(x.body, v.batch_position, meta);
+        // Most exchanges name the client the last one named: kept, not copied again.
+        if let Some(client) = facts.as_ref().and_then(|f| f.client(v.method.as_deref()))
+            && self.client.as_deref() != Some(client)
+        {
             self.client = Some(client.to_owned());
         }
         let kind = v.kind.unwrap_or(ExchangeKind::Request);
@@ -438,18 +453,29 @@ fn flag_echo(open: &mut Open, v: &Verdict, echo: &Echo) {
         open.call.double_execution_risk = true;
         (
             Rule::CallDoubleExecutionRisk,
-            format!(
-                "entry {} re-sends tools/call {tool} while call {}'s task runs: two tasks now run",
-                v.index, echo.call
-            ),
+            detail(&[
+                Part::Text("entry "),
+                Part::Number(v.index),
+                Part::Text(" re-sends tools/call "),
+                Part::Text(tool),
+                Part::Text(" while call "),
+                Part::Number(echo.call),
+                Part::Text("'s task runs: two tasks now run"),
+            ]),
         )
     } else {
         (
             Rule::CallResentAfterComplete,
-            format!(
-                "entry {} re-sends tools/call {tool}, which got {} in call {}",
-                v.index, echo.outcome, echo.call
-            ),
+            detail(&[
+                Part::Text("entry "),
+                Part::Number(v.index),
+                Part::Text(" re-sends tools/call "),
+                Part::Text(tool),
+                Part::Text(", which got "),
+                Part::Text(echo.outcome.as_str()),
+                Part::Text(" in call "),
+                Part::Number(echo.call),
+            ]),
         )
     };
     open.call
@@ -462,6 +488,26 @@ fn flag_echo(open: &mut Open, v: &Verdict, echo: &Echo) {
             None,
         ));
     }
+}
+
+/// A piece of a violation's detail.
+enum Part<'a> {
+    Text(&'a str),
+    Number(u64),
+}
+
+/// A violation's detail put together without the formatting machinery: a soak of one tool
+/// re-sends the same call all the time, and `format!` was a tenth of grouping each exchange.
+fn detail(parts: &[Part<'_>]) -> String {
+    let mut out = Vec::with_capacity(96);
+    for part in parts {
+        match part {
+            Part::Text(t) => out.extend_from_slice(t.as_bytes()),
+            Part::Number(n) => crate::vocab::decimal(&mut out, *n),
+        }
+    }
+    // Text and ASCII digits: valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A `notifications/cancelled` naming one of the call's requests joins it and cancels it.

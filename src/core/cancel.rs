@@ -58,7 +58,7 @@ mod tests {
 
     #[test]
     fn reads_the_request_id_of_a_cancel_only() {
-        let read = |body: &str| crate::call_facts::read(body.as_bytes(), None);
+        let read = |body: &str| crate::call_facts::read(body.as_bytes(), None, None);
         let m = read(
             r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}"#,
         );

@@ -23,11 +23,13 @@ pub struct Meta {
 
 /// The members the checks read of most requests, found while the request is read (then a
 /// check's look is an index, not a scan of the text).
-pub(crate) const KEYS: [&str; 4] = [
+pub(crate) const KEYS: [&str; 5] = [
     crate::wire::META_PROTOCOL_VERSION,
     crate::wire::META_CLIENT_CAPABILITIES,
     crate::wire::META_LOG_LEVEL,
     "progressToken",
+    // The call grouping names each call's client from it.
+    crate::wire::META_CLIENT_INFO,
 ];
 
 /// Start and end of each of [`KEYS`]' values in the text (the last one of a repeated key);
@@ -69,7 +71,7 @@ impl Meta {
 
     /// The text of member `key` (the last one, as a `serde_json::Value` keeps repeated
     /// members); `Err` when the scan leaves the object to serde_json.
-    fn raw(&self, key: &str) -> Result<Option<&str>, ()> {
+    pub(crate) fn raw(&self, key: &str) -> Result<Option<&str>, ()> {
         let (text, b) = (&*self.text, self.text.as_bytes());
         if let Some(spans) = &self.spans
             && let Some(i) = KEYS.iter().position(|k| *k == key)

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use crate::calls::{Call, Calls, ExchangeFacts};
+use crate::meta::Meta;
 use crate::request::Headers;
 use crate::verdict::{Advice, End, Outcome, Verdict};
 
@@ -90,6 +91,7 @@ impl CallGrouper {
                     &mut g.calls,
                     i,
                     f.as_ref().map(Finished::facts),
+                    None,
                     &mut out,
                     &self.outs,
                 );
@@ -106,11 +108,12 @@ fn add(
     calls: &mut Calls,
     index: u64,
     facts: Option<ExchangeFacts<'_>>,
+    meta: Option<&Meta>,
     out: &mut Vec<Call>,
     outs: &[Arc<dyn CallSink>],
 ) {
     if let Some(facts) = facts {
-        let call = calls.add(facts, &mut |c| out.push(c));
+        let call = calls.add_read(facts, meta, &mut |c| out.push(c));
         for sink in outs {
             sink.joined(index, call);
         }
@@ -162,6 +165,11 @@ impl Sink for CallGrouper {
                     &mut g.calls,
                     record.index,
                     facts_of(record),
+                    // The request's `_meta` as the judging read it: not walked again.
+                    record
+                        .request
+                        .and_then(|r| r.params.as_ref())
+                        .and_then(|p| p.meta.as_ref()),
                     &mut out,
                     &self.outs,
                 );
@@ -187,6 +195,7 @@ impl Sink for CallGrouper {
                         &mut g.calls,
                         i,
                         f.as_ref().map(Finished::facts),
+                        None,
                         &mut out,
                         &self.outs,
                     );
