@@ -14,6 +14,7 @@
 #
 # Usage: benches/proxy_cost.sh [N=1000]
 # Environment: KINDS="json sse" (json: scenario `ok`; sse: `sse-progress`), C=16,
+# RECORD=1 (the proxy also keeps a HAR recording, `--record`),
 # BIN=path (default target/release/mcp-verdict), OUT=dir (keeps the callgrind files there;
 # read them with `callgrind_annotate --inclusive=no|yes FILE`), NO_STRACE=1, NO_CALLGRIND=1.
 # Needs valgrind and strace, and a release build (`cargo build --release --locked`).
@@ -47,7 +48,8 @@ soak() { # port kind calls
 
 proxy_args() { # kind port metrics-port
   echo proxy --upstream "http://127.0.0.1:$UP/mcp/${SCENARIO[$1]}" --listen "127.0.0.1:$2" --quiet \
-    --log "$TMP/verdicts.jsonl" --calls "$TMP/calls.jsonl" --metrics-listen "127.0.0.1:$3"
+    --log "$TMP/verdicts.jsonl" --calls "$TMP/calls.jsonl" --metrics-listen "127.0.0.1:$3" \
+    ${RECORD:+--record "$TMP/recording.$1.$2.har"}
 }
 
 # Instructions (Ir) of one proxy run under callgrind serving `calls` requests.

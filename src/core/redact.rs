@@ -138,7 +138,9 @@ impl Redaction {
 
     /// `headers` as shown.
     pub fn headers(&self, headers: &Headers) -> Headers {
-        if !self.enabled {
+        // Most exchanges carry no secret header: a copy as it is (one string) then, not the
+        // set rebuilt header by header.
+        if !self.enabled || !headers.iter().any(|(name, _)| self.hides_header(name)) {
             return headers.clone();
         }
         let mut out = Headers::new();
@@ -183,11 +185,38 @@ impl Redaction {
 pub const PUBLIC_HEADERS: [&str; 2] = ["www-authenticate", "proxy-authenticate"];
 
 /// Whether header `name` holds a secret by the fixed rules (the list and the words).
+///
+/// Asked of every header of every recorded exchange: compared in place, without a lower-cased
+/// copy or a substring searcher per word (their set-up was most of recording an exchange).
 pub fn is_secret_header(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SECRET_HEADERS.contains(&lower.as_str())
-        || (!PUBLIC_HEADERS.contains(&lower.as_str())
-            && SECRET_WORDS.iter().any(|w| lower.contains(w)))
+    let b = name.as_bytes();
+    let listed = |list: &[&str]| list.iter().any(|h| crate::wire::eq_lower(b, h.as_bytes()));
+    listed(&SECRET_HEADERS) || (!listed(&PUBLIC_HEADERS) && names_secret_word(b))
+}
+
+/// Bytes a [`SECRET_WORDS`] word starts with.
+const STARTS_WORD: [bool; 256] = {
+    let mut starts = [false; 256];
+    let mut i = 0;
+    while i < SECRET_WORDS.len() {
+        starts[SECRET_WORDS[i].as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    starts
+};
+
+/// Whether `name` contains one of [`SECRET_WORDS`], ignoring ASCII case.
+fn names_secret_word(name: &[u8]) -> bool {
+    (0..name.len()).any(|i| {
+        let first = name[i].to_ascii_lowercase();
+        STARTS_WORD[usize::from(first)]
+            && SECRET_WORDS.iter().any(|w| {
+                w.as_bytes()[0] == first
+                    && name
+                        .get(i..i + w.len())
+                        .is_some_and(|at| crate::wire::eq_lower(at, w.as_bytes()))
+            })
+    })
 }
 
 /// A session id's stand-in: `<redacted-XXXXXXXX>` from a hash of the id, so that two sessions
@@ -310,6 +339,55 @@ mod tests {
             url("http://u:p@ss@h/?access_token=t"),
             "http://<redacted>@h/?access_token=<redacted>"
         );
+    }
+
+    #[test]
+    fn secret_header_names_are_told_as_the_plain_rule_tells_them() {
+        let plain = |name: &str| {
+            let lower = name.to_ascii_lowercase();
+            SECRET_HEADERS.contains(&lower.as_str())
+                || (!PUBLIC_HEADERS.contains(&lower.as_str())
+                    && SECRET_WORDS.iter().any(|w| lower.contains(w)))
+        };
+        let names = [
+            "Authorization",
+            "proxy-AUTHORIZATION",
+            "Cookie",
+            "set-cookie",
+            "Mcp-Session-Id",
+            "WWW-Authenticate",
+            "Proxy-Authenticate",
+            "X-Api-Key",
+            "KEY",
+            "x-auth-token",
+            "Db-Password",
+            "X-Client-Secret",
+            "X-Request-Signature",
+            "Accept",
+            "Content-Type",
+            "MCP-Protocol-Version",
+            "Host",
+            "",
+            "k",
+            "ke",
+            "Keys",
+            "monkey",
+            "X-Sessio",
+            "x-tok",
+            "tokenx",
+            "Authenticate",
+            "Authority",
+            "É-token",
+            "tökén",
+            "p",
+            "sig",
+            "user-agent",
+            "Last-Event-ID",
+            "x-accel-buffering",
+        ];
+        for name in names {
+            assert_eq!(is_secret_header(name), plain(name), "{name}");
+        }
     }
 
     #[test]
