@@ -1,6 +1,7 @@
-//! What ships: the release profile (no debug info, so the binary stays under 16 MB) and the
-//! `profiling` profile beside it, the package (metadata, licenses, the files `cargo package`
-//! takes), and the `Dockerfile` (multi-stage; every file it copies exists and is not ignored).
+//! What ships: the release profile (no debug info, one codegen unit with fat LTO, so the binary
+//! stays under 16 MB) and the `profiling` profile beside it, the package (metadata, licenses, the
+//! files `cargo package` takes), and the `Dockerfile` (multi-stage; every file it copies exists
+//! and is not ignored).
 //!
 //! Two checks build things and are `#[ignore]`d (minutes on a small machine): the release
 //! binary's size, and the image (only where a Docker engine runs; elsewhere it says it skipped):
@@ -50,6 +51,9 @@ fn release_has_no_debug_info_and_profiling_keeps_symbols() {
         Some("\"debuginfo\""),
         "{release:?}"
     );
+    // What keeps the binary under MAX_BINARY_BYTES (16.9 MB without them).
+    assert_eq!(value(&release, "lto"), Some("\"fat\""), "{release:?}");
+    assert_eq!(value(&release, "codegen-units"), Some("1"), "{release:?}");
     let profiling = section(&toml, "profile.profiling");
     assert_eq!(value(&profiling, "inherits"), Some("\"release\""));
     assert_eq!(value(&profiling, "debug"), Some("1"));
