@@ -897,15 +897,15 @@ pub(crate) fn rfc3339_with(t: SystemTime, millis: bool) -> String {
     let y = yoe + era * 400 + i64::from(m <= 2);
     // Written digit by digit: the proxy stamps every recorded exchange, and the formatting
     // machinery cost a fifth of recording one.
-    let mut out = String::with_capacity(24);
+    let mut out = Vec::with_capacity(24);
     let year = u64::try_from(y).unwrap_or_default();
     for (n, width, after) in [
-        (year, 4, '-'),
-        (m as u64, 2, '-'),
-        (d as u64, 2, 'T'),
-        (rem / 3600, 2, ':'),
-        (rem % 3600 / 60, 2, ':'),
-        (rem % 60, 2, '.'),
+        (year, 4, b'-'),
+        (m as u64, 2, b'-'),
+        (d as u64, 2, b'T'),
+        (rem / 3600, 2, b':'),
+        (rem % 3600 / 60, 2, b':'),
+        (rem % 60, 2, b'.'),
     ] {
         zero_padded(&mut out, n, width);
         out.push(after);
@@ -915,20 +915,17 @@ pub(crate) fn rfc3339_with(t: SystemTime, millis: bool) -> String {
     } else {
         out.pop();
     }
-    out.push('Z');
-    out
+    out.push(b'Z');
+    // ASCII digits and separators: valid UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-/// `n` in decimal, with leading zeros to `width` digits.
-fn zero_padded(out: &mut String, mut n: u64, width: usize) {
-    let mut digits = [b'0'; 20];
-    let mut at = digits.len();
-    while n > 0 || digits.len() - at < width {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-    }
-    out.extend(digits[at..].iter().map(|&c| char::from(c)));
+/// `n` in decimal ([`crate::vocab::decimal`]), with leading zeros to `width` digits.
+fn zero_padded(out: &mut Vec<u8>, n: u64, width: usize) {
+    let start = out.len();
+    crate::vocab::decimal(out, n);
+    let short = width.saturating_sub(out.len() - start);
+    out.splice(start..start, std::iter::repeat_n(b'0', short));
 }
 
 #[cfg(test)]

@@ -197,8 +197,10 @@ fn params_of(
     let end = scan::members(b, at, |key, at| {
         keys.add(key)?;
         let counted = !LEFT_OUT.iter().any(|l| l.as_bytes() == key);
-        // The two client objects are read where they lie, which also finds their end; any
-        // other member counted is hashed in the walk that finds its end.
+        // `_meta` (left out of the hash) is read where it lies, its walk finding its end;
+        // `clientInfo` (an `initialize`'s, once per session) is read for the client and then
+        // hashed, two walks of a small object; any other member counted is hashed in the walk
+        // that finds its end.
         let (hash, end) = match key {
             b"_meta" if b[at] == b'{' => {
                 let (client, end) = match meta.and_then(|m| client_in_read_meta(text, at, m)) {
