@@ -289,6 +289,10 @@ pub(crate) struct ProxyArgs {
     /// Largest response body kept per exchange in the recording, e.g. 16MiB.
     #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "16MiB")]
     pub(crate) record_max_body_bytes: usize,
+    /// Forwarded bytes that may wait for the judging thread, e.g. 1MiB; past it the
+    /// forwarding waits for the judging (the summary counts the waits).
+    #[arg(long, value_name = "SIZE", value_parser = units::size_usize, default_value = "1MiB")]
+    pub(crate) max_backlog_bytes: usize,
     /// Also accept this Origin (exact, e.g. https://app.example; repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
     pub(crate) allow_origins: Vec<String>,

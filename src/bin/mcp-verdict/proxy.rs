@@ -31,6 +31,7 @@ fn config(args: &ProxyArgs) -> Result<Config, String> {
     c.idle_timeout = (!idle.is_zero()).then_some(idle);
     c.client_timeout = args.timeout;
     c.record_max_body_bytes = args.record_max_body_bytes;
+    c.max_backlog_bytes = args.max_backlog_bytes;
     c.redact = !args.redact.no_redact;
     c.allow_origins = args.allow_origins.clone();
     if let Some(path) = &args.upstream_cacert {
@@ -231,6 +232,13 @@ const UPSTREAM_LOOK: std::time::Duration = std::time::Duration::from_secs(2);
 /// At Ctrl-C: the calls still open, then the recording.
 fn stop(args: &ProxyArgs, proxy: &Proxy) -> Result<(), String> {
     proxy.close_calls();
+    let waits = proxy.backlog_waits();
+    if waits > 0 {
+        eprintln!(
+            "mcp-verdict: the forwarding waited {waits} times for the judging to catch up (--max-backlog-bytes {})",
+            args.max_backlog_bytes
+        );
+    }
     crate::cli::warn_unlisted(
         "proxy",
         proxy.server_requests_unlisted(),

@@ -48,6 +48,11 @@ pub struct Config {
     /// draw timelines or export span events ([`ExchangeRecord::messages`](super::ExchangeRecord::messages)).
     /// Default 0: none.
     pub trace_messages: usize,
+    /// Bytes of forwarded data (chunks, request bodies, a fixed cost per note) that may wait
+    /// for the judging thread; past it the forwarding waits for the judging (counted:
+    /// [`Proxy::backlog_waits`](super::Proxy::backlog_waits)). Default 1 MiB (the queue's two
+    /// buffers may hold up to twice that while it is full).
+    pub max_backlog_bytes: usize,
     /// Test hook (feature `fuzzing`, not a stable API): the analysis panics at this step, so
     /// that tests can prove forwarding fails open.
     #[cfg(feature = "fuzzing")]
@@ -88,6 +93,7 @@ impl Config {
             redact: true,
             allow_origins: Vec::new(),
             trace_messages: 0,
+            max_backlog_bytes: 1 << 20,
             #[cfg(feature = "fuzzing")]
             inject_panic: None,
         }
@@ -128,6 +134,8 @@ pub enum ProxyError {
     Client(String),
     /// The extra roots for an `https://` upstream (`--upstream-cacert`) are unusable.
     UpstreamCa(String),
+    /// The judging thread could not be started.
+    Judge(std::io::Error),
 }
 
 impl fmt::Display for ProxyError {
@@ -140,6 +148,7 @@ impl fmt::Display for ProxyError {
             ProxyError::Bind(addr, e) => write!(f, "cannot listen on {addr}: {e}"),
             ProxyError::Client(e) => write!(f, "cannot build the upstream client: {e}"),
             ProxyError::UpstreamCa(why) => write!(f, "--upstream-cacert: {why}"),
+            ProxyError::Judge(e) => write!(f, "cannot start the judging thread: {e}"),
         }
     }
 }

@@ -1,6 +1,5 @@
-//! JSON lines buffered on the forwarding thread and written to their file by a thread of their
-//! own, so that neither the `write` nor the kernel's copy into the file is on the forwarding
-//! path (a 64 KiB write into a file on this project's machine took 15 µs at the median and
+//! JSON lines buffered on the judging thread and written to their file by a thread of their
+//! own, so that neither the `write` nor the kernel's copy into the file holds up the judging (a 64 KiB write into a file on this project's machine took 15 µs at the median and
 //! 150 µs at the 90th percentile: the exchange that filled the buffer would wait for it).
 
 use std::io::Write;
@@ -16,9 +15,9 @@ pub const FLUSH_AFTER: Duration = Duration::from_millis(50);
 /// How many bytes of lines are held before they are handed to the writer.
 const BUFFER_BYTES: usize = 64 * 1024;
 
-/// How many full buffers may wait for the writer; past it, the forwarding thread waits (a disk
-/// slower than the traffic slows the traffic, as a write on the forwarding thread would, rather
-/// than growing memory). With the one being written and the one being filled, a [`Lines`]
+/// How many full buffers may wait for the writer; past it, the judging waits (a disk slower
+/// than the traffic slows the judging, and past its backlog the traffic, rather than growing
+/// memory). With the one being written and the one being filled, a [`Lines`]
 /// holds at most `QUEUED + 2` buffers of [`BUFFER_BYTES`] (and a line longer than that).
 const QUEUED: usize = 2;
 

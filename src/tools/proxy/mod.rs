@@ -7,10 +7,11 @@
 //! Forwarding never waits on the analysis and never changes because of it (fail open).
 //!
 //! Modules, one job each: `config` (settings, errors), `guard` (what is refused before
-//! forwarding), `headers` (hop-by-hop), `upstream` (the client), `server` (the
-//! client side), `tap` (the analysis of one exchange), `tee` (the forwarding body),
-//! `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`] (outputs), [`ui`] (the
-//! live page).
+//! forwarding), `headers` (hop-by-hop), `upstream` (the client), `server` and `forward` (the
+//! client side), `tap` (what one exchange's forwarding notes), `judge` (the thread that judges
+//! the notes, off the forwarding path), `judging` (the analysis of one exchange), `tee` (the
+//! forwarding body), `shared` (state of one proxy), [`sinks`], [`calls`] and [`metrics`]
+//! (outputs), [`ui`] (the live page).
 //!
 //! Memory per stream is bounded: hyper's buffers on both connections, one chunk in flight, and
 //! the analysis buffers bounded by [`Limits`](crate::Limits) (see docs/proxy.md for the figure).
@@ -21,6 +22,8 @@ mod config;
 mod forward;
 mod guard;
 mod headers;
+mod judge;
+mod judging;
 mod lines;
 pub mod metrics;
 mod server;
@@ -119,13 +122,16 @@ impl ProxyBuilder {
         if let Some(c) = &calls {
             self.sinks.push(c.clone());
         }
-        let shared = Arc::new(Shared::new(
-            self.config.bounded(),
-            url,
-            http,
-            self.sinks,
-            recorder.clone(),
-        ));
+        let shared = Arc::new(
+            Shared::new(
+                self.config.bounded(),
+                url,
+                http,
+                self.sinks,
+                recorder.clone(),
+            )
+            .map_err(ProxyError::Judge)?,
+        );
         let task = tokio::spawn(server::accept_loop(listener, shared.clone()));
         Ok(Proxy {
             addr,
@@ -168,9 +174,24 @@ impl Proxy {
         upstream::reachable(&self.upstream, wait).await
     }
 
+    /// Waits until every exchange that ended so far is judged and with the sinks (the judging
+    /// runs on a thread of its own, a moment behind the forwarding). Blocks the calling thread
+    /// (briefly: the judge is at most [`Config::max_backlog_bytes`] behind).
+    pub fn settle(&self) {
+        self.shared.judge.settle();
+    }
+
+    /// How often the forwarding waited for the judging because its backlog was full
+    /// ([`Config::max_backlog_bytes`]).
+    pub fn backlog_waits(&self) -> u64 {
+        self.shared.judge.waits()
+    }
+
     /// Closes every logical call still open and hands it to the call sinks (call it when the
-    /// proxy stops: a call stays open while a later exchange could still join it).
+    /// proxy stops: a call stays open while a later exchange could still join it). Settles
+    /// first ([`Proxy::settle`]).
     pub fn close_calls(&self) {
+        self.settle();
         if let Some(c) = &self.calls {
             c.close();
         }

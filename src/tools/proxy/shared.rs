@@ -1,11 +1,12 @@
-//! What every connection of one proxy shares: the settings, the upstream client, the one
-//! [`Driver`] (as `replay` uses one per capture, so a recording replays to the same verdicts; it
-//! also numbers the exchanges and records them) and the sinks.
+//! What every connection of one proxy shares: the settings, the upstream client, and the
+//! judging thread's queue ([`Judge`]), whose [`Analysis`] holds the one driver and the sinks.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 
 use super::config::Config;
-use super::sinks::{ExchangeRecord, Opened, Recorder, Sink};
+use super::judge::Judge;
+use super::judging::Analysis;
+use super::sinks::{Recorder, Sink};
 use super::upstream::Upstream;
 use crate::driver::Driver;
 
@@ -17,33 +18,34 @@ pub struct Shared {
     pub upstream: reqwest::Url,
     /// How the upstream is reached (no redirects, no proxies from the environment).
     pub http: Upstream,
-    /// The recording, when `--record` is on.
-    pub recorder: Option<Arc<Recorder>>,
-    driver: Mutex<Driver>,
-    sinks: Vec<Arc<dyn Sink>>,
+    /// Where the forwarding notes what passes, for the judging thread.
+    pub(crate) judge: Judge,
+    analysis: Arc<Analysis>,
 }
 
 impl Shared {
-    /// State for `config`, forwarding with `http` to `upstream`.
+    /// State for `config`, forwarding with `http` to `upstream`; starts the judging thread.
     pub fn new(
         config: Config,
         upstream: reqwest::Url,
         http: Upstream,
         sinks: Vec<Arc<dyn Sink>>,
         recorder: Option<Arc<Recorder>>,
-    ) -> Shared {
-        let mut driver = Driver::new(config.limits).redaction(config.redaction());
-        if recorder.is_some() {
-            driver = driver.recording(config.record_max_body_bytes as u64);
-        }
-        Shared {
-            driver: Mutex::new(driver),
+    ) -> std::io::Result<Shared> {
+        let analysis = Arc::new(Analysis::new(
+            config.clone(),
+            upstream.as_str().to_owned(),
+            sinks,
+            recorder,
+        ));
+        let judge = Judge::start(analysis.clone(), config.max_backlog_bytes)?;
+        Ok(Shared {
             config,
             upstream,
             http,
-            recorder,
-            sinks,
-        }
+            judge,
+            analysis,
+        })
     }
 
     /// The upstream URL of a request with the client's `query` (which replaces the upstream's
@@ -59,22 +61,8 @@ impl Shared {
         }
     }
 
-    /// The driver, locked (held only to begin, note or finish an exchange).
+    /// The driver, locked.
     pub fn driver(&self) -> MutexGuard<'_, Driver> {
-        self.driver.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Tells every sink an exchange begins.
-    pub fn emit_opened(&self, opened: &Opened<'_>) {
-        for sink in &self.sinks {
-            sink.opened(opened);
-        }
-    }
-
-    /// Hands a finished exchange to every sink (the recorder takes its entry afterwards).
-    pub fn emit(&self, record: &ExchangeRecord<'_>) {
-        for sink in &self.sinks {
-            sink.exchange(record);
-        }
+        self.analysis.driver()
     }
 }

@@ -40,7 +40,7 @@ pub struct ExchangeRecord<'a> {
     pub messages_dropped: u64,
 }
 
-/// An exchange the proxy is about to forward (its request judged, no answer yet).
+/// An exchange the proxy forwarded (its request judged, no answer judged yet).
 #[derive(Debug, Clone, Copy)]
 pub struct Opened<'a> {
     /// Its number, as its [`ExchangeRecord::index`] will be.
@@ -51,14 +51,18 @@ pub struct Opened<'a> {
     pub request: Option<&'a Request>,
 }
 
-/// Receives every finished exchange, in the order they finish. Implementations must not block
-/// for long: they run on the forwarding task (after the bytes were forwarded).
+/// Receives every finished exchange, in the order they finish. Sinks run on the proxy's judging
+/// thread, off the forwarding path, a moment after the bytes were forwarded
+/// ([`Proxy::settle`](super::Proxy::settle) waits for them): a slow sink delays the verdicts
+/// after it, and once the backlog is full
+/// ([`Config::max_backlog_bytes`](super::Config::max_backlog_bytes)) the forwarding too. A
+/// panic ends the judging of that exchange only.
 pub trait Sink: Send + Sync {
     /// An exchange finished.
     fn exchange(&self, record: &ExchangeRecord<'_>);
 
-    /// An exchange begins, before its request is forwarded (it runs on the forwarding path:
-    /// keep it quicker still). For outputs that show what is in flight (`proxy --ui`);
+    /// An exchange begins: its request was forwarded (on the judging thread, in the order the
+    /// requests were forwarded). For outputs that show what is in flight (`proxy --ui`);
     /// nothing by default.
     fn opened(&self, opened: &Opened<'_>) {
         let _ = opened;

@@ -1,0 +1,274 @@
+//! The proxy judges off the forwarding path (its judging thread), with real peers on 127.0.0.1:
+//! - a sink that does not return holds up no client, and once it returns every exchange is
+//!   judged, in forwarding order ([`Proxy::settle`]);
+//! - past `max_backlog_bytes` the forwarding waits for the judging (memory stays bounded), and
+//!   goes on once the judging catches up; the waits are counted;
+//! - a sink that panics ends the judging of that exchange only.
+//!
+//! Every test is bounded in time and in requests.
+#![cfg(feature = "cli")]
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use mcp_verdict::Outcome;
+use mcp_verdict::faults::FaultServer;
+use mcp_verdict::proxy::{Config, ExchangeRecord, Proxy, Sink};
+
+use support::{ProxyVerdicts, bounded, post};
+
+/// A sink that holds every exchange until the test opens its gate.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<bool>,
+    turn: Condvar,
+}
+
+impl Gate {
+    fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.turn.notify_all();
+    }
+}
+
+/// Opens the gate when dropped, so that a failing assertion does not leave the proxy's threads
+/// waiting on it.
+struct Opens(Arc<Gate>);
+
+impl Drop for Opens {
+    fn drop(&mut self) {
+        self.0.open();
+    }
+}
+
+impl Sink for Gate {
+    fn exchange(&self, _: &ExchangeRecord<'_>) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.turn.wait(open).unwrap();
+        }
+    }
+}
+
+/// A sink that panics on the first exchange it sees.
+#[derive(Default)]
+struct PanicsOnce(Mutex<bool>);
+
+impl Sink for PanicsOnce {
+    fn exchange(&self, _: &ExchangeRecord<'_>) {
+        let mut seen = self.0.lock().unwrap();
+        if !std::mem::replace(&mut *seen, true) {
+            drop(seen);
+            panic!("a sink that panics (test)");
+        }
+    }
+}
+
+/// One `tools/call` through the proxy at `addr` on a plain blocking socket; the response text,
+/// or `None` when none came within `wait`. The request says `Connection: close`: the proxy
+/// closes once it let go of the exchange, so `to_close` (reading on to the close) makes sure
+/// the exchange is with the judging before this returns.
+fn call(
+    addr: std::net::SocketAddr,
+    path: &str,
+    id: u32,
+    wait: Duration,
+    to_close: bool,
+) -> Option<String> {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}}}}}}"#
+    );
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(wait)).ok()?;
+    s.write_all(post(path, &body).as_bytes()).ok()?;
+    // Read up to the body's end (not to the close: the proxy may close later).
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).ok()?;
+        out.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&out).into_owned();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("content-length")
+                    .then(|| value.trim().parse::<usize>().ok())?
+            });
+            let whole = match length {
+                Some(n) => body.len() >= n,
+                None => body.ends_with("0\r\n\r\n"),
+            };
+            if (whole && !to_close) || n == 0 {
+                return whole.then_some(text);
+            }
+        } else if n == 0 {
+            return None;
+        }
+    }
+}
+
+async fn start(upstream: &str, backlog: usize, sinks: Vec<Arc<dyn Sink>>) -> Proxy {
+    let mut config = Config::new(upstream, "127.0.0.1:0".parse().unwrap());
+    config.max_backlog_bytes = backlog;
+    let mut builder = Proxy::builder(config);
+    for sink in sinks {
+        builder = builder.sink(sink);
+    }
+    builder.start().await.expect("the proxy starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_that_does_not_return_holds_up_no_client() {
+    bounded(async {
+        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+        let upstream = server.url(Some("ok"));
+        let gate = Arc::new(Gate::default());
+        let _opens = Opens(gate.clone());
+        let seen = Arc::new(ProxyVerdicts::default());
+        let proxy = start(&upstream, 64 << 20, vec![gate.clone(), seen.clone()]).await;
+        let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
+        let answers = tokio::task::spawn_blocking(move || {
+            (1..=5)
+                .map(|id| call(addr, &path, id, Duration::from_secs(20), true))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+        // Every client had its answer while the judging was held at the gate.
+        for a in &answers {
+            let a = a.as_deref().unwrap_or("no answer");
+            assert!(a.starts_with("HTTP/1.1 200"), "{a}");
+        }
+        assert!(seen.sorted().is_empty(), "judged past a closed gate");
+        gate.open();
+        let judge = tokio::task::spawn_blocking(move || {
+            proxy.settle();
+            proxy
+        });
+        let proxy = judge.await.unwrap();
+        let verdicts = seen.sorted();
+        let ids: Vec<_> = verdicts
+            .iter()
+            .map(|v| v.id.as_ref().map(ToString::to_string))
+            .collect();
+        assert_eq!(
+            ids,
+            (1..=5).map(|i| Some(i.to_string())).collect::<Vec<_>>()
+        );
+        assert!(verdicts.iter().all(|v| v.outcome == Outcome::ToolSuccess));
+        assert_eq!(proxy.backlog_waits(), 0);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_the_backlog_limit_the_forwarding_waits_for_the_judging() {
+    bounded(async {
+        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+        let upstream = server.url(Some("ok"));
+        let gate = Arc::new(Gate::default());
+        let _opens = Opens(gate.clone());
+        let seen = Arc::new(ProxyVerdicts::default());
+        // One byte: every note is past the limit, so each waits until the judge took it.
+        let proxy = start(&upstream, 1, vec![gate.clone(), seen.clone()]).await;
+        let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
+        // The first exchange reaches the gate; the second's notes then wait for the judge.
+        let first = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || {
+                call(addr, &path, 1, Duration::from_secs(20), false)
+            })
+            .await
+            .unwrap()
+        };
+        assert!(first.is_some_and(|a| a.starts_with("HTTP/1.1 200")));
+        let second = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || {
+                call(addr, &path, 2, Duration::from_millis(700), false)
+            })
+        };
+        assert_eq!(second.await.unwrap(), None, "answered past a full backlog");
+        assert!(proxy.backlog_waits() >= 1);
+        gate.open();
+        let third = tokio::task::spawn_blocking(move || {
+            call(addr, &path, 3, Duration::from_secs(20), true)
+        })
+        .await
+        .unwrap();
+        assert!(third.is_some_and(|a| a.starts_with("HTTP/1.1 200")));
+        // The second client gave up; its exchange goes on upstream and is judged all the
+        // same, once the proxy has let go of it.
+        let outcomes = loop {
+            let outcomes: Vec<_> = seen.sorted().iter().map(|v| v.outcome).collect();
+            if outcomes.len() >= 3 {
+                break outcomes;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
+        assert_eq!(outcomes.len(), 3, "{outcomes:?}");
+        assert_eq!(outcomes[0], Outcome::ToolSuccess);
+        assert_eq!(outcomes[2], Outcome::ToolSuccess);
+        drop(proxy);
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_that_panics_ends_only_that_exchanges_judging() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info.payload().downcast_ref::<&str>().copied();
+        if text != Some("a sink that panics (test)") {
+            default(info);
+        }
+    }));
+    bounded(async {
+        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+        let upstream = server.url(Some("ok"));
+        let seen = Arc::new(ProxyVerdicts::default());
+        let proxy = start(
+            &upstream,
+            64 << 20,
+            vec![Arc::new(PanicsOnce::default()), seen.clone()],
+        )
+        .await;
+        let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
+        let answers = tokio::task::spawn_blocking(move || {
+            (1..=3)
+                .map(|id| call(addr, &path, id, Duration::from_secs(20), true))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+        assert!(
+            answers
+                .iter()
+                .all(|a| a.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")))
+        );
+        let proxy = tokio::task::spawn_blocking(move || {
+            proxy.settle();
+            proxy
+        })
+        .await
+        .unwrap();
+        // The first exchange's sinks stopped at the panic; the others were judged.
+        let ids: Vec<_> = seen
+            .sorted()
+            .iter()
+            .map(|v| v.id.as_ref().map(ToString::to_string))
+            .collect();
+        assert_eq!(ids, vec![Some("2".into()), Some("3".into())]);
+        drop(proxy);
+    })
+    .await;
+}
+
+fn url_path(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.find('/').map_or("/".into(), |i| rest[i..].to_owned())
+}
