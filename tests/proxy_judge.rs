@@ -121,15 +121,22 @@ async fn start(upstream: &str, backlog: usize, sinks: Vec<Arc<dyn Sink>>) -> Pro
     builder.start().await.expect("the proxy starts")
 }
 
+/// A proxy in front of the `ok` scenario with a [`Gate`] before a [`ProxyVerdicts`]; the
+/// gate opens when the [`Opens`] is dropped.
+async fn gated(backlog: usize) -> (FaultServer, Arc<Gate>, Opens, Arc<ProxyVerdicts>, Proxy) {
+    let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+    let gate = Arc::new(Gate::default());
+    let opens = Opens(gate.clone());
+    let seen = Arc::new(ProxyVerdicts::default());
+    let sinks: Vec<Arc<dyn Sink>> = vec![gate.clone(), seen.clone()];
+    let proxy = start(&server.url(Some("ok")), backlog, sinks).await;
+    (server, gate, opens, seen, proxy)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sink_that_does_not_return_holds_up_no_client() {
     bounded(async {
-        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
-        let upstream = server.url(Some("ok"));
-        let gate = Arc::new(Gate::default());
-        let _opens = Opens(gate.clone());
-        let seen = Arc::new(ProxyVerdicts::default());
-        let proxy = start(&upstream, 64 << 20, vec![gate.clone(), seen.clone()]).await;
+        let (_server, gate, _opens, seen, proxy) = gated(64 << 20).await;
         let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
         let answers = tokio::task::spawn_blocking(move || {
             (1..=5)
@@ -168,13 +175,8 @@ async fn a_sink_that_does_not_return_holds_up_no_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn past_the_backlog_limit_the_forwarding_waits_for_the_judging() {
     bounded(async {
-        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
-        let upstream = server.url(Some("ok"));
-        let gate = Arc::new(Gate::default());
-        let _opens = Opens(gate.clone());
-        let seen = Arc::new(ProxyVerdicts::default());
         // One byte: every note is past the limit, so each waits until the judge took it.
-        let proxy = start(&upstream, 1, vec![gate.clone(), seen.clone()]).await;
+        let (_server, gate, _opens, seen, proxy) = gated(1).await;
         let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
         // The first exchange reaches the gate; the second's notes then wait for the judge.
         let first = {
