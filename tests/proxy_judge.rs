@@ -24,14 +24,23 @@ use support::{ProxyVerdicts, bounded, post};
 /// A sink that holds every exchange until the test opens its gate.
 #[derive(Default)]
 struct Gate {
-    open: Mutex<bool>,
+    /// (open, an exchange has reached the gate)
+    state: Mutex<(bool, bool)>,
     turn: Condvar,
 }
 
 impl Gate {
     fn open(&self) {
-        *self.open.lock().unwrap() = true;
+        self.state.lock().unwrap().0 = true;
         self.turn.notify_all();
+    }
+
+    /// Waits until the judging is held at the gate.
+    fn reached(&self) {
+        let mut state = self.state.lock().unwrap();
+        while !state.1 {
+            state = self.turn.wait(state).unwrap();
+        }
     }
 }
 
@@ -47,9 +56,11 @@ impl Drop for Opens {
 
 impl Sink for Gate {
     fn exchange(&self, _: &ExchangeRecord<'_>) {
-        let mut open = self.open.lock().unwrap();
-        while !*open {
-            open = self.turn.wait(open).unwrap();
+        let mut state = self.state.lock().unwrap();
+        state.1 = true;
+        self.turn.notify_all();
+        while !state.0 {
+            state = self.turn.wait(state).unwrap();
         }
     }
 }
@@ -188,6 +199,12 @@ async fn past_the_backlog_limit_the_forwarding_waits_for_the_judging() {
             .unwrap()
         };
         assert!(first.is_some_and(|a| a.starts_with("HTTP/1.1 200")));
+        // The first exchange's client has its answer; once its judging is held at the gate
+        // (and the backlog full behind it), a second request waits.
+        let held = gate.clone();
+        tokio::task::spawn_blocking(move || held.reached())
+            .await
+            .unwrap();
         let second = {
             let path = path.clone();
             tokio::task::spawn_blocking(move || {
