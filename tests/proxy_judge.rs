@@ -222,16 +222,23 @@ async fn past_the_backlog_limit_the_forwarding_waits_for_the_judging() {
         assert!(third.is_some_and(|a| a.starts_with("HTTP/1.1 200")));
         // The second client gave up; its exchange goes on upstream and is judged all the
         // same, once the proxy has let go of it.
-        let outcomes = loop {
-            let outcomes: Vec<_> = seen.sorted().iter().map(|v| v.outcome).collect();
-            if outcomes.len() >= 3 {
-                break outcomes;
+        // (Which of the second and third came first to the session depends on which was read
+        // first once the forwarding went on: the verdicts are told apart by their ids.)
+        let mut by_id = loop {
+            let verdicts = seen.sorted();
+            if verdicts.len() >= 3 {
+                break verdicts
+                    .iter()
+                    .map(|v| (v.id.as_ref().map(ToString::to_string), v.outcome))
+                    .collect::<Vec<_>>();
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         };
-        assert_eq!(outcomes.len(), 3, "{outcomes:?}");
-        assert_eq!(outcomes[0], Outcome::ToolSuccess);
-        assert_eq!(outcomes[2], Outcome::ToolSuccess);
+        by_id.sort_by(|a, b| a.0.cmp(&b.0));
+        let ids: Vec<_> = by_id.iter().map(|(id, _)| id.as_deref()).collect();
+        assert_eq!(ids, [Some("1"), Some("2"), Some("3")], "{by_id:?}");
+        assert_eq!(by_id[0].1, Outcome::ToolSuccess, "{by_id:?}");
+        assert_eq!(by_id[2].1, Outcome::ToolSuccess, "{by_id:?}");
         drop(proxy);
     })
     .await;
@@ -290,4 +297,44 @@ async fn a_sink_that_panics_ends_only_that_exchanges_judging() {
 fn url_path(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.find('/').map_or("/".into(), |i| rest[i..].to_owned())
+}
+
+/// Linux: the judging thread runs as `SCHED_BATCH` (3), so that waking for a batch never pushes
+/// the forwarding off its core (`/proc/self/task/<tid>/stat`, field 41).
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judging_thread_runs_as_sched_batch() {
+    bounded(async {
+        let server = FaultServer::start("127.0.0.1:0").await.unwrap();
+        let proxy = start(&server.url(Some("ok")), 1 << 20, Vec::new()).await;
+        let policies = || {
+            let mut found = Vec::new();
+            for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                if comm.trim() != "mcp-verdict-jud" {
+                    continue;
+                }
+                let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+                // Fields after the command name, which ends at the last ')': field 3 first.
+                let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+                found.push(rest.split_whitespace().nth(41 - 3).map(str::to_owned));
+            }
+            found
+        };
+        // The thread sets its policy as it starts.
+        let mut seen = policies();
+        for _ in 0..100 {
+            if seen.iter().any(|p| p.as_deref() == Some("3")) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            seen = policies();
+        }
+        assert!(
+            seen.iter().any(|p| p.as_deref() == Some("3")),
+            "judging threads' policies: {seen:?}"
+        );
+        drop(proxy);
+    })
+    .await;
 }
