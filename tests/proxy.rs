@@ -17,7 +17,7 @@ use mcp_verdict::faults::{FaultServer, demo, scenarios};
 use mcp_verdict::har::{self, Entry};
 use mcp_verdict::proxy::{Config, Proxy};
 use mcp_verdict::replay::{Item, judge_entry};
-use mcp_verdict::{Driver, End, Limits, Outcome, Verdict};
+use mcp_verdict::{Driver, End, Limits, Outcome, Rule, Verdict};
 
 use support::{ProxyVerdicts as Verdicts, bounded, chunk, post, read_request};
 
@@ -106,7 +106,63 @@ fn essence(v: &Verdict) -> String {
     if v.complete && matches!(v.end, End::Eof | End::Open) {
         v.end = End::Eof;
     }
+    // The idle cut's duration is a measurement (the proxy's forwarding adds a little to each
+    // stream): compared apart, within the rule's own tolerance, by `idle_cuts_agree`.
+    for x in v
+        .violations
+        .iter_mut()
+        .filter(|x| x.rule == Rule::SseIdleCut)
+    {
+        x.detail = idle_cut_secs(&x.detail).1;
+    }
     json(&v)
+}
+
+/// The seconds an `sse.idle_cut` detail names, and the detail with them masked.
+fn idle_cut_secs(detail: &str) -> (Vec<f64>, String) {
+    let mut secs = Vec::new();
+    let mut masked = String::new();
+    let mut rest = detail;
+    while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+        let (before, from) = rest.split_at(at);
+        let len = from
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(from.len());
+        let (number, after) = from.split_at(len);
+        masked.push_str(before);
+        let unit = after.strip_prefix(" s");
+        if unit.is_some_and(|u| !u.starts_with(|c: char| c.is_alphabetic())) {
+            secs.push(number.parse().unwrap());
+            masked.push_str("<secs>");
+        } else {
+            masked.push_str(number);
+        }
+        rest = after;
+    }
+    masked.push_str(rest);
+    (secs, masked)
+}
+
+/// Idle-cut durations on both sides name the same cut: within 250 ms, the rule's tolerance.
+fn idle_cuts_agree(a: &[Verdict], b: &[Verdict]) -> bool {
+    let secs = |vs: &[Verdict]| -> Vec<f64> {
+        vs.iter()
+            .flat_map(|v| &v.violations)
+            .filter(|x| x.rule == Rule::SseIdleCut)
+            .flat_map(|x| {
+                let (secs, _) = idle_cut_secs(&x.detail);
+                assert_eq!(
+                    secs.len(),
+                    2,
+                    "the detail names its duration twice: {}",
+                    x.detail
+                );
+                secs
+            })
+            .collect()
+    };
+    let (a, b) = (secs(a), secs(b));
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| (x - y).abs() <= 0.25)
 }
 
 fn hash(bytes: &[u8]) -> u64 {
@@ -189,7 +245,7 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                 failures.extend(direct.mismatches.iter().map(|m| format!("{name}: direct: {m}")));
                 let a: Vec<_> = direct.verdicts.iter().map(essence).collect();
                 let b: Vec<_> = through.verdicts.iter().map(essence).collect();
-                if a != b {
+                if a != b || !idle_cuts_agree(&direct.verdicts, &through.verdicts) {
                     failures.push(format!("{name}: client verdicts differ through the proxy:\n  {a:?}\n  {b:?}"));
                 }
                 // The proxy's verdicts equal probe's, every scenario (`sse-never-ends` included:
@@ -197,7 +253,7 @@ async fn every_fault_scenario_through_the_proxy_equals_probe_direct_and_replay()
                 let want = direct.verdicts.clone();
                 let a: Vec<_> = want.iter().map(essence).collect();
                 let b: Vec<_> = at_proxy.iter().map(essence).collect();
-                if a != b {
+                if a != b || !idle_cuts_agree(&want, &at_proxy) {
                     failures.push(format!("{name}: proxy verdicts differ from probe's:\n  probe: {a:?}\n  proxy: {b:?}"));
                 }
                 // Replay of the proxy's recording gives the proxy's verdicts, index and end included.
