@@ -11,7 +11,7 @@
 mod support;
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -83,13 +83,7 @@ impl Sink for PanicsOnce {
 /// or `None` when none came within `wait`. The request says `Connection: close`: the proxy
 /// closes once it let go of the exchange, so `to_close` (reading on to the close) makes sure
 /// the exchange is with the judging before this returns.
-fn call(
-    addr: std::net::SocketAddr,
-    path: &str,
-    id: u32,
-    wait: Duration,
-    to_close: bool,
-) -> Option<String> {
+fn call(addr: SocketAddr, path: &str, id: u32, wait: Duration, to_close: bool) -> Option<String> {
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}}}}}}"#
     );
@@ -149,13 +143,7 @@ async fn a_sink_that_does_not_return_holds_up_no_client() {
     bounded(async {
         let (_server, gate, _opens, seen, proxy) = gated(64 << 20).await;
         let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
-        let answers = tokio::task::spawn_blocking(move || {
-            (1..=5)
-                .map(|id| call(addr, &path, id, Duration::from_secs(20), true))
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap();
+        let answers = one_by_one(addr, path, 5).await;
         // Every client had its answer while the judging was held at the gate.
         for a in &answers {
             let a = a.as_deref().unwrap_or("no answer");
@@ -163,11 +151,7 @@ async fn a_sink_that_does_not_return_holds_up_no_client() {
         }
         assert!(seen.sorted().is_empty(), "judged past a closed gate");
         gate.open();
-        let judge = tokio::task::spawn_blocking(move || {
-            proxy.settle();
-            proxy
-        });
-        let proxy = judge.await.unwrap();
+        let proxy = settled(proxy).await;
         let verdicts = seen.sorted();
         let ids: Vec<_> = verdicts
             .iter()
@@ -264,24 +248,13 @@ async fn a_sink_that_panics_ends_only_that_exchanges_judging() {
         )
         .await;
         let (addr, path) = (proxy.addr(), url_path(&proxy.url()));
-        let answers = tokio::task::spawn_blocking(move || {
-            (1..=3)
-                .map(|id| call(addr, &path, id, Duration::from_secs(20), true))
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap();
+        let answers = one_by_one(addr, path, 3).await;
         assert!(
             answers
                 .iter()
                 .all(|a| a.as_deref().is_some_and(|a| a.starts_with("HTTP/1.1 200")))
         );
-        let proxy = tokio::task::spawn_blocking(move || {
-            proxy.settle();
-            proxy
-        })
-        .await
-        .unwrap();
+        let proxy = settled(proxy).await;
         // The first exchange's sinks stopped at the panic; the others were judged.
         let ids: Vec<_> = seen
             .sorted()
@@ -292,6 +265,27 @@ async fn a_sink_that_panics_ends_only_that_exchanges_judging() {
         drop(proxy);
     })
     .await;
+}
+
+/// Waits (off the runtime's threads) until the proxy's judging has caught up.
+async fn settled(proxy: Proxy) -> Proxy {
+    tokio::task::spawn_blocking(move || {
+        proxy.settle();
+        proxy
+    })
+    .await
+    .unwrap()
+}
+
+/// Requests with ids `1..=n`, one after the other, each closing its connection.
+async fn one_by_one(addr: SocketAddr, path: String, n: u32) -> Vec<Option<String>> {
+    tokio::task::spawn_blocking(move || {
+        (1..=n)
+            .map(|id| call(addr, &path, id, Duration::from_secs(20), true))
+            .collect()
+    })
+    .await
+    .unwrap()
 }
 
 fn url_path(url: &str) -> String {

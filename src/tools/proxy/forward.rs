@@ -14,7 +14,6 @@
 //! connection, with the bytes already read, to the hyper path ([`super::server`]), which reads
 //! it from that request on exactly as before: one set of rules for what is refused.
 
-use std::borrow::Cow;
 use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
 use std::pin::{Pin, pin};
@@ -266,13 +265,14 @@ fn went_away(up: &mut UpIo) -> bool {
 }
 
 /// A request head this path takes.
-struct Request<'s> {
+struct Request {
     /// Head and body length.
     head: usize,
     body: usize,
     /// The client asked to close after this exchange.
     close: bool,
-    url: Cow<'s, str>,
+    /// The upstream URL with the client's query; `None`: the upstream's own.
+    url: Option<String>,
 }
 
 /// How the reply's body ends.
@@ -392,7 +392,7 @@ impl<'s> Plain<'s> {
         let mut tap = Box::new(Tap::begin(
             shared.clone(),
             &hyper::Method::POST,
-            &request.url,
+            request.url,
             seen,
             &body,
         ));
@@ -650,8 +650,8 @@ fn chunk_size(buf: &mut [u8; 18], len: usize) -> &[u8] {
 
 // Not boxed: it lives one call long, on the stack, once per request.
 #[allow(clippy::large_enum_variant)]
-enum Parsed<'s> {
-    Ready(Request<'s>),
+enum Parsed {
+    Ready(Request),
     Partial,
     Other,
 }
@@ -660,13 +660,13 @@ enum Parsed<'s> {
 /// request's head into `out`: the upstream's path with the client's query, the client's headers
 /// as sent but for the hop-by-hop ones, `Host`, `Content-Length` and `Accept-Encoding` (the
 /// body is read unencoded), then the upstream's `Host` and the body's length.
-fn parse_request<'s>(
+fn parse_request(
     read: &[u8],
-    shared: &'s Shared,
+    shared: &Shared,
     loopback: bool,
     out: &mut Vec<u8>,
     spans: &mut Vec<[usize; 4]>,
-) -> Parsed<'s> {
+) -> Parsed {
     if read.is_empty() {
         return Parsed::Partial;
     }
@@ -784,7 +784,7 @@ fn parse_request<'s>(
         head,
         body,
         close,
-        url: shared.url_with(query),
+        url: shared.query_url(query),
     })
 }
 

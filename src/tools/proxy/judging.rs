@@ -25,7 +25,7 @@ use crate::verdict::{End, Outcome};
 /// (as `replay` uses one per capture, so a recording replays to the same verdicts; it also
 /// numbers the exchanges and records them) and the sinks.
 pub(crate) struct Analysis {
-    pub(crate) config: Config,
+    pub(crate) config: Arc<Config>,
     /// The upstream URL (an exchange's own when its request had no query).
     upstream: String,
     driver: Mutex<Driver>,
@@ -36,7 +36,7 @@ pub(crate) struct Analysis {
 
 impl Analysis {
     pub(crate) fn new(
-        config: Config,
+        config: Arc<Config>,
         upstream: String,
         sinks: Vec<Arc<dyn Sink>>,
         recorder: Option<Arc<Recorder>>,
@@ -183,7 +183,7 @@ impl Judging {
         }));
         let mut judging = Judging {
             index: 0,
-            http_method: begun.method.clone(),
+            http_method: begun.method,
             flight: None,
             note: None,
             analysis_failed: false,

@@ -178,7 +178,7 @@ async fn handle(
     let mut tap = Box::new(Tap::begin(
         shared.clone(),
         &parts.method,
-        &shared.url_with(parts.uri.query()),
+        shared.query_url(parts.uri.query()),
         seen,
         &body,
     ));

@@ -12,8 +12,8 @@ use crate::driver::Driver;
 
 /// State shared by the proxy's connections.
 pub struct Shared {
-    /// The settings.
-    pub config: Config,
+    /// The settings (shared with the judging thread's [`Analysis`]).
+    pub config: Arc<Config>,
     /// The upstream endpoint.
     pub upstream: reqwest::Url,
     /// How the upstream is reached (no redirects, no proxies from the environment).
@@ -32,6 +32,7 @@ impl Shared {
         sinks: Vec<Arc<dyn Sink>>,
         recorder: Option<Arc<Recorder>>,
     ) -> std::io::Result<Shared> {
+        let config = Arc::new(config);
         let analysis = Arc::new(Analysis::new(
             config.clone(),
             upstream.as_str().to_owned(),
@@ -49,16 +50,12 @@ impl Shared {
     }
 
     /// The upstream URL of a request with the client's `query` (which replaces the upstream's
-    /// own), as the analysis and the recording name it.
-    pub fn url_with(&self, query: Option<&str>) -> std::borrow::Cow<'_, str> {
-        match query {
-            None => self.upstream.as_str().into(),
-            Some(q) => {
-                let mut url = self.upstream.clone();
-                url.set_query(Some(q));
-                String::from(url).into()
-            }
-        }
+    /// own), as the analysis and the recording name it; `None` without a query: the upstream's
+    /// own URL, which the analysis holds (nothing copied per request).
+    pub fn query_url(&self, query: Option<&str>) -> Option<String> {
+        let mut url = self.upstream.clone();
+        url.set_query(Some(query?));
+        Some(url.into())
     }
 
     /// The driver, locked.

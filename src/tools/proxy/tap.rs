@@ -27,11 +27,12 @@ pub struct Tap {
 }
 
 impl Tap {
-    /// Notes a request about to be forwarded (`url`: the upstream URL with its query).
+    /// Notes a request about to be forwarded (`url`: the upstream URL with the client's query,
+    /// `None` without one).
     pub fn begin(
         shared: Arc<Shared>,
         http_method: &hyper::Method,
-        url: &str,
+        url: Option<String>,
         headers: Headers,
         body: &Bytes,
     ) -> Tap {
@@ -40,7 +41,7 @@ impl Tap {
         let id = shared.judge.next_id();
         let begun = Begun {
             method: http_method.clone(),
-            url: (url != shared.upstream.as_str()).then(|| url.to_owned()),
+            url,
             headers,
             body: body.clone(),
             wall,
