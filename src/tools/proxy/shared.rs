@@ -53,8 +53,9 @@ impl Shared {
     /// own), as the analysis and the recording name it; `None` without a query: the upstream's
     /// own URL, which the analysis holds (nothing copied per request).
     pub fn query_url(&self, query: Option<&str>) -> Option<String> {
+        let query = query?;
         let mut url = self.upstream.clone();
-        url.set_query(Some(query?));
+        url.set_query(Some(query));
         Some(url.into())
     }
 
