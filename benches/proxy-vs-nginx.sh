@@ -10,7 +10,10 @@
 # ratio to nginx and to direct, the latency each path adds to direct (mean and p99 of the time
 # to the terminal response), the CPU each intermediary process spent per request (from
 # /proc/<pid>/stat, all its threads and nginx's/HAProxy's workers), and syscalls per request
-# (one extra run per path under `strace -c -f`, not timed).
+# (one extra run per path under `strace -c -f`, not timed). A second table splits each
+# intermediary's time per request by thread, from /proc/<tid>/schedstat (nanosecond clocks): on
+# a CPU (the proxy's forwarding threads, its judging thread and its line writers apart) and
+# waiting in the run queue for a CPU.
 #
 # Needs a release build (`cargo build --release --locked`); installs nginx-light and haproxy
 # from Debian's packages when missing (root or sudo). Everything listens on 127.0.0.1.
@@ -202,6 +205,28 @@ ticks() {
 }
 HZ=$(getconf CLK_TCK)
 
+# Nanoseconds on a CPU and waiting for one (/proc/<tid>/schedstat), of a process and its
+# children, by thread: the judging thread, the line writers, and the rest (forwarding: the
+# runtime's threads, nginx's or HAProxy's workers). Prints "run wait" for each of the three.
+sched() {
+  local p t name
+  local -a sum=(0 0 0 0 0 0)
+  for p in $1 $(pgrep -P "$1" || true); do
+    for t in /proc/"$p"/task/*; do
+      [ -r "$t/schedstat" ] || continue
+      name=$(cat "$t/comm" 2>/dev/null || echo "?")
+      read -r run wait _ <"$t/schedstat" || continue
+      case "$name" in
+        mcp-verdict-jud*) i=2 ;;
+        mcp-verdict-lin*) i=4 ;;
+        *) i=0 ;;
+      esac
+      sum[i]=$((sum[i] + run)); sum[i + 1]=$((sum[i + 1] + wait))
+    done
+  done
+  echo "${sum[*]}"
+}
+
 run() { # path kind concurrency out.json
   local scheme=http tls=()
   [ "$1" = direct ] && [ "$SCHEME" = https ] && { scheme=https; tls=(--cacert "$TMP/ca.pem"); }
@@ -221,12 +246,14 @@ for kind in $KINDS; do
       n=${#PATHS[@]}
       for i in $(seq 0 $((n - 1))); do
         p=${PATHS[$(((i + r) % n))]}
-        before=0; [ "$p" != direct ] && before=$(ticks "${PID[$p]}")
+        before=0; s0="0 0 0 0 0 0"
+        [ "$p" != direct ] && { before=$(ticks "${PID[$p]}"); s0=$(sched "${PID[$p]}"); }
         run "$p" "$kind" "$c" "$TMP/r.json"
-        after=0; [ "$p" != direct ] && after=$(ticks "${PID[$p]}")
-        python3 - "$TMP/r.json" "$kind" "$c" "$p" "$r" $((after - before)) "$HZ" >>"$RESULTS" <<'PY'
+        after=0; s1="0 0 0 0 0 0"
+        [ "$p" != direct ] && { after=$(ticks "${PID[$p]}"); s1=$(sched "${PID[$p]}"); }
+        python3 - "$TMP/r.json" "$kind" "$c" "$p" "$r" $((after - before)) "$HZ" "$s0" "$s1" >>"$RESULTS" <<'PY'
 import json, sys
-path, kind, c, side, rnd, ticks, hz = sys.argv[1:]
+path, kind, c, side, rnd, ticks, hz, s0, s1 = sys.argv[1:]
 d = json.load(open(path))
 buckets = d["terminal_us"]["buckets"]
 n = sum(k for _, k in buckets)
@@ -238,7 +265,10 @@ for v, k in buckets:
         p99 = v
         break
 cpu = int(ticks) / int(hz) * 1e6 / d["requests"]
-print("\t".join(map(str, [kind, c, side, rnd, d["throughput"], mean, p99, cpu, d["incomplete"]])))
+# Per request, in µs: [forwarding run, wait, judging run, wait, lines run, wait].
+sched = [(int(b) - int(a)) / 1000 / d["requests"] for a, b in zip(s0.split(), s1.split())]
+print("\t".join(map(str, [kind, c, side, rnd, d["throughput"], mean, p99, cpu, d["incomplete"],
+                          ",".join(f"{x:.2f}" for x in sched)])))
 PY
       done
     done
@@ -267,8 +297,9 @@ rows, strace_file, rounds, calls = sys.argv[1], sys.argv[2], sys.argv[3], sys.ar
 by = defaultdict(list)
 incomplete = 0
 for line in open(rows):
-    kind, c, side, rnd, rps, mean, p99, cpu, inc = line.split("\t")
-    by[(kind, int(c), side, int(rnd))] = (float(rps), float(mean), float(p99), float(cpu))
+    kind, c, side, rnd, rps, mean, p99, cpu, inc, sched = line.split("\t")
+    by[(kind, int(c), side, int(rnd))] = (float(rps), float(mean), float(p99), float(cpu),
+                                          [float(x) for x in sched.split(",")])
     incomplete += int(inc)
 sys_per = {}
 for line in open(strace_file):
@@ -296,6 +327,23 @@ for kind, c in keys:
         print(f"| {kind} | {c} | {side} | {st.median(rps):,.0f} | {st.median(to_ng):.2f}{rng} | "
               f"{st.median(to_dir):.2f} | {added(add_mean)} | {added(add_p99)} | "
               f"{'—' if side == 'direct' else f'{st.median(cpu):.1f}'} | {sys_per.get((kind, side), '—')} |")
+# Where the intermediary's time went, from /proc/<tid>/schedstat (nanosecond clocks, not ticks):
+# µs per request on a CPU and waiting in the run queue for one, by thread.
+print()
+print("| reply | c | path | on CPU: forwarding | judging | line writers | all | waited for a CPU: forwarding | all |")
+print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+for kind, c in keys:
+    rnds = sorted({r for k, cc, _, r in by if (k, cc) == (kind, c)})
+    for side in ["nginx", "haproxy", "proxy", "proxy-base", "floor"]:
+        if (kind, c, side, rnds[0]) not in by:
+            continue
+        med = [st.median(by[(kind, c, side, r)][4][i] for r in rnds) for i in range(6)]
+        total = st.median(sum(by[(kind, c, side, r)][4][0::2]) for r in rnds)
+        waited = st.median(sum(by[(kind, c, side, r)][4][1::2]) for r in rnds)
+        own = side.startswith("proxy")
+        cell = lambda x: f"{x:.1f}" if own else "—"
+        print(f"| {kind} | {c} | {side} | {med[0]:.1f} | {cell(med[2])} | {cell(med[4])} | "
+              f"{total:.1f} | {med[1]:.1f} | {waited:.1f} |")
 if incomplete:
     print(f"\nwarning: {incomplete} incomplete calls in the timed runs", file=sys.stderr)
 PY
