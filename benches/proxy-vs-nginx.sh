@@ -209,7 +209,7 @@ HZ=$(getconf CLK_TCK)
 # children, by thread: the judging thread, the line writers, and the rest (forwarding: the
 # runtime's threads, nginx's or HAProxy's workers). Prints "run wait" for each of the three.
 sched() {
-  local p t name
+  local p t name i run wait
   local -a sum=(0 0 0 0 0 0)
   for p in $1 $(pgrep -P "$1" || true); do
     for t in /proc/"$p"/task/*; do

@@ -98,16 +98,11 @@ fn json(v: &Verdict) -> String {
     serde_json::to_string(v).unwrap()
 }
 
-/// A verdict without the fields that name where it was seen: the index, and how the reader let
-/// go of a stream that was already complete (`eof` or `open` depends on timing).
+/// [`support::essence`], and the idle cut's duration masked: it is a measurement (the proxy's
+/// forwarding adds a little to each stream), compared apart, within the rule's own tolerance,
+/// by `idle_cuts_agree`.
 fn essence(v: &Verdict) -> String {
     let mut v = v.clone();
-    v.index = 0;
-    if v.complete && matches!(v.end, End::Eof | End::Open) {
-        v.end = End::Eof;
-    }
-    // The idle cut's duration is a measurement (the proxy's forwarding adds a little to each
-    // stream): compared apart, within the rule's own tolerance, by `idle_cuts_agree`.
     for x in v
         .violations
         .iter_mut()
@@ -115,7 +110,7 @@ fn essence(v: &Verdict) -> String {
     {
         x.detail = idle_cut_secs(&x.detail).1;
     }
-    json(&v)
+    support::essence(v)
 }
 
 /// The seconds an `sse.idle_cut` detail names, and the detail with them masked.

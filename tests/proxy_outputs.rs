@@ -19,17 +19,7 @@ use mcp_verdict::har::Entry;
 use mcp_verdict::proxy::{AnalysisStep, Config, Metrics, Proxy};
 use mcp_verdict::{End, Limits, Verdict};
 
-use support::{ProxyVerdicts, bounded};
-
-/// A verdict without its index, and with a complete stream's `eof`/`open` made one (timing).
-fn essence(v: &Verdict) -> String {
-    let mut v = v.clone();
-    v.index = 0;
-    if v.complete && matches!(v.end, End::Eof | End::Open) {
-        v.end = End::Eof;
-    }
-    serde_json::to_string(&v).unwrap()
-}
+use support::{ProxyVerdicts, bounded, essence};
 
 /// What a client received: request and response bodies and how each ended.
 fn received(entries: &[Entry]) -> Vec<(Vec<u8>, Vec<u8>, End)> {
@@ -93,8 +83,8 @@ async fn a_failing_analysis_forwards_unchanged_and_says_so() {
                 let what = format!("{name} with the analysis failing at {step:?}");
                 // The client cannot tell: same verdicts, same bytes, same ends.
                 let (a, b): (Vec<_>, Vec<_>) = (
-                    direct.verdicts.iter().map(essence).collect(),
-                    through.verdicts.iter().map(essence).collect(),
+                    direct.verdicts.iter().cloned().map(essence).collect(),
+                    through.verdicts.iter().cloned().map(essence).collect(),
                 );
                 if a != b {
                     failures.push(format!("{what}: client verdicts differ:\n  {a:?}\n  {b:?}"));

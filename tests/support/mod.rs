@@ -233,6 +233,17 @@ pub async fn read_request(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     }
 }
 
+/// A verdict without the fields that name where it was seen, as JSON: the index, and how the
+/// reader let go of a stream that was already complete (`eof` or `open` depends on timing).
+pub fn essence(mut v: mcp_verdict::Verdict) -> String {
+    use mcp_verdict::End;
+    v.index = 0;
+    if v.complete && matches!(v.end, End::Eof | End::Open) {
+        v.end = End::Eof;
+    }
+    serde_json::to_string(&v).unwrap()
+}
+
 /// Sends `request` on a new connection to `addr`; returns all it reads until the peer closes
 /// (at most 5 s).
 pub async fn exchange_raw(addr: std::net::SocketAddr, request: &[u8]) -> String {

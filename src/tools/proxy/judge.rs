@@ -218,10 +218,7 @@ impl Judge {
 impl Drop for Judge {
     fn drop(&mut self) {
         self.queue.closed.store(true, Ordering::Release);
-        self.queue.asleep.store(false, Ordering::SeqCst);
-        if let Some(t) = self.queue.thread.get() {
-            t.unpark();
-        }
+        self.queue.rouse();
         // Not joined: the judge finishes the queue on its own (a proxy dropped inside a
         // runtime must not block it).
         drop(self.handle.take());
@@ -264,16 +261,21 @@ impl Queue {
         }
     }
 
+    /// Wakes the judge whether or not it sleeps (the forwarding is gone, or waits for it).
+    fn rouse(&self) {
+        self.asleep.store(false, Ordering::SeqCst);
+        if let Some(t) = self.thread.get() {
+            t.unpark();
+        }
+    }
+
     /// The backlog is full: the forwarding waits until the judge has taken it below the limit.
     fn wait_below(&self) {
         self.waits.fetch_add(1, Ordering::Relaxed);
         while self.backlog.load(Ordering::Acquire) > self.limit
             && !self.gone.load(Ordering::Acquire)
         {
-            self.asleep.store(false, Ordering::SeqCst);
-            if let Some(t) = self.thread.get() {
-                t.unpark();
-            }
+            self.rouse();
             std::thread::sleep(Duration::from_micros(100));
         }
     }

@@ -358,10 +358,7 @@ impl Judging {
                     }
                     finished = Some(f);
                 }
-                Err(_) => {
-                    self.analysis_failed = true;
-                    self.note = Some(FAILED.into());
-                }
+                Err(_) => self.fail(),
             }
         }
         // The recording moves into the recorder after the sinks saw it: a copy would hold its

@@ -1,6 +1,7 @@
 //! JSON lines buffered on the judging thread and written to their file by a thread of their
-//! own, so that neither the `write` nor the kernel's copy into the file holds up the judging (a 64 KiB write into a file on this project's machine took 15 µs at the median and
-//! 150 µs at the 90th percentile: the exchange that filled the buffer would wait for it).
+//! own, so that neither the `write` nor the kernel's copy into the file holds up the judging
+//! (a 64 KiB write into a file on this project's machine took 15 µs at the median and 150 µs
+//! at the 90th percentile: the exchange that filled the buffer would wait for it).
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
